@@ -1,0 +1,228 @@
+#include "recorder/clock.h"
+
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <timeline/timeline.h>
+
+int tl_clock_use_tsc;
+clockid_t tl_clock_id = CLOCK_BOOTTIME;
+
+/*
+ * Calibration pairs. Slot 0 holds the pair taken at init and is never
+ * replaced; the others form a ring. Each slot has a sequence number, odd
+ * while it is being written, so a signal-safe reader can skip a torn pair.
+ */
+static struct {
+	_Atomic uint32_t seq;
+	_Atomic uint64_t ticks;
+	_Atomic int64_t ns;
+} pairs[TL_CLOCK_PAIRS];
+static _Atomic uint32_t pairs_next = 1; /* next ring slot, in [1, TL_CLOCK_PAIRS) */
+static _Atomic uint32_t pairs_used;     /* slots ever written */
+static _Atomic int64_t pairs_last_ns;
+static atomic_flag pairs_writing = ATOMIC_FLAG_INIT;
+
+static int64_t read_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(tl_clock_id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Reads a small file into buf (NUL-terminated); returns the length or -1. */
+static ssize_t read_small_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = 0;
+	ssize_t got;
+	while (n + 1 < size && (got = read(fd, buf + n, size - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fd);
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
+static int has_word(const char *text, const char *word)
+{
+	size_t len = strlen(word);
+	for (const char *p = text; (p = strstr(p, word)) != NULL; p += len) {
+		int starts = p == text || p[-1] == ' ' || p[-1] == '\t';
+		int ends = p[len] == ' ' || p[len] == '\n' || p[len] == '\0';
+		if (starts && ends)
+			return 1;
+	}
+	return 0;
+}
+
+int tl_clock_tsc_usable(void)
+{
+#if TL_HAVE_TSC
+	char source[64];
+	if (read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+			    source, sizeof source) <= 0 ||
+	    strncmp(source, "tsc", 3) != 0 || (source[3] != '\n' && source[3] != '\0'))
+		return 0;
+	/* The flags line of the first CPU is enough: they are identical. */
+	static char cpuinfo[16384];
+	if (read_small_file("/proc/cpuinfo", cpuinfo, sizeof cpuinfo) <= 0)
+		return 0;
+	char *flags = strstr(cpuinfo, "\nflags");
+	if (!flags)
+		return 0;
+	char *eol = strchr(flags + 1, '\n');
+	if (eol)
+		*eol = '\0';
+	return has_word(flags, "constant_tsc") && has_word(flags, "nonstop_tsc");
+#else
+	return 0;
+#endif
+}
+
+tl_clock_pair tl_clock_calibrate(int store, int64_t min_interval_ns)
+{
+	tl_clock_pair best = {0, 0};
+	if (!tl_clock_use_tsc) {
+		best.ns = read_ns();
+		best.ticks = (uint64_t)best.ns;
+		return best;
+	}
+#if TL_HAVE_TSC
+	uint64_t best_span = UINT64_MAX;
+	for (int i = 0; i < 5; i++) {
+		uint64_t before = __rdtsc();
+		int64_t ns = read_ns();
+		uint64_t after = __rdtsc();
+		if (after - before < best_span) {
+			best_span = after - before;
+			best.ticks = before + (after - before) / 2;
+			best.ns = ns;
+		}
+	}
+#endif
+	if (!store)
+		return best;
+	int64_t last = atomic_load_explicit(&pairs_last_ns, memory_order_relaxed);
+	if (atomic_load(&pairs_used) && best.ns - last < min_interval_ns)
+		return best;
+	if (atomic_flag_test_and_set_explicit(&pairs_writing, memory_order_acquire))
+		return best; /* another thread is storing one right now */
+	uint32_t slot = 0;
+	if (atomic_load(&pairs_used)) {
+		slot = atomic_load_explicit(&pairs_next, memory_order_relaxed);
+		atomic_store_explicit(&pairs_next, slot + 1 < TL_CLOCK_PAIRS ? slot + 1 : 1,
+				      memory_order_relaxed);
+	}
+	uint32_t seq = atomic_load_explicit(&pairs[slot].seq, memory_order_relaxed);
+	atomic_store_explicit(&pairs[slot].seq, seq + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&pairs[slot].ticks, best.ticks, memory_order_relaxed);
+	atomic_store_explicit(&pairs[slot].ns, best.ns, memory_order_relaxed);
+	atomic_store_explicit(&pairs[slot].seq, seq + 2, memory_order_release);
+	uint32_t used = atomic_load(&pairs_used);
+	if (used < TL_CLOCK_PAIRS)
+		atomic_store(&pairs_used, used + 1);
+	atomic_store_explicit(&pairs_last_ns, best.ns, memory_order_relaxed);
+	atomic_flag_clear_explicit(&pairs_writing, memory_order_release);
+	return best;
+}
+
+void tl_clock_init(clockid_t id, int allow_tsc)
+{
+	tl_clock_id = id;
+	tl_clock_use_tsc = allow_tsc && tl_clock_tsc_usable();
+	for (int i = 0; i < TL_CLOCK_PAIRS; i++)
+		atomic_store(&pairs[i].seq, 0);
+	atomic_store(&pairs_used, 0);
+	atomic_store(&pairs_next, 1);
+	tl_clock_calibrate(1, 0);
+}
+
+int tl_clock_is_tsc(void)
+{
+	return tl_clock_use_tsc;
+}
+
+int64_t tl_clock_now_ns(void)
+{
+	return read_ns();
+}
+
+size_t tl_clock_pairs(tl_clock_pair *out, size_t max)
+{
+	size_t n = 0;
+	uint32_t used = atomic_load_explicit(&pairs_used, memory_order_acquire);
+	for (uint32_t i = 0; i < used && i < TL_CLOCK_PAIRS && n < max; i++) {
+		uint32_t s1 = atomic_load_explicit(&pairs[i].seq, memory_order_acquire);
+		tl_clock_pair p;
+		p.ticks = atomic_load_explicit(&pairs[i].ticks, memory_order_relaxed);
+		p.ns = atomic_load_explicit(&pairs[i].ns, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		uint32_t s2 = atomic_load_explicit(&pairs[i].seq, memory_order_relaxed);
+		if ((s1 & 1) || s1 != s2 || s1 == 0)
+			continue;
+		/* insertion sort by ticks: at most TL_CLOCK_PAIRS entries */
+		size_t j = n++;
+		while (j > 0 && out[j - 1].ticks > p.ticks) {
+			out[j] = out[j - 1];
+			j--;
+		}
+		out[j] = p;
+	}
+	return n;
+}
+
+static int64_t interpolate(tl_clock_pair a, tl_clock_pair b, uint64_t ticks)
+{
+	if (b.ticks == a.ticks)
+		return a.ns + (int64_t)(ticks - a.ticks);
+	__int128 dt = (__int128)ticks - (__int128)a.ticks;
+	__int128 dns = (__int128)b.ns - (__int128)a.ns;
+	__int128 span = (__int128)b.ticks - (__int128)a.ticks;
+	/* round to nearest */
+	__int128 num = dt * dns;
+	__int128 q = num / span;
+	__int128 r = num % span;
+	if (r * 2 >= span)
+		q++;
+	else if (r * 2 <= -span)
+		q--;
+	return a.ns + (int64_t)q;
+}
+
+int64_t tl_clock_ticks_to_ns(const tl_clock_pair *p, size_t n, uint64_t ticks)
+{
+	if (n == 0)
+		return (int64_t)ticks;
+	if (n == 1)
+		return p[0].ns + (int64_t)(ticks - p[0].ticks);
+	size_t hi = 1;
+	while (hi < n - 1 && p[hi].ticks < ticks)
+		hi++;
+	return interpolate(p[hi - 1], p[hi], ticks);
+}
+
+tl_timestamp tl_now(void)
+{
+	return tl_clock_read();
+}
+
+int64_t tl_now_ns(void)
+{
+	return read_ns();
+}
+
+int64_t tl_timestamp_to_ns(tl_timestamp ts)
+{
+	if (!tl_clock_use_tsc)
+		return (int64_t)ts;
+	tl_clock_pair now = tl_clock_calibrate(0, 0);
+	tl_clock_pair p[TL_CLOCK_PAIRS + 1];
+	size_t n = tl_clock_pairs(p, TL_CLOCK_PAIRS);
+	p[n++] = now; /* newest: keeps "now" exact */
+	return tl_clock_ticks_to_ns(p, n, ts);
+}

@@ -1,0 +1,82 @@
+/*
+ * The trace clock. Records store a raw tl_timestamp: TSC ticks when the TSC
+ * is invariant and the kernel itself uses it as its clocksource, otherwise
+ * nanoseconds of the trace clock read through the vDSO. Ticks are turned
+ * into nanoseconds at snapshot time from calibration pairs (ticks, ns) taken
+ * at init, at every snapshot and, at most once a second, when a thread
+ * takes a new block. Internal.
+ */
+#ifndef TIMELINE_CLOCK_H
+#define TIMELINE_CLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+
+#pragma GCC visibility push(hidden)
+#define TL_HAVE_TSC 1
+#else
+#define TL_HAVE_TSC 0
+#endif
+
+#define TL_CLOCK_PAIRS 64
+
+typedef struct tl_clock_pair {
+	uint64_t ticks;
+	int64_t ns;
+} tl_clock_pair;
+
+/* Read-mostly state, set by tl_clock_init. */
+extern int tl_clock_use_tsc;
+extern clockid_t tl_clock_id;
+
+/* The hot-path read. Async-signal-safe. */
+static inline uint64_t tl_clock_read(void)
+{
+#if TL_HAVE_TSC
+	if (__builtin_expect(tl_clock_use_tsc, 1))
+		return __rdtsc();
+#endif
+	struct timespec ts;
+	clock_gettime(tl_clock_id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Chooses the clock (id: CLOCK_BOOTTIME or CLOCK_MONOTONIC) and takes the
+ * first calibration pair. allow_tsc = 0 forces the vDSO path. */
+void tl_clock_init(clockid_t id, int allow_tsc);
+
+/* 1 when timestamps are TSC ticks (for timeline-bench and the tests). */
+int tl_clock_is_tsc(void);
+
+/* True when this machine's TSC is usable: invariant and the kernel's own
+ * clocksource. */
+int tl_clock_tsc_usable(void);
+
+/* Nanoseconds of the trace clock now. Async-signal-safe. */
+int64_t tl_clock_now_ns(void);
+
+/* Takes a calibration pair now (ticks read on both sides of the clock read)
+ * and stores it when `store` is set and the last one is older than
+ * min_interval_ns. Returns the pair. Async-signal-safe; concurrent callers
+ * must hold no lock in common with a signal snapshot (none needed). */
+tl_clock_pair tl_clock_calibrate(int store, int64_t min_interval_ns);
+
+/* Copies the stored pairs, oldest first, into out[max]; returns the count.
+ * Async-signal-safe (a pair being rewritten is skipped). */
+size_t tl_clock_pairs(tl_clock_pair *out, size_t max);
+
+/*
+ * Converts raw ticks to ns using sorted pairs: linear interpolation between
+ * the two nearest pairs, extrapolation from the first or last two outside
+ * their range, a plain offset when only one pair exists. With n == 0 the
+ * value is returned as is. Pure function.
+ */
+int64_t tl_clock_ticks_to_ns(const tl_clock_pair *pairs, size_t n, uint64_t ticks);
+
+#pragma GCC visibility pop
+
+#endif /* TIMELINE_CLOCK_H */

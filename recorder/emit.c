@@ -1,0 +1,342 @@
+/*
+ * The emitters: the only code on the per-event hot path.
+ *
+ * Per event: one TLS load, the re-entry and session checks on the thread's
+ * own cache line, the clock read, the record stores and one release store
+ * publishing the record. No lock, no syscall besides the clock (vDSO or
+ * rdtsc), no allocation; everything else is in tl_thread_reserve_slow.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "recorder/clock.h"
+#include "recorder/internal.h"
+#include "recorder/record.h"
+
+__thread struct tl_slot *tl_self __attribute__((tls_model("initial-exec")));
+
+static inline void put(_Atomic uint64_t *p, uint64_t v)
+{
+	atomic_store_explicit(p, v, memory_order_relaxed);
+}
+
+/*
+ * Enters an emit: marks the slot busy and returns where to write `words`,
+ * or NULL when the event is not recorded (the slot is left not busy and the
+ * drop counted where it is one). *slotp receives the slot to commit to.
+ */
+static inline _Atomic uint64_t *reserve(struct tl_slot **slotp, size_t words)
+{
+	struct tl_slot *slot = tl_self;
+	if (TL_UNLIKELY(slot == NULL || atomic_load_explicit(&slot->busy, memory_order_relaxed))) {
+		/* first event of the thread, or re-entry from a signal handler */
+		slot = tl_thread_slot();
+		if (!slot)
+			return NULL;
+		if (atomic_load_explicit(&slot->busy, memory_order_relaxed)) {
+			atomic_store_explicit(&slot->dropped,
+					      atomic_load_explicit(&slot->dropped, memory_order_relaxed) + 1,
+					      memory_order_relaxed);
+			return NULL;
+		}
+	}
+	*slotp = slot;
+	atomic_store_explicit(&slot->busy, 1, memory_order_relaxed);
+	/* Orders the busy store before the state load against tl_shutdown,
+	 * whose membarrier() supplies the other half of the fence. */
+	atomic_signal_fence(memory_order_seq_cst);
+	struct tl_block *block = slot->block;
+	_Atomic uint64_t *p = atomic_load_explicit(&block->cur, memory_order_relaxed);
+	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed) ||
+			(size_t)(block->limit - p) < words))
+		return tl_thread_reserve_slow(slot, words);
+	return p;
+}
+
+static inline __attribute__((always_inline)) void commit(struct tl_slot *slot,
+							struct tl_block *block,
+							_Atomic uint64_t *end)
+{
+	atomic_store_explicit(&block->cur, end, memory_order_release);
+	if (TL_UNLIKELY(block->direct)) {
+		tl_thread_commit_direct(slot, block);
+		return;
+	}
+	atomic_store_explicit(&slot->busy, 0, memory_order_release);
+}
+
+/*
+ * The fast forms try only the common case, calling nothing, and hand
+ * anything else (first event of a thread, full block, new session,
+ * re-entry) to tl_emit through a tail call, so the TSC path needs no stack
+ * frame. The timestamp is read first, so that the vDSO path's call happens
+ * before anything needs to be kept across it.
+ */
+static inline __attribute__((always_inline)) bool fast_reserve(struct tl_slot *slot, size_t words,
+							      struct tl_block **block_out,
+							      _Atomic uint64_t **out)
+{
+	if (TL_UNLIKELY(slot == NULL || atomic_load_explicit(&slot->busy, memory_order_relaxed)))
+		return false;
+	atomic_store_explicit(&slot->busy, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	struct tl_block *block = slot->block;
+	_Atomic uint64_t *p = atomic_load_explicit(&block->cur, memory_order_relaxed);
+	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed) ||
+			(size_t)(block->limit - p) < words)) {
+		atomic_store_explicit(&slot->busy, 0, memory_order_relaxed);
+		return false;
+	}
+	*block_out = block;
+	*out = p;
+	return true;
+}
+
+static __attribute__((noinline)) void begin_slow(const tl_category *cat, const char *name)
+{
+	tl_emit(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
+}
+
+static __attribute__((noinline)) void end_slow(const tl_category *cat)
+{
+	tl_emit(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
+}
+
+static inline __attribute__((always_inline)) void begin_at(const tl_category *cat,
+							  const char *name, uint64_t ts)
+{
+	struct tl_slot *slot = tl_self;
+	struct tl_block *block;
+	_Atomic uint64_t *p;
+	if (TL_UNLIKELY(!fast_reserve(slot, 3, &block, &p))) {
+		begin_slow(cat, name);
+		return;
+	}
+	put(p, ts);
+	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, cat->index, 0));
+	put(p + 2, (uint64_t)(uintptr_t)name);
+	commit(slot, block, p + 3);
+}
+
+static inline __attribute__((always_inline)) void end_at(const tl_category *cat, uint64_t ts)
+{
+	struct tl_slot *slot = tl_self;
+	struct tl_block *block;
+	_Atomic uint64_t *p;
+	if (TL_UNLIKELY(!fast_reserve(slot, 2, &block, &p))) {
+		end_slow(cat);
+		return;
+	}
+	put(p, ts);
+	put(p + 1, TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0));
+	commit(slot, block, p + 2);
+}
+
+static __attribute__((noinline)) void begin_vdso(const tl_category *cat, const char *name)
+{
+	begin_at(cat, name, tl_clock_read());
+}
+
+static __attribute__((noinline)) void end_vdso(const tl_category *cat)
+{
+	end_at(cat, tl_clock_read());
+}
+
+void tl_emit_begin(const tl_category *cat, const char *name)
+{
+#if TL_HAVE_TSC
+	if (TL_LIKELY(tl_clock_use_tsc)) {
+		begin_at(cat, name, __rdtsc());
+		return;
+	}
+#endif
+	begin_vdso(cat, name);
+}
+
+void tl_emit_end(const tl_category *cat)
+{
+#if TL_HAVE_TSC
+	if (TL_LIKELY(tl_clock_use_tsc)) {
+		end_at(cat, __rdtsc());
+		return;
+	}
+#endif
+	end_vdso(cat);
+}
+
+/* ---- the general form -------------------------------------------------- */
+
+static int phase_known(tl_phase phase)
+{
+	switch (phase) {
+	case TL_PHASE_BEGIN:
+	case TL_PHASE_END:
+	case TL_PHASE_COMPLETE:
+	case TL_PHASE_INSTANT:
+	case TL_PHASE_ASYNC_BEGIN:
+	case TL_PHASE_ASYNC_END:
+	case TL_PHASE_ASYNC_INSTANT:
+	case TL_PHASE_FLOW_BEGIN:
+	case TL_PHASE_FLOW_STEP:
+	case TL_PHASE_FLOW_END:
+	case TL_PHASE_COUNTER:
+		return 1;
+	}
+	return 0;
+}
+
+/* Length of a copied string, capped; *truncated set when cut. */
+static size_t copy_length(const char *s, int *truncated)
+{
+	if (!s)
+		return 0;
+	size_t n = strnlen(s, TL_COPY_MAX + 1);
+	if (n > TL_COPY_MAX) {
+		/* do not cut a UTF-8 sequence in half */
+		n = TL_COPY_MAX;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+		*truncated += 1;
+	}
+	return n;
+}
+
+static _Atomic uint64_t *put_string(_Atomic uint64_t *p, const char *s, size_t len)
+{
+	put(p++, len);
+	for (size_t off = 0; off < len; off += 8) {
+		uint64_t word = 0;
+		size_t chunk = len - off < 8 ? len - off : 8;
+		memcpy(&word, s + off, chunk);
+		put(p++, word);
+	}
+	return p;
+}
+
+static void count(_Atomic uint64_t *counter, uint64_t n)
+{
+	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
+	     uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs)
+{
+	struct tl_slot *slot = NULL;
+	if (TL_UNLIKELY(!phase_known(phase) || !cat)) {
+		slot = tl_thread_slot();
+		if (slot)
+			count(&slot->dropped, 1);
+		return;
+	}
+	unsigned args_dropped = 0;
+	if (nargs > TL_MAX_ARGS) {
+		args_dropped = nargs - TL_MAX_ARGS;
+		nargs = TL_MAX_ARGS;
+	}
+	if (!args)
+		nargs = 0;
+
+	/* Size the record. */
+	int truncated = 0;
+	int has_name = tl_record_has_name((char)phase);
+	int copy_name = has_name && (flags & TL_EVENT_COPY_NAME);
+	size_t name_len = 0;
+	if (has_name && !name)
+		name = "";
+	size_t words = 2;
+	if (copy_name) {
+		name_len = copy_length(name, &truncated);
+		words += TL_REC_STRING_WORDS(name_len);
+	} else if (has_name) {
+		words += 1;
+	}
+	if (tl_record_has_value((char)phase))
+		words += 1;
+	size_t arg_len[TL_MAX_ARGS];
+	uint64_t types = 0;
+	unsigned kept = 0;
+	for (unsigned i = 0; i < nargs; i++) {
+		const tl_arg *a = &args[i];
+		if (a->type <= TL_ARG_NONE || a->type > TL_ARG_STRING_COPY) {
+			args_dropped++;
+			continue;
+		}
+		words += 1; /* key */
+		if (a->type == TL_ARG_STRING_COPY) {
+			arg_len[i] = copy_length(a->value.s, &truncated);
+			words += TL_REC_STRING_WORDS(arg_len[i]);
+		} else {
+			words += 1;
+		}
+		types |= (uint64_t)a->type << (4 * kept++);
+	}
+
+	unsigned rec_flags = (copy_name ? TL_REC_F_NAME_INLINE : 0) |
+			     (((flags & TL_EVENT_SCOPE_MASK) >> 1) << TL_REC_F_SCOPE_SHIFT) |
+			     ((flags & TL_EVENT_COUNTER_DOUBLE) ? TL_REC_F_COUNTER_DOUBLE : 0);
+
+	_Atomic uint64_t *p = reserve(&slot, words);
+	if (TL_UNLIKELY(!p))
+		return;
+	_Atomic uint64_t *w = p;
+	put(w++, ts ? ts : tl_clock_read());
+	put(w++, TL_REC_HEADER(phase, words, rec_flags, cat->index, types));
+	if (copy_name)
+		w = put_string(w, name, name_len);
+	else if (has_name)
+		put(w++, (uint64_t)(uintptr_t)name);
+	if (tl_record_has_value((char)phase))
+		put(w++, id);
+	for (unsigned i = 0; i < nargs; i++) {
+		const tl_arg *a = &args[i];
+		if (a->type <= TL_ARG_NONE || a->type > TL_ARG_STRING_COPY)
+			continue;
+		put(w++, (uint64_t)(uintptr_t)(a->key ? a->key : ""));
+		switch (a->type) {
+		case TL_ARG_STRING_COPY:
+			w = put_string(w, a->value.s ? a->value.s : "", arg_len[i]);
+			break;
+		case TL_ARG_STRING:
+			put(w++, (uint64_t)(uintptr_t)(a->value.s ? a->value.s : ""));
+			break;
+		case TL_ARG_BOOL:
+			put(w++, a->value.b ? 1 : 0);
+			break;
+		case TL_ARG_POINTER:
+			put(w++, (uint64_t)(uintptr_t)a->value.p);
+			break;
+		default: /* INT, UINT, DOUBLE: the union's bits */
+			put(w++, a->value.u);
+			break;
+		}
+	}
+	if (TL_UNLIKELY(truncated))
+		count(&slot->truncated, (uint64_t)truncated);
+	if (TL_UNLIKELY(args_dropped))
+		count(&slot->args_dropped, args_dropped);
+	commit(slot, slot->block, w);
+}
+
+void tl_emit_counter(const tl_category *cat, const char *name, int64_t value)
+{
+	tl_emit(cat, TL_PHASE_COUNTER, 0, name, (uint64_t)value, 0, NULL, 0);
+}
+
+void tl_emit_counter_double(const tl_category *cat, const char *name, double value)
+{
+	uint64_t bits;
+	memcpy(&bits, &value, sizeof bits);
+	tl_emit(cat, TL_PHASE_COUNTER, TL_EVENT_COUNTER_DOUBLE, name, bits, 0, NULL, 0);
+}
+
+void tl_emit_complete(const tl_category *cat, const char *name, tl_timestamp start,
+		      tl_timestamp end)
+{
+	if (end < start) {
+		tl_timestamp t = start;
+		start = end;
+		end = t;
+	}
+	tl_emit(cat, TL_PHASE_COMPLETE, 0, name, end, start, NULL, 0);
+}

@@ -1,0 +1,232 @@
+/*
+ * Internal shapes shared by the recorder core and the backends: blocks,
+ * thread slots, the block pool, the recorder ops table and the global
+ * state. Not installed.
+ */
+#ifndef TIMELINE_INTERNAL_H
+#define TIMELINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <timeline/timeline.h>
+
+#pragma GCC visibility push(hidden)
+
+#define TL_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TL_CACHELINE 64
+
+#define TL_MAX_CATEGORIES 1024
+#define TL_MAX_THREADS 1024
+#define TL_NAME_MAX 256 /* thread and process names, terminator included */
+
+#define TL_BLOCK_MIN_BYTES (4 * 1024)
+#define TL_BLOCK_MAX_BYTES (64 * 1024)
+#define TL_BUFFER_MIN_BYTES (16 * 1024)
+
+/* ---- blocks ---------------------------------------------------------------
+ * A block belongs to one thread at a time. The owner appends records and
+ * publishes the end of the last whole record in `cur` (release). A snapshot
+ * copies [data, cur) and checks `gen` before and after: gen is odd while the
+ * block is being handed to a new owner, and changes on every hand-out.
+ */
+enum tl_block_state {
+	TL_BLOCK_FREE = 0,
+	TL_BLOCK_OWNED,   /* a thread is writing into it */
+	TL_BLOCK_RETIRED, /* full or its thread exited: readable, reusable */
+};
+
+struct tl_block {
+	_Atomic(_Atomic uint64_t *) cur; /* end of committed records */
+	_Atomic uint64_t *limit;         /* end of data */
+	uint8_t direct;                  /* scratch block of a direct recorder */
+	uint8_t pad_[3];
+	_Atomic uint32_t gen;
+	_Atomic uint32_t state;
+	_Atomic uint32_t tid;
+	_Atomic uint64_t seq; /* hand-out order */
+	uint32_t index;
+	uint32_t pad2_[5];
+	_Atomic uint64_t data[];
+};
+_Static_assert(sizeof(struct tl_block) == TL_CACHELINE, "block header is one cache line");
+
+/* ---- thread slots ----------------------------------------------------------
+ * One per thread that recorded or was named, in a static table so that it
+ * outlives the thread (its name stays in every snapshot) and a signal
+ * handler can read it. The first cache line is written by its thread only.
+ */
+struct tl_slot {
+	/* hot, owner-written */
+	struct tl_block *block; /* current block, never NULL (tl_block_none) */
+	_Atomic uint32_t busy;  /* inside an emit; read by shutdown */
+	uint32_t epoch;         /* tl_state value this slot is valid for */
+	_Atomic uint64_t dropped;
+	_Atomic uint64_t truncated;
+	_Atomic uint64_t args_dropped;
+	struct tl_block *scratch; /* direct recorders: one record */
+	uint64_t pad_[1];
+	/* metadata */
+	_Atomic uint32_t tid;   /* 0: never used */
+	_Atomic uint32_t alive; /* 0 once the thread exited */
+	_Atomic uint64_t exit_order;
+	_Atomic uint32_t name_seq; /* odd while the name is written */
+	_Atomic uint32_t named;    /* set by tl_thread_set_name (not comm) */
+	char name[TL_NAME_MAX];
+} __attribute__((aligned(TL_CACHELINE)));
+
+/* ---- block pool --------------------------------------------------------- */
+enum {
+	TL_POOL_PREFAULT = 1u << 0,    /* touch the whole budget at init */
+	TL_POOL_REUSE_OLDEST = 1u << 1, /* ring: recycle the oldest retired block */
+};
+
+struct tl_pool {
+	unsigned char *region;
+	size_t region_bytes;
+	size_t block_bytes;
+	uint32_t nblocks;
+	unsigned flags;
+	_Atomic uint32_t handed; /* blocks [0, handed) have been used */
+	uint64_t next_seq;       /* under lock */
+	_Atomic uint64_t overwritten;
+	_Atomic uint64_t dropped; /* events lost with no slot to count them */
+	pthread_mutex_t lock;
+};
+
+int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigned flags);
+void tl_pool_destroy(struct tl_pool *pool);
+/* Retires `old` (may be NULL) and hands a block to thread tid; NULL when the
+ * pool has none to give. Takes the pool lock. */
+struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old, uint32_t tid);
+/* Marks a block retired (thread exit). Lock-free. */
+void tl_pool_retire(struct tl_block *block);
+/* Block i; i < handed. */
+static inline struct tl_block *tl_pool_block(const struct tl_pool *pool, uint32_t i)
+{
+	return (struct tl_block *)(void *)(pool->region + (size_t)i * pool->block_bytes);
+}
+/* Forgets every block (fork child). */
+void tl_pool_reset(struct tl_pool *pool);
+/* Number of whole records in [data, end). */
+uint64_t tl_block_count_records(const struct tl_block *block, const _Atomic uint64_t *end);
+/* The ops of every buffering recorder: retire the slot's block, take the
+ * next; and unmap the pool. */
+struct tl_recorder;
+struct tl_block *tl_pool_recorder_next_block(struct tl_recorder *rec, struct tl_slot *slot);
+void tl_pool_recorder_stop(struct tl_recorder *rec);
+/* Chooses a block size for a budget (block_bytes 0 = automatic). */
+size_t tl_pool_block_size(size_t budget, size_t block_bytes);
+
+/* ---- recorders ------------------------------------------------------------
+ * One small ops table per backend (backends/<name>.c). Buffering recorders
+ * hand out blocks; direct recorders (systrace) get each record as it is
+ * committed, from the emitting thread, and must be async-signal-safe.
+ */
+struct tl_recorder;
+struct tl_recorder_ops {
+	const char *name;
+	tl_recorder_kind kind;
+	size_t default_bytes;
+	int (*start)(struct tl_recorder *rec, const tl_options *opts);
+	void (*stop)(struct tl_recorder *rec);
+	/* Buffering: the thread's block is full (or it has none). */
+	struct tl_block *(*next_block)(struct tl_recorder *rec, struct tl_slot *slot);
+	/* Direct: one record to write out. */
+	void (*write_direct)(struct tl_recorder *rec, const uint64_t *record, size_t words);
+};
+
+struct tl_recorder {
+	const struct tl_recorder_ops *ops;
+	struct tl_pool pool; /* buffering recorders */
+	size_t buffer_bytes;
+	void *backend; /* direct recorders' own state */
+};
+
+extern const struct tl_recorder_ops tl_ring_ops;
+extern const struct tl_recorder_ops tl_endless_ops;
+extern const struct tl_recorder_ops tl_startup_ops;
+
+/* ---- global state ----------------------------------------------------------
+ * tl_state is the epoch of the running session (odd numbers, never 0), or
+ * 0 when stopped. TL_STATE_FULL is or-ed in when a recorder stops
+ * recording (startup). A slot whose epoch differs takes the slow path.
+ */
+#define TL_STATE_FULL 0x80000000u
+extern _Atomic uint32_t tl_state;
+extern struct tl_recorder tl_active;
+extern struct tl_block tl_block_none; /* cur == limit: always "full" */
+extern struct tl_slot tl_slots[TL_MAX_THREADS];
+extern __thread struct tl_slot *tl_self __attribute__((tls_model("initial-exec")));
+extern pid_t tl_pid;
+extern char tl_process_name[TL_NAME_MAX];
+
+/* Stops recording for everyone (startup recorder full); drops are counted. */
+void tl_recorder_mark_full(void);
+
+/* ---- threads (thread.c) ----------------------------------------------------- */
+/* Slow path of reserve: registers the thread, changes block, or drops.
+ * Returns where to write `words`, or NULL (the drop is counted). */
+_Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words);
+/* Direct recorders: hands the scratch record to the recorder. */
+void tl_thread_commit_direct(struct tl_slot *slot, struct tl_block *block);
+/* The calling thread's slot, registering it; NULL when the table is full. */
+struct tl_slot *tl_thread_slot(void);
+/* Reads a slot's name into out (signal-safe); returns its length, 0 if none. */
+size_t tl_slot_read_name(struct tl_slot *slot, char *out, size_t size);
+/* Session start/stop/fork for thread state. */
+void tl_threads_session_start(void);
+void tl_threads_session_stop(void);
+void tl_threads_after_fork_child(void);
+/* Waits up to timeout_ns for every slot's busy flag to clear; 0 or -ETIMEDOUT. */
+int tl_threads_wait_idle(int64_t timeout_ns);
+uint32_t tl_threads_registered(void);
+/* Sums the per-thread counters, recycled slots included. */
+void tl_threads_counters(uint64_t *dropped, uint64_t *truncated, uint64_t *args_dropped);
+extern _Atomic uint64_t tl_unregistered_dropped;
+
+/* ---- categories (category.c) ---------------------------------------------- */
+void tl_categories_set_running(bool running);
+uint32_t tl_category_count(void);
+/* Name of category index i (signal-safe: names are never freed). */
+const char *tl_category_name(uint32_t index);
+void tl_categories_after_fork_child(void);
+void tl_categories_lock(void);
+void tl_categories_unlock(void);
+
+/* ---- stats (lifecycle.c) ------------------------------------------------------ */
+void tl_stats_collect(tl_stats *out);
+void tl_stats_note_export(uint64_t unmatched_begin, uint64_t unmatched_end);
+extern _Atomic uint64_t tl_blocks_torn;
+extern _Atomic uint64_t tl_category_overflows;
+
+/* ---- log (log.c) -------------------------------------------------------------- */
+void tl_log_set(tl_log_fn fn, void *user);
+void tl_log(tl_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- snapshot (snapshot_binary.c) ----------------------------------------------
+ * The binary writer, shared by the signal-safe path (fd sink, static
+ * buffers) and the in-memory path used by the JSON and ftrace snapshots.
+ */
+struct tl_snapshot_sink {
+	int fd;              /* >= 0: write(2) to it */
+	unsigned char *mem;  /* fd < 0: malloc'd growing buffer */
+	size_t mem_len, mem_cap;
+	unsigned char *buf;  /* staging buffer */
+	size_t buf_len, buf_cap;
+	uint64_t *scratch;   /* one block's words */
+	size_t scratch_words;
+	int error;           /* first -errno */
+};
+int tl_snapshot_write(struct tl_snapshot_sink *sink);
+/* The binary snapshot in a malloc'd buffer (caller frees). 0, -ENODEV, -ENOMEM. */
+int tl_snapshot_to_memory(unsigned char **data, size_t *len);
+
+#pragma GCC visibility pop
+
+#endif /* TIMELINE_INTERNAL_H */

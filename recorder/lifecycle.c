@@ -1,0 +1,369 @@
+/*
+ * Session lifetime: tl_init (options, environment, recorder start),
+ * tl_shutdown (bounded wait for writers in flight), fork handling, the
+ * process name and the stats.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder/clock.h"
+#include "recorder/internal.h"
+
+#define SHUTDOWN_WAIT_NS (100 * 1000 * 1000)
+#define BUFFER_MAX_BYTES ((size_t)64 << 30)
+
+_Atomic uint32_t tl_state;
+struct tl_recorder tl_active;
+pid_t tl_pid;
+char tl_process_name[TL_NAME_MAX];
+_Atomic uint64_t tl_blocks_torn;
+
+static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static uint32_t last_epoch;
+static int membarrier_ok;
+static _Atomic uint64_t last_unmatched_begin, last_unmatched_end;
+
+static const struct tl_recorder_ops *const recorders[] = {
+	&tl_ring_ops,
+	&tl_endless_ops,
+	&tl_startup_ops,
+};
+
+static const struct tl_recorder_ops *recorder_by_kind(tl_recorder_kind kind)
+{
+	for (size_t i = 0; i < sizeof recorders / sizeof recorders[0]; i++)
+		if (recorders[i]->kind == kind)
+			return recorders[i];
+	return NULL;
+}
+
+static int recorder_kind_from_name(const char *name, tl_recorder_kind *out)
+{
+	static const struct {
+		const char *name;
+		tl_recorder_kind kind;
+	} names[] = {
+		{"ring", TL_RECORDER_RING},
+		{"endless", TL_RECORDER_ENDLESS},
+		{"startup", TL_RECORDER_STARTUP},
+		{"systrace", TL_RECORDER_SYSTRACE},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (strcmp(name, names[i].name) == 0) {
+			*out = names[i].kind;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* ---- process name ---------------------------------------------------------- */
+
+static void process_name_store(const char *name)
+{
+	size_t len = strlen(name);
+	if (len >= TL_NAME_MAX) {
+		len = TL_NAME_MAX - 1;
+		while (len > 0 && ((unsigned char)name[len] & 0xc0) == 0x80)
+			len--;
+	}
+	for (size_t i = 0; i < len; i++)
+		__atomic_store_n(&tl_process_name[i], name[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&tl_process_name[len], '\0', __ATOMIC_RELEASE);
+}
+
+static void process_name_from_comm(void)
+{
+	char comm[64] = "";
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, comm, sizeof comm - 1);
+		close(fd);
+		if (n > 0) {
+			comm[n] = '\0';
+			comm[strcspn(comm, "\n")] = '\0';
+		}
+	}
+	process_name_store(comm);
+}
+
+int tl_process_set_name(const char *name)
+{
+	if (!name)
+		return -EINVAL;
+	process_name_store(name);
+	return 0;
+}
+
+/* ---- fork ----------------------------------------------------------------------- */
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&life_lock);
+	tl_categories_lock();
+	if (atomic_load(&tl_state) && !tl_active.ops->write_direct)
+		pthread_mutex_lock(&tl_active.pool.lock);
+}
+
+static void fork_parent(void)
+{
+	if (atomic_load(&tl_state) && !tl_active.ops->write_direct)
+		pthread_mutex_unlock(&tl_active.pool.lock);
+	tl_categories_unlock();
+	pthread_mutex_unlock(&life_lock);
+}
+
+/* The child starts a fresh session of the same recorder: its own pid, no
+ * events of the parent, the forking thread its only thread. */
+static void fork_child(void)
+{
+	tl_pid = getpid();
+	tl_threads_after_fork_child();
+	uint32_t state = atomic_load(&tl_state);
+	if (state && !tl_active.ops->write_direct) {
+		pthread_mutex_unlock(&tl_active.pool.lock);
+		tl_pool_reset(&tl_active.pool);
+	}
+	atomic_store(&tl_blocks_torn, 0);
+	if (state) {
+		last_epoch += 2;
+		atomic_store(&tl_state, last_epoch);
+	}
+	tl_categories_unlock();
+	pthread_mutex_unlock(&life_lock);
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* ---- options and environment --------------------------------------------------- */
+
+static int parse_environment(tl_options *o)
+{
+	const char *v = getenv("TIMELINE_RECORDER");
+	if (v && *v && recorder_kind_from_name(v, &o->recorder) != 0) {
+		tl_log(TL_LOG_ERROR,
+		       "TIMELINE_RECORDER=%s: unknown recorder (ring, endless, startup, systrace)",
+		       v);
+		return -EINVAL;
+	}
+	v = getenv("TIMELINE_BUFFER_KB");
+	if (v && *v) {
+		char *end;
+		errno = 0;
+		unsigned long long kb = strtoull(v, &end, 10);
+		if (errno || *end || kb == 0 || v[0] == '-' || kb > BUFFER_MAX_BYTES / 1024) {
+			tl_log(TL_LOG_ERROR,
+			       "TIMELINE_BUFFER_KB=%s: expected a size in KiB between 16 and %zu", v,
+			       BUFFER_MAX_BYTES / 1024);
+			return -EINVAL;
+		}
+		o->buffer_bytes = (size_t)kb * 1024;
+	}
+	v = getenv("TIMELINE_CATEGORIES");
+	if (v)
+		o->categories = v;
+	return 0;
+}
+
+static void membarrier_setup(void)
+{
+	membarrier_ok = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) ==
+			0;
+}
+
+/* Makes every running thread of the process pass a full barrier. */
+static void membarrier_all(void)
+{
+	if (membarrier_ok &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+		return;
+	/* No membarrier: writers finish their few stores within microseconds;
+	 * a grace period stands in for the missing fence. */
+	atomic_thread_fence(memory_order_seq_cst);
+	struct timespec grace = {0, 2 * 1000 * 1000};
+	nanosleep(&grace, NULL);
+}
+
+int tl_init(const tl_options *user)
+{
+	tl_options o;
+	memset(&o, 0, sizeof o);
+	if (user) {
+		if (user->struct_size < offsetof(tl_options, recorder) + sizeof(user->recorder))
+			return -EINVAL;
+		memcpy(&o, user, user->struct_size < sizeof o ? user->struct_size : sizeof o);
+	}
+	o.struct_size = sizeof o;
+
+	pthread_mutex_lock(&life_lock);
+	int rc = 0;
+	if (atomic_load(&tl_state) != 0) {
+		rc = -EALREADY;
+		goto out;
+	}
+	tl_log_set(o.log, o.log_user);
+	rc = parse_environment(&o);
+	if (rc)
+		goto out;
+	if (o.recorder == TL_RECORDER_DEFAULT)
+		o.recorder = TL_RECORDER_RING;
+	const struct tl_recorder_ops *ops = recorder_by_kind(o.recorder);
+	if (!ops) {
+		tl_log(TL_LOG_ERROR, "recorder %d is not available in this build", (int)o.recorder);
+		rc = o.recorder == TL_RECORDER_SYSTRACE ? -EOPNOTSUPP : -EINVAL;
+		goto out;
+	}
+	if (o.clock != TL_CLOCK_BOOTTIME && o.clock != TL_CLOCK_MONOTONIC) {
+		rc = -EINVAL;
+		goto out;
+	}
+	size_t bytes = o.buffer_bytes ? o.buffer_bytes : ops->default_bytes;
+	if (bytes < TL_BUFFER_MIN_BYTES || bytes > BUFFER_MAX_BYTES) {
+		tl_log(TL_LOG_ERROR, "buffer of %zu bytes: expected between %d and %zu", bytes,
+		       TL_BUFFER_MIN_BYTES, BUFFER_MAX_BYTES);
+		rc = -EINVAL;
+		goto out;
+	}
+	if (o.block_bytes && (o.block_bytes < TL_BLOCK_MIN_BYTES || o.block_bytes > TL_BLOCK_MAX_BYTES)) {
+		tl_log(TL_LOG_ERROR, "block of %zu bytes: expected between %d and %d", o.block_bytes,
+		       TL_BLOCK_MIN_BYTES, TL_BLOCK_MAX_BYTES);
+		rc = -EINVAL;
+		goto out;
+	}
+	if (o.categories && (rc = tl_category_set_filter(o.categories)) != 0) {
+		tl_log(TL_LOG_ERROR, "category filter '%s' is too long", o.categories);
+		goto out;
+	}
+
+	pthread_once(&atfork_once, register_atfork);
+	tl_clock_init(o.clock == TL_CLOCK_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_BOOTTIME, !o.no_tsc);
+	membarrier_setup();
+	tl_pid = getpid();
+	if (o.process_name)
+		process_name_store(o.process_name);
+	else if (tl_process_name[0] == '\0')
+		process_name_from_comm();
+
+	memset(&tl_active, 0, sizeof tl_active);
+	tl_active.ops = ops;
+	tl_active.buffer_bytes = bytes;
+	rc = ops->start(&tl_active, &o);
+	if (rc) {
+		tl_log(TL_LOG_ERROR, "%s recorder: cannot start: %s", ops->name, strerror(-rc));
+		goto out;
+	}
+	tl_threads_session_start();
+	atomic_store(&tl_blocks_torn, 0);
+	atomic_store(&last_unmatched_begin, 0);
+	atomic_store(&last_unmatched_end, 0);
+	last_epoch += 2;
+	if (last_epoch & TL_STATE_FULL)
+		last_epoch = 1;
+	atomic_store(&tl_state, last_epoch | 1);
+	last_epoch |= 1;
+	tl_categories_set_running(true);
+out:
+	pthread_mutex_unlock(&life_lock);
+	return rc;
+}
+
+void tl_shutdown(void)
+{
+	pthread_mutex_lock(&life_lock);
+	if (atomic_load(&tl_state) == 0) {
+		pthread_mutex_unlock(&life_lock);
+		return;
+	}
+	tl_categories_set_running(false);
+	atomic_store(&tl_state, 0);
+	membarrier_all();
+	if (tl_threads_wait_idle(SHUTDOWN_WAIT_NS) == 0) {
+		tl_active.ops->stop(&tl_active);
+	} else {
+		/* A writer is stuck inside an emit (stopped by a debugger, or a
+		 * signal handler that never returned): keep its memory mapped. */
+		tl_log(TL_LOG_WARNING, "shutdown: a thread is still writing after %d ms; the "
+				       "buffer is left mapped",
+		       SHUTDOWN_WAIT_NS / 1000000);
+	}
+	pthread_mutex_unlock(&life_lock);
+}
+
+bool tl_is_running(void)
+{
+	return atomic_load_explicit(&tl_state, memory_order_relaxed) != 0;
+}
+
+const char *tl_recorder_name(void)
+{
+	return tl_is_running() ? tl_active.ops->name : NULL;
+}
+
+void tl_recorder_mark_full(void)
+{
+	uint32_t state = atomic_load(&tl_state);
+	while (state && !(state & TL_STATE_FULL) &&
+	       !atomic_compare_exchange_weak(&tl_state, &state, state | TL_STATE_FULL))
+		;
+}
+
+/* ---- stats --------------------------------------------------------------------------- */
+
+void tl_stats_note_export(uint64_t unmatched_begin, uint64_t unmatched_end)
+{
+	atomic_store(&last_unmatched_begin, unmatched_begin);
+	atomic_store(&last_unmatched_end, unmatched_end);
+}
+
+/* Async-signal-safe: atomics and a walk of the pool. */
+void tl_stats_collect(tl_stats *out)
+{
+	size_t size = out->struct_size;
+	tl_stats st;
+	memset(&st, 0, sizeof st);
+	st.struct_size = size;
+	uint32_t state = atomic_load(&tl_state);
+	tl_threads_counters(&st.events_dropped, &st.strings_truncated, &st.args_dropped);
+	st.blocks_torn = atomic_load(&tl_blocks_torn);
+	st.unmatched_begin = atomic_load(&last_unmatched_begin);
+	st.unmatched_end = atomic_load(&last_unmatched_end);
+	st.threads = tl_threads_registered();
+	st.categories = tl_category_count();
+	if (state) {
+		st.recorder = tl_active.ops->name;
+		st.buffer_bytes = tl_active.buffer_bytes;
+		if (!tl_active.ops->write_direct) {
+			const struct tl_pool *pool = &tl_active.pool;
+			uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
+			uint64_t present = 0;
+			for (uint32_t i = 0; i < handed; i++) {
+				const struct tl_block *b = tl_pool_block(pool, i);
+				present += tl_block_count_records(
+					b, atomic_load_explicit(&b->cur, memory_order_acquire));
+			}
+			st.events_overwritten = atomic_load(&pool->overwritten);
+			st.events_written = present + st.events_overwritten;
+			st.events_dropped += atomic_load(&pool->dropped);
+			st.buffer_bytes_used = (uint64_t)handed * pool->block_bytes;
+		}
+	}
+	memcpy(out, &st, size < sizeof st ? size : sizeof st);
+}
+
+int tl_stats_get(tl_stats *out)
+{
+	if (!out || out->struct_size < offsetof(tl_stats, recorder) + sizeof(out->recorder))
+		return -EINVAL;
+	tl_stats_collect(out);
+	return 0;
+}

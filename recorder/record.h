@@ -1,0 +1,107 @@
+/*
+ * The in-memory event record: what the emitters write into a thread's block
+ * and what the snapshot writer reads back. Internal.
+ *
+ * A record is a run of 64-bit words:
+ *
+ *   word 0   timestamp (tl_timestamp: TSC ticks or clock nanoseconds)
+ *   word 1   header, see TL_REC_* below
+ *   [name]   unless the phase carries no name (END): a kept pointer, or
+ *            with TL_REC_NAME_INLINE a string (see "strings")
+ *   [value]  when tl_record_has_value(phase): async/flow id, COMPLETE end
+ *            timestamp, counter value bits
+ *   [args]   for each argument: a key (kept pointer, or inline string when
+ *            TL_REC_STRINGS_INLINE), then its value word, or for
+ *            TL_ARG_STRING_COPY (and every string when TL_REC_STRINGS_INLINE)
+ *            an inline string
+ *
+ * Strings inline: one word holding the byte length, then the bytes padded
+ * with zeros to a whole number of words (no terminator counted).
+ *
+ * Header word:
+ *   bits  0..7   phase (tl_phase character)
+ *   bits  8..23  record length in words, header and timestamp included
+ *   bits 24..31  flags (TL_REC_F_*)
+ *   bits 32..47  category index
+ *   bits 48..63  argument types, 4 bits each, argument 0 in the low nibble;
+ *                the count is the number of non-zero nibbles
+ */
+#ifndef TIMELINE_RECORD_H
+#define TIMELINE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <timeline/timeline.h>
+
+#define TL_REC_F_NAME_INLINE (1u << 0)    /* the name is an inline string */
+#define TL_REC_F_SCOPE_SHIFT 1            /* 2 bits: TL_EVENT_SCOPE_* >> 1 */
+#define TL_REC_F_COUNTER_DOUBLE (1u << 3) /* counter value is a double */
+#define TL_REC_F_STRINGS_INLINE (1u << 4) /* every string inline (binary snapshot) */
+#define TL_REC_F_TS_NS (1u << 5)          /* timestamps already in ns (binary snapshot) */
+
+#define TL_REC_HEADER(phase, words, flags, cat, argtypes)                                     \
+	((uint64_t)(uint8_t)(phase) | ((uint64_t)(words) << 8) | ((uint64_t)(flags) << 24) |  \
+	 ((uint64_t)(cat) << 32) | ((uint64_t)(argtypes) << 48))
+
+#define TL_REC_PHASE(h) ((char)((h)&0xff))
+#define TL_REC_WORDS(h) ((unsigned)(((h) >> 8) & 0xffff))
+#define TL_REC_FLAGS(h) ((unsigned)(((h) >> 24) & 0xff))
+#define TL_REC_CATEGORY(h) ((unsigned)(((h) >> 32) & 0xffff))
+#define TL_REC_ARGTYPE(h, i) ((tl_arg_type)(((h) >> (48 + 4 * (i))) & 0xf))
+
+/* Largest record: inline name and TL_MAX_ARGS copied strings, all capped. */
+#define TL_REC_STRING_WORDS(len) (1 + ((len) + 7) / 8)
+#define TL_REC_MAX_WORDS                                                                      \
+	(3 + TL_REC_STRING_WORDS(TL_COPY_MAX) * (1 + 2 * TL_MAX_ARGS))
+
+static inline int tl_record_has_name(char phase)
+{
+	return phase != TL_PHASE_END;
+}
+
+static inline int tl_record_has_value(char phase)
+{
+	switch (phase) {
+	case TL_PHASE_COMPLETE:
+	case TL_PHASE_ASYNC_BEGIN:
+	case TL_PHASE_ASYNC_END:
+	case TL_PHASE_ASYNC_INSTANT:
+	case TL_PHASE_FLOW_BEGIN:
+	case TL_PHASE_FLOW_STEP:
+	case TL_PHASE_FLOW_END:
+	case TL_PHASE_COUNTER:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* One record decoded. Strings point into the record or at kept pointers. */
+typedef struct tl_record_view {
+	uint64_t ts;
+	char phase;
+	unsigned flags; /* TL_REC_F_* */
+	unsigned category;
+	const char *name; /* NULL for END */
+	size_t name_len;
+	uint64_t value; /* see tl_record_has_value */
+	unsigned nargs;
+	struct {
+		const char *key;
+		size_t key_len;
+		tl_arg_type type;
+		uint64_t bits;   /* numbers, bool, pointer */
+		const char *str; /* strings */
+		size_t str_len;
+	} args[TL_MAX_ARGS];
+} tl_record_view;
+
+/*
+ * Decodes the record at words[0..avail). Returns its length in words, or 0
+ * when it is malformed or runs past avail. Kept pointers are dereferenced
+ * (strlen) unless TL_REC_F_STRINGS_INLINE is set. Async-signal-safe.
+ */
+size_t tl_record_decode(const uint64_t *words, size_t avail, tl_record_view *out);
+
+#endif /* TIMELINE_RECORD_H */

@@ -1,0 +1,521 @@
+/*
+ * The binary snapshot writer (format: snapshot_format.h).
+ *
+ * Async-signal-safe: it walks the block pool without a lock, copies each
+ * block up to its last published record into a private buffer, checks the
+ * block's generation to throw away a copy that raced with a hand-over, and
+ * writes chunks with write(2). Kept pointers (names, keys, string values)
+ * are read and written inline, so the file stands alone.
+ *
+ * The same writer fills a memory buffer for the JSON and ftrace snapshots.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder/clock.h"
+#include "recorder/internal.h"
+#include "recorder/record.h"
+#include "recorder/snapshot_format.h"
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the binary snapshot is written in native order, which must be little-endian"
+#endif
+
+/* Kept strings are cut to this many bytes in a snapshot. */
+#define KEPT_STRING_MAX 1024
+#define STAGING_BYTES (32 * 1024)
+
+/* ---- the sink --------------------------------------------------------------- */
+
+static int sink_flush(struct tl_snapshot_sink *s)
+{
+	if (s->error || s->buf_len == 0)
+		return s->error;
+	if (s->fd >= 0) {
+		size_t off = 0;
+		while (off < s->buf_len) {
+			ssize_t n = write(s->fd, s->buf + off, s->buf_len - off);
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				s->error = -errno;
+				return s->error;
+			}
+			off += (size_t)n;
+		}
+	} else {
+		if (s->mem_len + s->buf_len > s->mem_cap) {
+			size_t cap = s->mem_cap ? s->mem_cap * 2 : 256 * 1024;
+			while (cap < s->mem_len + s->buf_len)
+				cap *= 2;
+			unsigned char *mem = realloc(s->mem, cap);
+			if (!mem) {
+				s->error = -ENOMEM;
+				return s->error;
+			}
+			s->mem = mem;
+			s->mem_cap = cap;
+		}
+		memcpy(s->mem + s->mem_len, s->buf, s->buf_len);
+		s->mem_len += s->buf_len;
+	}
+	s->buf_len = 0;
+	return 0;
+}
+
+/* Makes room for n bytes in the staging buffer. */
+static int sink_room(struct tl_snapshot_sink *s, size_t n)
+{
+	if (s->buf_cap - s->buf_len < n && sink_flush(s))
+		return s->error;
+	return n <= s->buf_cap ? 0 : (s->error = -EOVERFLOW);
+}
+
+static void sink_bytes(struct tl_snapshot_sink *s, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	while (n && !s->error) {
+		if (s->buf_len == s->buf_cap && sink_flush(s))
+			return;
+		size_t chunk = s->buf_cap - s->buf_len < n ? s->buf_cap - s->buf_len : n;
+		memcpy(s->buf + s->buf_len, b, chunk);
+		s->buf_len += chunk;
+		b += chunk;
+		n -= chunk;
+	}
+}
+
+static void sink_u32(struct tl_snapshot_sink *s, uint32_t v)
+{
+	sink_bytes(s, &v, 4);
+}
+
+static void sink_u64(struct tl_snapshot_sink *s, uint64_t v)
+{
+	sink_bytes(s, &v, 8);
+}
+
+static void sink_pad8(struct tl_snapshot_sink *s, size_t payload)
+{
+	static const unsigned char zeros[8];
+	if (payload % 8)
+		sink_bytes(s, zeros, 8 - payload % 8);
+}
+
+static void chunk_begin(struct tl_snapshot_sink *s, uint32_t type, uint64_t payload)
+{
+	sink_u32(s, type);
+	sink_u32(s, 0);
+	sink_u64(s, payload);
+}
+
+/* A chunk whose payload is a u32 followed by a string. */
+static void chunk_u32_string(struct tl_snapshot_sink *s, uint32_t type, uint32_t value,
+			     const char *str, size_t len)
+{
+	uint64_t payload = 8 + len;
+	chunk_begin(s, type, payload);
+	sink_u32(s, value);
+	sink_u32(s, (uint32_t)len);
+	sink_bytes(s, str, len);
+	sink_pad8(s, payload);
+}
+
+/* ---- small signal-safe helpers ------------------------------------------------ */
+
+static size_t format_u32(char *out, uint32_t v)
+{
+	char tmp[10];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	return n;
+}
+
+/* The kernel's name of a thread (comm), read from procfs with open/read. */
+static size_t read_comm(uint32_t tid, char *out, size_t size)
+{
+	char path[64] = "/proc/self/task/";
+	size_t n = strlen(path);
+	n += format_u32(path + n, tid);
+	memcpy(path + n, "/comm", 6);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t got = read(fd, out, size - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	size_t len = (size_t)got;
+	while (len && (out[len - 1] == '\n' || out[len - 1] == '\0'))
+		len--;
+	out[len] = '\0';
+	return len;
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- chunks ----------------------------------------------------------------------- */
+
+static void write_header(struct tl_snapshot_sink *s)
+{
+	sink_bytes(s, TL_SNAPSHOT_MAGIC, TL_SNAPSHOT_MAGIC_LEN);
+	sink_u32(s, TL_SNAPSHOT_VERSION);
+	sink_u32(s, TL_SNAPSHOT_HEADER_BYTES);
+	sink_u32(s, 0);
+	sink_u32(s, (uint32_t)tl_pid);
+	sink_u64(s, 0);
+}
+
+static void write_process(struct tl_snapshot_sink *s)
+{
+	char name[TL_NAME_MAX];
+	size_t len = 0;
+	while (len + 1 < sizeof name &&
+	       (name[len] = __atomic_load_n(&tl_process_name[len], __ATOMIC_RELAXED)) != '\0')
+		len++;
+	chunk_u32_string(s, TL_CHUNK_PROCESS, (uint32_t)tl_pid, name, len);
+}
+
+static void write_clock(struct tl_snapshot_sink *s)
+{
+	tl_clock_calibrate(1, 0);
+	tl_clock_pair pairs[TL_CLOCK_PAIRS];
+	size_t n = tl_clock_is_tsc() ? tl_clock_pairs(pairs, TL_CLOCK_PAIRS) : 0;
+	uint64_t payload = 16 + 32 + n * 16;
+	chunk_begin(s, TL_CHUNK_CLOCK, payload);
+	sink_u32(s, (uint32_t)tl_clock_id);
+	sink_u32(s, (uint32_t)tl_clock_is_tsc());
+	sink_u32(s, (uint32_t)n);
+	sink_u32(s, 0);
+	sink_u64(s, (uint64_t)clock_ns(CLOCK_BOOTTIME));
+	sink_u64(s, (uint64_t)clock_ns(CLOCK_MONOTONIC));
+	sink_u64(s, (uint64_t)clock_ns(CLOCK_REALTIME));
+	sink_u64(s, tl_clock_read());
+	for (size_t i = 0; i < n; i++) {
+		sink_u64(s, pairs[i].ticks);
+		sink_u64(s, (uint64_t)pairs[i].ns);
+	}
+}
+
+static void write_stats(struct tl_snapshot_sink *s)
+{
+	tl_stats st;
+	memset(&st, 0, sizeof st);
+	st.struct_size = sizeof st;
+	tl_stats_collect(&st);
+	const uint64_t values[TL_SNAPSHOT_STATS_COUNT] = {
+		st.events_written, st.events_overwritten, st.events_dropped,
+		st.strings_truncated, st.args_dropped, st.unmatched_begin,
+		st.unmatched_end, st.blocks_torn, st.buffer_bytes,
+		st.buffer_bytes_used, st.threads, st.categories,
+	};
+	const char *name = st.recorder ? st.recorder : "";
+	size_t len = strlen(name);
+	uint64_t payload = 8 + 8 * TL_SNAPSHOT_STATS_COUNT + 4 + len;
+	chunk_begin(s, TL_CHUNK_STATS, payload);
+	sink_u32(s, TL_SNAPSHOT_STATS_COUNT);
+	sink_u32(s, 0);
+	for (size_t i = 0; i < TL_SNAPSHOT_STATS_COUNT; i++)
+		sink_u64(s, values[i]);
+	sink_u32(s, (uint32_t)len);
+	sink_bytes(s, name, len);
+	sink_pad8(s, payload);
+}
+
+static void write_categories(struct tl_snapshot_sink *s)
+{
+	uint32_t n = tl_category_count();
+	for (uint32_t i = 0; i < n; i++) {
+		const char *name = tl_category_name(i);
+		chunk_u32_string(s, TL_CHUNK_CATEGORY, i, name, strlen(name));
+	}
+}
+
+static void write_threads(struct tl_snapshot_sink *s)
+{
+	char name[TL_NAME_MAX];
+	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
+		struct tl_slot *slot = &tl_slots[i];
+		uint32_t tid = atomic_load_explicit(&slot->tid, memory_order_acquire);
+		if (tid == 0)
+			continue;
+		size_t len = 0;
+		/* a thread never named by the API may have renamed itself since
+		 * it registered: ask the kernel while it lives */
+		if (!atomic_load(&slot->named) && atomic_load(&slot->alive))
+			len = read_comm(tid, name, sizeof name);
+		if (len == 0)
+			len = tl_slot_read_name(slot, name, sizeof name);
+		chunk_u32_string(s, TL_CHUNK_THREAD, tid, name, len);
+	}
+}
+
+/* ---- blocks ---------------------------------------------------------------------- */
+
+static size_t kept_length(const char *str)
+{
+	return str ? strnlen(str, KEPT_STRING_MAX) : 0;
+}
+
+static size_t string_words(size_t len)
+{
+	return TL_REC_STRING_WORDS(len);
+}
+
+static void put_word(unsigned char **p, uint64_t v)
+{
+	memcpy(*p, &v, 8);
+	*p += 8;
+}
+
+static void put_string(unsigned char **p, const char *str, size_t len)
+{
+	put_word(p, len);
+	size_t padded = (len + 7) / 8 * 8;
+	if (len)
+		memcpy(*p, str, len);
+	memset(*p + len, 0, padded - len);
+	*p += padded;
+}
+
+/* Re-encodes a decoded record with every string inline; returns its words,
+ * or 0 when it does not fit in `room` bytes at p. */
+static size_t transcode(const tl_record_view *v, uint64_t header_word, unsigned char *p, size_t room)
+{
+	size_t name_len = v->name ? (v->flags & TL_REC_F_NAME_INLINE ? v->name_len
+								     : kept_length(v->name))
+				  : 0;
+	size_t words = 2 + (v->name ? string_words(name_len) : 0) +
+		       (tl_record_has_value(v->phase) ? 1 : 0);
+	size_t key_len[TL_MAX_ARGS], str_len[TL_MAX_ARGS];
+	for (unsigned i = 0; i < v->nargs; i++) {
+		key_len[i] = kept_length(v->args[i].key);
+		words += string_words(key_len[i]);
+		tl_arg_type t = v->args[i].type;
+		if (t == TL_ARG_STRING_COPY)
+			str_len[i] = v->args[i].str_len;
+		else if (t == TL_ARG_STRING)
+			str_len[i] = kept_length(v->args[i].str);
+		words += (t == TL_ARG_STRING || t == TL_ARG_STRING_COPY) ? string_words(str_len[i])
+									  : 1;
+	}
+	if (words * 8 > room)
+		return 0;
+	unsigned flags = v->flags | TL_REC_F_STRINGS_INLINE | (v->name ? TL_REC_F_NAME_INLINE : 0);
+	uint64_t header = (header_word & ~((uint64_t)0xffff << 8) & ~((uint64_t)0xff << 24)) |
+			  ((uint64_t)words << 8) | ((uint64_t)flags << 24);
+	put_word(&p, v->ts);
+	put_word(&p, header);
+	if (v->name)
+		put_string(&p, v->name, name_len);
+	if (tl_record_has_value(v->phase))
+		put_word(&p, v->value);
+	for (unsigned i = 0; i < v->nargs; i++) {
+		put_string(&p, v->args[i].key ? v->args[i].key : "", key_len[i]);
+		tl_arg_type t = v->args[i].type;
+		if (t == TL_ARG_STRING || t == TL_ARG_STRING_COPY)
+			put_string(&p, v->args[i].str ? v->args[i].str : "", str_len[i]);
+		else
+			put_word(&p, v->args[i].bits);
+	}
+	return words;
+}
+
+struct block_chunk {
+	size_t header_at; /* offset of the chunk header in the staging buffer */
+	uint64_t words;
+};
+
+static void block_chunk_begin(struct tl_snapshot_sink *s, struct block_chunk *c, uint32_t tid,
+			      uint32_t first, uint64_t seq)
+{
+	if (sink_room(s, 16 + 24))
+		return;
+	c->header_at = s->buf_len;
+	c->words = 0;
+	chunk_begin(s, TL_CHUNK_BLOCK, 0); /* payload size patched at the end */
+	sink_u32(s, tid);
+	sink_u32(s, first);
+	sink_u64(s, seq);
+	sink_u64(s, 0);
+}
+
+static void block_chunk_end(struct tl_snapshot_sink *s, struct block_chunk *c)
+{
+	if (s->error)
+		return;
+	uint64_t payload = 24 + c->words * 8;
+	memcpy(s->buf + c->header_at + 8, &payload, 8);
+	memcpy(s->buf + c->header_at + 16 + 16, &c->words, 8);
+}
+
+/* Copies a block's published records; returns their word count, or -1 when
+ * the block is unused or changed hands while being copied. */
+static long block_copy(const struct tl_block *b, uint64_t *out, size_t max_words, uint32_t *tid,
+		       uint64_t *seq)
+{
+	uint32_t gen = atomic_load_explicit(&b->gen, memory_order_acquire);
+	if (gen & 1)
+		return -1;
+	if (atomic_load_explicit(&b->state, memory_order_relaxed) == TL_BLOCK_FREE)
+		return 0;
+	*tid = atomic_load_explicit(&b->tid, memory_order_relaxed);
+	*seq = atomic_load_explicit(&b->seq, memory_order_relaxed);
+	const _Atomic uint64_t *end = atomic_load_explicit(&b->cur, memory_order_acquire);
+	size_t n = (size_t)(end - b->data);
+	if (n > max_words)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = atomic_load_explicit(&b->data[i], memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&b->gen, memory_order_relaxed) != gen)
+		return -1;
+	return (long)n;
+}
+
+static void write_block(struct tl_snapshot_sink *s, const uint64_t *words, size_t n, uint32_t tid,
+			uint64_t seq)
+{
+	struct block_chunk chunk;
+	uint32_t index = 0;
+	block_chunk_begin(s, &chunk, tid, 0, seq);
+	size_t at = 0;
+	while (at < n && !s->error) {
+		tl_record_view view;
+		size_t len = tl_record_decode(words + at, n - at, &view);
+		if (len == 0)
+			break; /* cannot happen for published records; stop rather than guess */
+		size_t got = transcode(&view, words[at + 1], s->buf + s->buf_len,
+				       s->buf_cap - s->buf_len);
+		if (got == 0) {
+			/* staging buffer full: close this chunk, start another */
+			block_chunk_end(s, &chunk);
+			if (sink_flush(s))
+				return;
+			block_chunk_begin(s, &chunk, tid, index, seq);
+			got = transcode(&view, words[at + 1], s->buf + s->buf_len,
+					s->buf_cap - s->buf_len);
+			if (got == 0) {
+				s->error = -EOVERFLOW;
+				return;
+			}
+		}
+		s->buf_len += got * 8;
+		chunk.words += got;
+		at += len;
+		index++;
+	}
+	block_chunk_end(s, &chunk);
+}
+
+static void write_blocks(struct tl_snapshot_sink *s)
+{
+	if (atomic_load(&tl_state) == 0 || tl_active.ops->write_direct)
+		return;
+	const struct tl_pool *pool = &tl_active.pool;
+	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
+	for (uint32_t i = 0; i < handed && !s->error; i++) {
+		uint32_t tid = 0;
+		uint64_t seq = 0;
+		long n = block_copy(tl_pool_block(pool, i), s->scratch, s->scratch_words, &tid, &seq);
+		if (n < 0) {
+			atomic_fetch_add_explicit(&tl_blocks_torn, 1, memory_order_relaxed);
+			continue;
+		}
+		if (n > 0)
+			write_block(s, s->scratch, (size_t)n, tid, seq);
+	}
+}
+
+int tl_snapshot_write(struct tl_snapshot_sink *s)
+{
+	write_header(s);
+	write_process(s);
+	write_clock(s);
+	write_categories(s);
+	write_threads(s);
+	write_blocks(s);
+	write_stats(s); /* after the blocks: counts what they lost meanwhile */
+	chunk_begin(s, TL_CHUNK_END, 0);
+	sink_flush(s);
+	return s->error;
+}
+
+/* ---- the public entry points ----------------------------------------------------- */
+
+static unsigned char signal_staging[STAGING_BYTES];
+static uint64_t signal_scratch[TL_BLOCK_MAX_BYTES / 8];
+static atomic_flag signal_busy = ATOMIC_FLAG_INIT;
+
+int tl_snapshot_binary_fd(int fd)
+{
+	int saved_errno = errno;
+	int rc;
+	if (atomic_load(&tl_state) == 0 || tl_active.ops->write_direct) {
+		rc = -ENODEV;
+	} else if (atomic_flag_test_and_set_explicit(&signal_busy, memory_order_acquire)) {
+		rc = -EBUSY;
+	} else {
+		struct tl_snapshot_sink sink = {
+			.fd = fd,
+			.buf = signal_staging,
+			.buf_cap = sizeof signal_staging,
+			.scratch = signal_scratch,
+			.scratch_words = sizeof signal_scratch / sizeof signal_scratch[0],
+		};
+		rc = tl_snapshot_write(&sink);
+		atomic_flag_clear_explicit(&signal_busy, memory_order_release);
+	}
+	errno = saved_errno;
+	return rc;
+}
+
+int tl_snapshot_binary(const char *path)
+{
+	if (!path)
+		return -EINVAL;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	int rc = tl_snapshot_binary_fd(fd);
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+int tl_snapshot_to_memory(unsigned char **data, size_t *len)
+{
+	*data = NULL;
+	*len = 0;
+	if (atomic_load(&tl_state) == 0 || tl_active.ops->write_direct)
+		return -ENODEV;
+	struct tl_snapshot_sink sink = {.fd = -1};
+	sink.buf = malloc(STAGING_BYTES);
+	sink.buf_cap = STAGING_BYTES;
+	sink.scratch_words = TL_BLOCK_MAX_BYTES / 8;
+	sink.scratch = malloc(TL_BLOCK_MAX_BYTES);
+	int rc = (sink.buf && sink.scratch) ? tl_snapshot_write(&sink) : -ENOMEM;
+	free(sink.buf);
+	free(sink.scratch);
+	if (rc) {
+		free(sink.mem);
+		return rc;
+	}
+	*data = sink.mem;
+	*len = sink.mem_len;
+	return 0;
+}

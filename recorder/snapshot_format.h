@@ -1,0 +1,77 @@
+/*
+ * The binary snapshot: a self-contained, versioned file written by
+ * tl_snapshot_binary_fd() (async-signal-safe) and read back by
+ * tl_model_read_binary() (for `timeline convert`), possibly on another
+ * machine after the process is gone. Internal, but the layout is a file
+ * format: change it only by bumping TL_SNAPSHOT_VERSION.
+ *
+ * All integers are little-endian (the writer's native order on every
+ * supported target; the reader rejects a file whose flags say otherwise).
+ *
+ *   file   := header chunk* END-chunk
+ *   header := magic[8] "TLSNAP\r\n", u32 version, u32 header_bytes (32),
+ *             u32 flags (TL_SNAPSHOT_F_*), u32 pid, u64 reserved (0)
+ *   chunk  := u32 type, u32 reserved (0), u64 payload_bytes, payload,
+ *             zero padding to a multiple of 8 bytes
+ *
+ * Readers skip chunk types they do not know. A file without an END chunk is
+ * truncated: a reader keeps what it read and says so.
+ *
+ * Strings are u32 length + bytes (no terminator), inside payloads.
+ */
+#ifndef TIMELINE_SNAPSHOT_FORMAT_H
+#define TIMELINE_SNAPSHOT_FORMAT_H
+
+#include <stdint.h>
+
+#define TL_SNAPSHOT_MAGIC "TLSNAP\r\n"
+#define TL_SNAPSHOT_MAGIC_LEN 8
+#define TL_SNAPSHOT_VERSION 1
+#define TL_SNAPSHOT_HEADER_BYTES 32
+
+#define TL_SNAPSHOT_F_BIG_ENDIAN (1u << 0) /* never set by this writer */
+
+enum tl_snapshot_chunk {
+	/* u32 pid, string process_name */
+	TL_CHUNK_PROCESS = 1,
+	/*
+	 * u32 clock_id (7 = CLOCK_BOOTTIME, 1 = CLOCK_MONOTONIC), u32 ticks
+	 * (1: record timestamps are TSC ticks, 0: nanoseconds of clock_id),
+	 * u32 npairs, u32 reserved,
+	 * i64 boottime_ns, i64 monotonic_ns, i64 realtime_ns (taken at the
+	 * snapshot), u64 snapshot_ts (tl_timestamp at the snapshot),
+	 * npairs x { u64 ticks, i64 ns }: calibration pairs in increasing
+	 * order; ns is the trace clock. Convert a tick value by linear
+	 * interpolation between the two nearest pairs (extrapolate from the
+	 * first two or last two outside the range). With ticks == 0 there is
+	 * no pair and a timestamp is already ns.
+	 */
+	TL_CHUNK_CLOCK = 2,
+	/*
+	 * u32 count, u32 reserved, then count u64 values in this order:
+	 * events_written, events_overwritten, events_dropped,
+	 * strings_truncated, args_dropped, unmatched_begin, unmatched_end,
+	 * blocks_torn, buffer_bytes, buffer_bytes_used, threads, categories;
+	 * then string recorder name. Readers take the first min(count, known).
+	 */
+	TL_CHUNK_STATS = 3,
+	/* u32 index, string name */
+	TL_CHUNK_CATEGORY = 4,
+	/* u32 tid, string name */
+	TL_CHUNK_THREAD = 5,
+	/*
+	 * u32 tid, u32 first (index within the block of the first record in
+	 * this chunk: one block may be split over several chunks), u64 seq
+	 * (block hand-out order), u64 nwords, then nwords words of records
+	 * (see record.h) each with TL_REC_F_STRINGS_INLINE set; timestamps as
+	 * in the CLOCK chunk. A thread's events in order: its chunks sorted by
+	 * (seq, first), records in file order.
+	 */
+	TL_CHUNK_BLOCK = 6,
+	/* empty: the snapshot is complete */
+	TL_CHUNK_END = 7,
+};
+
+#define TL_SNAPSHOT_STATS_COUNT 12
+
+#endif /* TIMELINE_SNAPSHOT_FORMAT_H */

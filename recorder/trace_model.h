@@ -1,0 +1,106 @@
+/*
+ * A decoded trace: what a snapshot contains, in nanoseconds of the trace
+ * clock, with every string owned by the model. Built from a binary snapshot
+ * (tl_model_read_binary) and written out by the exporters. Internal; not
+ * signal-safe (allocates).
+ */
+#ifndef TIMELINE_TRACE_MODEL_H
+#define TIMELINE_TRACE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <timeline/timeline.h>
+
+typedef struct tl_model_arg {
+	const char *key;
+	tl_arg_type type; /* TL_ARG_STRING_COPY is folded into TL_ARG_STRING */
+	union {
+		int64_t i;
+		uint64_t u;
+		double d;
+		int b;
+		uint64_t p;
+		const char *s;
+	} v;
+} tl_model_arg;
+
+typedef struct tl_model_event {
+	int64_t ts_ns;
+	int64_t end_ns; /* TL_PHASE_COMPLETE: end timestamp */
+	uint32_t tid;
+	uint64_t seq; /* order of the event within its thread (increasing) */
+	char phase;   /* tl_phase */
+	unsigned scope; /* TL_EVENT_SCOPE_* (instants; flows: global or not) */
+	const char *cat;
+	const char *name; /* NULL for END */
+	uint64_t id;      /* async / flow id */
+	int counter_is_double;
+	int64_t counter_i;
+	double counter_d;
+	unsigned nargs;
+	tl_model_arg args[TL_MAX_ARGS];
+} tl_model_event;
+
+typedef struct tl_model_thread {
+	uint32_t tid;
+	const char *name; /* never NULL: "" when unknown */
+} tl_model_thread;
+
+typedef struct tl_model {
+	uint32_t pid;
+	const char *process_name;
+	int clock_id;          /* 7 = CLOCK_BOOTTIME, 1 = CLOCK_MONOTONIC */
+	int64_t snapshot_ns;   /* trace clock at the snapshot */
+	int64_t boottime_ns;   /* clock snapshot */
+	int64_t monotonic_ns;
+	int64_t realtime_ns;
+	int complete;          /* 0 when the END chunk was missing */
+	const char *recorder;  /* recorder name from the stats chunk */
+	tl_stats stats;
+
+	tl_model_thread *threads;
+	size_t nthreads;
+	/* Sorted by (tid, seq): each thread's events are contiguous and in order. */
+	tl_model_event *events;
+	size_t nevents;
+
+	/* Internal: string arena. */
+	struct tl_model_arena *arena;
+} tl_model;
+
+/*
+ * Reads a binary snapshot held in memory. On failure returns -EINVAL (not a
+ * snapshot, bad version, corrupt chunk) or -ENOMEM and writes a one-line
+ * reason into err (may be NULL). On success the caller owns *out and frees
+ * it with tl_model_free().
+ */
+int tl_model_read_binary(const void *data, size_t len, tl_model *out, char *err, size_t errlen);
+
+/* Reads a whole file with tl_model_read_binary. Same returns, plus -errno. */
+int tl_model_read_binary_file(const char *path, tl_model *out, char *err, size_t errlen);
+
+void tl_model_free(tl_model *model);
+
+/* Copies a string into the model's arena. NULL on allocation failure. */
+const char *tl_model_intern(tl_model *model, const char *s, size_t len);
+
+/* Name of a thread, or NULL when the model has none for tid. */
+const char *tl_model_thread_name(const tl_model *model, uint32_t tid);
+
+/* What an exporter had to repair, for the stats. */
+typedef struct tl_export_counts {
+	uint64_t unmatched_begin; /* slices still open: closed at snapshot time */
+	uint64_t unmatched_end;   /* ends whose begin was lost: dropped */
+} tl_export_counts;
+
+/*
+ * Chrome JSON, formats.md sections 3 and 4.3. Returns 0 or -errno from
+ * write(2). counts may be NULL.
+ */
+int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts);
+
+/* ftrace text, formats.md section 4.2. Same contract. */
+int tl_export_ftrace(const tl_model *model, int fd, tl_export_counts *counts);
+
+#endif /* TIMELINE_TRACE_MODEL_H */

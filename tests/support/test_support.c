@@ -1,0 +1,131 @@
+#include "support/test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <timeline/timeline.h>
+
+#include "recorder/internal.h"
+#include "recorder/trace_model.h"
+
+static const char *tmp_dir(void)
+{
+	const char *dir = getenv("TL_TEST_TMP");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	mkdir(dir, 0755);
+	return dir;
+}
+
+const char *tl_test_path(const char *stem, const char *ext)
+{
+	static char paths[16][512];
+	static unsigned next;
+	char *p = paths[next++ % 16];
+	snprintf(p, sizeof paths[0], "%s/%s-%d-%u%s", tmp_dir(), stem, (int)getpid(), next,
+		 ext ? ext : "");
+	unlink(p);
+	return p;
+}
+
+char *tl_test_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	size_t got;
+	while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+		n += got;
+		if (cap - n - 1 == 0) {
+			char *grown = realloc(buf, cap * 2);
+			if (!grown) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (!buf)
+		return NULL;
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+int tl_test_run(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	int status = system(cmd);
+	if (status == -1 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+const char *tl_test_cli(void)
+{
+	const char *cli = getenv("TIMELINE_CLI");
+	return cli && *cli ? cli : NULL;
+}
+
+size_t tl_test_count(const char *haystack, const char *needle)
+{
+	size_t n = 0, len = strlen(needle);
+	for (const char *p = haystack; (p = strstr(p, needle)) != NULL; p += len)
+		n++;
+	return n;
+}
+
+void tl_test_init(int recorder, size_t buffer_bytes)
+{
+	tl_options o = {0};
+	o.struct_size = sizeof o;
+	o.recorder = (tl_recorder_kind)recorder;
+	o.buffer_bytes = buffer_bytes;
+	assert_int_equal(tl_init(&o), 0);
+}
+
+void tl_test_snapshot_model(struct tl_model *model)
+{
+	unsigned char *data = NULL;
+	size_t len = 0;
+	assert_int_equal(tl_snapshot_to_memory(&data, &len), 0);
+	char err[256] = "";
+	int rc = tl_model_read_binary(data, len, model, err, sizeof err);
+	if (rc)
+		print_error("reading the snapshot back: %s\n", err);
+	assert_int_equal(rc, 0);
+	free(data);
+}
+
+size_t tl_test_count_events(const struct tl_model *model, char phase, const char *name)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < model->nevents; i++) {
+		const tl_model_event *e = &model->events[i];
+		if (e->phase == phase && (!name || (e->name && strcmp(e->name, name) == 0)))
+			n++;
+	}
+	return n;
+}
+
+void tl_test_clear_environment(void)
+{
+	unsetenv("TIMELINE_RECORDER");
+	unsetenv("TIMELINE_BUFFER_KB");
+	unsetenv("TIMELINE_CATEGORIES");
+}

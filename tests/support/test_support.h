@@ -1,0 +1,44 @@
+/* Helpers shared by the cmocka suites. */
+#ifndef TIMELINE_TEST_SUPPORT_H
+#define TIMELINE_TEST_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+/* Exit code ctest reads as "skipped" (SKIP_RETURN_CODE). */
+#define TL_TEST_SKIP_EXIT 77
+
+/* A fresh path under the test temp directory: <tmp>/<stem>-<pid>-<n><ext>. */
+const char *tl_test_path(const char *stem, const char *ext);
+
+/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL on error. */
+char *tl_test_read_file(const char *path, size_t *len);
+
+/* Runs a shell command, returns its exit status (or -1). Output goes to the
+ * test's stdout. */
+int tl_test_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The built `timeline` CLI (from TIMELINE_CLI), or NULL. */
+const char *tl_test_cli(void);
+
+/* Counts occurrences of needle in haystack. */
+size_t tl_test_count(const char *haystack, const char *needle);
+
+/* Starts the library with a recorder and buffer size, asserting success. */
+void tl_test_init(int recorder, size_t buffer_bytes);
+
+struct tl_model;
+/* Takes a binary snapshot in memory and reads it back; asserts success. */
+void tl_test_snapshot_model(struct tl_model *model);
+
+/* Counts events of a phase (and name, when not NULL) in a model. */
+size_t tl_test_count_events(const struct tl_model *model, char phase, const char *name);
+
+/* Unsets the TIMELINE_* environment so a suite starts from the defaults. */
+void tl_test_clear_environment(void);
+
+#endif

@@ -1,0 +1,135 @@
+/* Categories: registration, filters, globs, the macros' enabled check. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "support/test_support.h"
+
+#include <timeline/trace_event.h>
+
+#include "recorder/trace_model.h"
+
+static int teardown(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	tl_category_set_filter("-disabled-by-default-*");
+	return 0;
+}
+
+static void test_category_get_returns_same_handle(void **state)
+{
+	(void)state;
+	tl_category *a = tl_category_get("gfx");
+	tl_category *b = tl_category_get("gfx");
+	assert_ptr_equal(a, b);
+	assert_string_equal(a->name, "gfx");
+	assert_ptr_not_equal(a, tl_category_get("audio"));
+}
+
+static void test_categories_are_off_before_init(void **state)
+{
+	(void)state;
+	tl_category *cat = tl_category_get("before-init");
+	assert_false(tl_category_enabled(cat));
+	assert_false(TL_TRACE_ENABLED("before-init"));
+}
+
+static void test_categories_are_on_by_default_while_running(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	assert_true(TL_TRACE_ENABLED("plain"));
+	assert_false(TL_TRACE_ENABLED("disabled-by-default-heavy"));
+	tl_shutdown();
+	assert_false(TL_TRACE_ENABLED("plain"));
+}
+
+static void test_filter_list_enables_only_matches(void **state)
+{
+	(void)state;
+	tl_options o = {.struct_size = sizeof o, .categories = "render*,audio"};
+	assert_int_equal(tl_init(&o), 0);
+	assert_true(TL_TRACE_ENABLED("render.gpu"));
+	assert_true(TL_TRACE_ENABLED("audio"));
+	assert_false(TL_TRACE_ENABLED("net"));
+}
+
+static void test_filter_negation_disables(void **state)
+{
+	(void)state;
+	tl_options o = {.struct_size = sizeof o, .categories = "-net*"};
+	assert_int_equal(tl_init(&o), 0);
+	assert_false(TL_TRACE_ENABLED("net.http"));
+	assert_true(TL_TRACE_ENABLED("render"));
+}
+
+static void test_environment_filter_overrides_options(void **state)
+{
+	(void)state;
+	setenv("TIMELINE_CATEGORIES", "io", 1);
+	tl_options o = {.struct_size = sizeof o, .categories = "gfx"};
+	assert_int_equal(tl_init(&o), 0);
+	unsetenv("TIMELINE_CATEGORIES");
+	assert_true(TL_TRACE_ENABLED("io"));
+	assert_false(TL_TRACE_ENABLED("gfx"));
+}
+
+static void test_enable_and_disable_by_glob_at_runtime(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	tl_category *a = tl_category_get("game.ai");
+	tl_category *b = tl_category_get("game.physics");
+	assert_int_equal(tl_category_disable("game.*"), 2);
+	assert_false(tl_category_enabled(a));
+	assert_false(tl_category_enabled(b));
+	/* a category registered later follows the filter too */
+	assert_false(tl_category_enabled(tl_category_get("game.sound")));
+	assert_int_equal(tl_category_enable("game.ai"), 1);
+	assert_true(tl_category_enabled(a));
+	assert_false(tl_category_enabled(b));
+	assert_int_equal(tl_category_enable(""), -EINVAL);
+}
+
+static void test_empty_filter_disables_everything(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	assert_int_equal(tl_category_set_filter(""), 0);
+	assert_false(TL_TRACE_ENABLED("anything"));
+}
+
+static void test_disabled_category_records_nothing(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	tl_category_disable("quiet");
+	int evaluated = 0;
+	TL_TRACE_EVENT_BEGIN1("quiet", "never", "n", ++evaluated);
+	TL_TRACE_EVENT_INSTANT0("quiet", "never", TL_SCOPE_THREAD);
+	TL_TRACE_EVENT_INSTANT0("loud", "kept", TL_SCOPE_THREAD);
+	assert_int_equal(evaluated, 0); /* arguments are not evaluated */
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(tl_test_count_events(&m, 'B', "never"), 0);
+	assert_int_equal(tl_test_count_events(&m, 'i', "never"), 0);
+	assert_int_equal(tl_test_count_events(&m, 'i', "kept"), 1);
+	tl_model_free(&m);
+}
+
+int main(void)
+{
+	tl_test_clear_environment();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_category_get_returns_same_handle, teardown),
+		cmocka_unit_test_teardown(test_categories_are_off_before_init, teardown),
+		cmocka_unit_test_teardown(test_categories_are_on_by_default_while_running, teardown),
+		cmocka_unit_test_teardown(test_filter_list_enables_only_matches, teardown),
+		cmocka_unit_test_teardown(test_filter_negation_disables, teardown),
+		cmocka_unit_test_teardown(test_environment_filter_overrides_options, teardown),
+		cmocka_unit_test_teardown(test_enable_and_disable_by_glob_at_runtime, teardown),
+		cmocka_unit_test_teardown(test_empty_filter_disables_everything, teardown),
+		cmocka_unit_test_teardown(test_disabled_category_records_nothing, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,133 @@
+/* The trace clock: TSC conversion against clock_gettime, clock choice. */
+#include <stdlib.h>
+#include <time.h>
+
+#include "support/test_support.h"
+
+#include <timeline/trace_event.h>
+
+#include "recorder/clock.h"
+#include "recorder/trace_model.h"
+
+static int teardown(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	return 0;
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void spin_ms(int ms)
+{
+	int64_t end = clock_ns(CLOCK_MONOTONIC) + (int64_t)ms * 1000000;
+	while (clock_ns(CLOCK_MONOTONIC) < end)
+		;
+}
+
+static void test_tsc_is_used_where_the_kernel_uses_it(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	assert_int_equal(tl_clock_is_tsc(), tl_clock_tsc_usable());
+	print_message("trace clock reads the %s\n", tl_clock_is_tsc() ? "TSC" : "vDSO clock");
+}
+
+/* Events stamped between two clock_gettime reads convert to within 1 us
+ * of them, after the snapshot's own conversion. */
+static void test_converted_timestamps_within_1us_of_boottime(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	enum { N = 50 };
+	int64_t before[N], after[N];
+	for (int i = 0; i < N; i++) {
+		before[i] = clock_ns(CLOCK_BOOTTIME);
+		TL_TRACE_EVENT_INSTANT0("clock", "tick", TL_SCOPE_THREAD);
+		after[i] = clock_ns(CLOCK_BOOTTIME);
+		spin_ms(2);
+	}
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(m.clock_id, CLOCK_BOOTTIME);
+	assert_int_equal(tl_test_count_events(&m, 'i', "tick"), N);
+	int64_t worst = 0;
+	int k = 0;
+	for (size_t i = 0; i < m.nevents; i++) {
+		const tl_model_event *e = &m.events[i];
+		if (e->phase != 'i')
+			continue;
+		int64_t off = 0;
+		if (e->ts_ns < before[k])
+			off = before[k] - e->ts_ns;
+		else if (e->ts_ns > after[k])
+			off = e->ts_ns - after[k];
+		if (off > worst)
+			worst = off;
+		k++;
+	}
+	print_message("worst distance from clock_gettime: %lld ns\n", (long long)worst);
+	assert_true(worst <= 1000);
+	tl_model_free(&m);
+}
+
+static void test_monotonic_clock_can_be_chosen(void **state)
+{
+	(void)state;
+	tl_options o = {.struct_size = sizeof o, .clock = TL_CLOCK_MONOTONIC, .no_tsc = true};
+	assert_int_equal(tl_init(&o), 0);
+	assert_false(tl_clock_is_tsc());
+	int64_t before = clock_ns(CLOCK_MONOTONIC);
+	TL_TRACE_EVENT_INSTANT0("clock", "mono", TL_SCOPE_THREAD);
+	int64_t after = clock_ns(CLOCK_MONOTONIC);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(m.clock_id, CLOCK_MONOTONIC);
+	assert_true(m.events[0].ts_ns >= before && m.events[0].ts_ns <= after);
+	tl_model_free(&m);
+}
+
+static void test_snapshot_records_a_clock_snapshot(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	int64_t boot = clock_ns(CLOCK_BOOTTIME), real = clock_ns(CLOCK_REALTIME);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_true(m.boottime_ns >= boot && m.boottime_ns - boot < 1000000000);
+	assert_true(m.realtime_ns >= real && m.realtime_ns - real < 1000000000);
+	assert_true(m.monotonic_ns > 0);
+	assert_true(llabs(m.snapshot_ns - m.boottime_ns) < 1000000);
+	tl_model_free(&m);
+}
+
+static void test_ticks_conversion_interpolates_between_pairs(void **state)
+{
+	(void)state;
+	tl_clock_pair p[3] = {{1000, 5000}, {3000, 6000}, {5000, 8000}};
+	assert_int_equal(tl_clock_ticks_to_ns(p, 3, 1000), 5000);
+	assert_int_equal(tl_clock_ticks_to_ns(p, 3, 2000), 5500);
+	assert_int_equal(tl_clock_ticks_to_ns(p, 3, 4000), 7000);
+	assert_int_equal(tl_clock_ticks_to_ns(p, 3, 7000), 10000); /* extrapolated */
+	assert_int_equal(tl_clock_ticks_to_ns(p, 3, 0), 4500);     /* before the first */
+	assert_int_equal(tl_clock_ticks_to_ns(p, 1, 1500), 5500);  /* offset only */
+	assert_int_equal(tl_clock_ticks_to_ns(p, 0, 1234), 1234);  /* already ns */
+}
+
+int main(void)
+{
+	tl_test_clear_environment();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_tsc_is_used_where_the_kernel_uses_it, teardown),
+		cmocka_unit_test_teardown(test_converted_timestamps_within_1us_of_boottime, teardown),
+		cmocka_unit_test_teardown(test_monotonic_clock_can_be_chosen, teardown),
+		cmocka_unit_test_teardown(test_snapshot_records_a_clock_snapshot, teardown),
+		cmocka_unit_test(test_ticks_conversion_interpolates_between_pairs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,160 @@
+/* tl_init / tl_shutdown, options, environment, stats. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "support/test_support.h"
+
+#include <timeline/trace_event.h>
+
+#include "recorder/trace_model.h"
+
+static int teardown(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	tl_test_clear_environment();
+	return 0;
+}
+
+static void test_init_defaults_to_ring(void **state)
+{
+	(void)state;
+	assert_int_equal(tl_init(NULL), 0);
+	assert_true(tl_is_running());
+	assert_string_equal(tl_recorder_name(), "ring");
+}
+
+static void test_init_twice_is_ealready(void **state)
+{
+	(void)state;
+	assert_int_equal(tl_init(NULL), 0);
+	assert_int_equal(tl_init(NULL), -EALREADY);
+}
+
+static void test_environment_selects_recorder_and_size(void **state)
+{
+	(void)state;
+	setenv("TIMELINE_RECORDER", "startup", 1);
+	setenv("TIMELINE_BUFFER_KB", "64", 1);
+	assert_int_equal(tl_init(NULL), 0);
+	assert_string_equal(tl_recorder_name(), "startup");
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.buffer_bytes, 64 * 1024);
+}
+
+static void test_environment_unknown_recorder_is_einval(void **state)
+{
+	(void)state;
+	setenv("TIMELINE_RECORDER", "tape", 1);
+	assert_int_equal(tl_init(NULL), -EINVAL);
+	assert_false(tl_is_running());
+}
+
+static void test_environment_bad_buffer_size_is_einval(void **state)
+{
+	(void)state;
+	setenv("TIMELINE_BUFFER_KB", "12x", 1);
+	assert_int_equal(tl_init(NULL), -EINVAL);
+	setenv("TIMELINE_BUFFER_KB", "1", 1); /* below the minimum */
+	assert_int_equal(tl_init(NULL), -EINVAL);
+	assert_false(tl_is_running());
+}
+
+static void test_options_too_small_struct_is_einval(void **state)
+{
+	(void)state;
+	tl_options o = {0};
+	o.struct_size = 4;
+	assert_int_equal(tl_init(&o), -EINVAL);
+}
+
+static void test_events_after_shutdown_are_ignored(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	tl_category *cat = tl_category_get("life");
+	tl_shutdown();
+	tl_emit_begin(cat, "late");
+	tl_emit_end(cat);
+	TL_TRACE_EVENT_INSTANT0("life", "late", TL_SCOPE_THREAD);
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.events_written, 0);
+	assert_int_equal(st.events_dropped, 0);
+	assert_int_equal(tl_snapshot_binary_fd(1), -ENODEV);
+}
+
+static void test_restart_records_again(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	TL_TRACE_EVENT_INSTANT0("life", "first session", TL_SCOPE_THREAD);
+	tl_shutdown();
+	tl_test_init(TL_RECORDER_ENDLESS, 1 << 20);
+	TL_TRACE_EVENT_INSTANT0("life", "second session", TL_SCOPE_THREAD);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(tl_test_count_events(&m, 'i', "first session"), 0);
+	assert_int_equal(tl_test_count_events(&m, 'i', "second session"), 1);
+	tl_model_free(&m);
+}
+
+static void test_stats_count_written_events(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	for (int i = 0; i < 100; i++) {
+		TL_TRACE_EVENT_BEGIN0("life", "work");
+		TL_TRACE_EVENT_END0("life", "work");
+	}
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.events_written, 200);
+	assert_int_equal(st.events_overwritten, 0);
+	assert_int_equal(st.events_dropped, 0);
+	assert_string_equal(st.recorder, "ring");
+	assert_true(st.threads >= 1);
+}
+
+static void test_stats_rejects_small_struct(void **state)
+{
+	(void)state;
+	tl_stats st = {.struct_size = 1};
+	assert_int_equal(tl_stats_get(&st), -EINVAL);
+	assert_int_equal(tl_stats_get(NULL), -EINVAL);
+}
+
+static void test_process_name_in_snapshot(void **state)
+{
+	(void)state;
+	tl_options o = {.struct_size = sizeof o, .process_name = "my engine"};
+	assert_int_equal(tl_init(&o), 0);
+	TL_TRACE_EVENT_INSTANT0("life", "x", TL_SCOPE_PROCESS);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_string_equal(m.process_name, "my engine");
+	assert_int_equal(m.pid, getpid());
+	tl_model_free(&m);
+}
+
+int main(void)
+{
+	tl_test_clear_environment();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_init_defaults_to_ring, teardown),
+		cmocka_unit_test_teardown(test_init_twice_is_ealready, teardown),
+		cmocka_unit_test_teardown(test_environment_selects_recorder_and_size, teardown),
+		cmocka_unit_test_teardown(test_environment_unknown_recorder_is_einval, teardown),
+		cmocka_unit_test_teardown(test_environment_bad_buffer_size_is_einval, teardown),
+		cmocka_unit_test_teardown(test_options_too_small_struct_is_einval, teardown),
+		cmocka_unit_test_teardown(test_events_after_shutdown_are_ignored, teardown),
+		cmocka_unit_test_teardown(test_restart_records_again, teardown),
+		cmocka_unit_test_teardown(test_stats_count_written_events, teardown),
+		cmocka_unit_test_teardown(test_stats_rejects_small_struct, teardown),
+		cmocka_unit_test_teardown(test_process_name_in_snapshot, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
