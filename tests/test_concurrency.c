@@ -158,15 +158,18 @@ static void test_json_snapshots_while_threads_write(void **state)
 /* ---- the signal-safe snapshot ------------------------------------------------ */
 
 static int signal_fd = -1;
-static volatile sig_atomic_t signal_rc = 1;
-static volatile sig_atomic_t signal_errno_kept = 0;
+static _Atomic int signal_rc = 1;
+static _Atomic int signal_errno_kept;
 
 static void on_signal(int signo)
 {
 	(void)signo;
-	errno = EAGAIN;
-	signal_rc = tl_snapshot_binary_fd(signal_fd);
-	signal_errno_kept = errno == EAGAIN;
+	int saved = errno;
+	errno = EAGAIN; /* a marker: the snapshot must leave errno as it found it */
+	int rc = tl_snapshot_binary_fd(signal_fd);
+	atomic_store(&signal_errno_kept, errno == EAGAIN);
+	errno = saved;
+	atomic_store(&signal_rc, rc);
 }
 
 static void test_binary_snapshot_from_a_signal_handler(void **state)
@@ -184,13 +187,13 @@ static void test_binary_snapshot_from_a_signal_handler(void **state)
 	start_writers();
 	/* interrupt a writer, in the middle of its emits */
 	pthread_kill(writers[1].thread, SIGUSR1);
-	for (int i = 0; i < 1000 && signal_rc == 1; i++)
+	for (int i = 0; i < 1000 && atomic_load(&signal_rc) == 1; i++)
 		usleep(1000);
 	stop_writers();
 	sigaction(SIGUSR1, &old, NULL);
 	close(signal_fd);
-	assert_int_equal(signal_rc, 0);
-	assert_true(signal_errno_kept);
+	assert_int_equal(atomic_load(&signal_rc), 0);
+	assert_true(atomic_load(&signal_errno_kept));
 
 	tl_model m;
 	char err[256] = "";

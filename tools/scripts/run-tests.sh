@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Every test: install what is missing, then build and run the suites three
+# times: a plain build (warnings are errors), AddressSanitizer +
+# UndefinedBehaviorSanitizer, and the concurrency suites under
+# ThreadSanitizer. Ends with the benchmark figures (informational).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+tools/scripts/install-deps.sh || exit 1
+
+jobs=$(nproc)
+status=0
+summary=()
+
+run_suite() { # name, build dir, cmake options...
+	local name=$1 dir=$2
+	shift 2
+	echo "=== $name"
+	if ! cmake -S . -B "$dir" -DTIMELINE_WERROR=ON "$@" >"$dir.configure.log" 2>&1; then
+		cat "$dir.configure.log"
+		summary+=("$name: configure failed")
+		status=1
+		return
+	fi
+	if ! cmake --build "$dir" -j"$jobs" >"$dir.build.log" 2>&1; then
+		tail -n 60 "$dir.build.log"
+		summary+=("$name: build failed")
+		status=1
+		return
+	fi
+	local runner=()
+	# ThreadSanitizer cannot map its shadow memory with the kernel's
+	# widest address randomisation; run its suites without it.
+	if [ "$name" = tsan ] && command -v setarch >/dev/null; then
+		runner=(setarch "$(uname -m)" -R)
+	fi
+	if "${runner[@]}" ctest --test-dir "$dir" --output-on-failure -j"$jobs" >"$dir.ctest.log" 2>&1; then
+		summary+=("$name: $(grep -E 'tests passed' "$dir.ctest.log")")
+	else
+		status=1
+		summary+=("$name: $(grep -E 'tests passed|tests failed' "$dir.ctest.log" | tail -1)")
+	fi
+	cat "$dir.ctest.log"
+}
+
+
+run_suite plain build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run_suite asan build-asan -DCMAKE_BUILD_TYPE=Debug "-DTIMELINE_SANITIZE=address;undefined" \
+	-DTIMELINE_BUILD_BENCH=OFF
+run_suite tsan build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTIMELINE_SANITIZE=thread \
+	-DTIMELINE_BUILD_BENCH=OFF -DTIMELINE_BUILD_TOOLS=ON
+
+if [ -x build/tests/bench/timeline-bench ]; then
+	echo "=== benchmarks (informational)"
+	build/tests/bench/timeline-bench --quick || true
+fi
+
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
+exit $status
