@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <timeline/trace_event.h>
+
 #include "recorder/internal.h"
 
 #define FILTER_MAX 4096

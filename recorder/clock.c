@@ -176,34 +176,67 @@ size_t tl_clock_pairs(tl_clock_pair *out, size_t max)
 	return n;
 }
 
-static int64_t interpolate(tl_clock_pair a, tl_clock_pair b, uint64_t ticks)
+static int64_t clamp_u64_to_i64(uint64_t v)
 {
-	if (b.ticks == a.ticks)
-		return a.ns + (int64_t)(ticks - a.ticks);
-	__int128 dt = (__int128)ticks - (__int128)a.ticks;
-	__int128 dns = (__int128)b.ns - (__int128)a.ns;
-	__int128 span = (__int128)b.ticks - (__int128)a.ticks;
-	/* round to nearest */
-	__int128 num = dt * dns;
-	__int128 q = num / span;
-	__int128 r = num % span;
-	if (r * 2 >= span)
-		q++;
-	else if (r * 2 <= -span)
-		q--;
-	return a.ns + (int64_t)q;
+	return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* round(dt * dns / span), saturated to UINT64_MAX. */
+static uint64_t scale(uint64_t dt, uint64_t dns, uint64_t span)
+{
+#ifdef __SIZEOF_INT128__
+	unsigned __int128 step = ((unsigned __int128)dt * dns + span / 2) / span;
+	return step > UINT64_MAX ? UINT64_MAX : (uint64_t)step;
+#else
+	long double step = (long double)dt * (long double)dns / (long double)span + 0.5L;
+	return step >= 0x1p64L ? UINT64_MAX : (uint64_t)step;
+#endif
+}
+
+/* base + step (or - step), saturated to the int64 range. */
+static int64_t offset_saturated(int64_t base, uint64_t step, int negative)
+{
+	if (negative) {
+		uint64_t room = (uint64_t)base - (uint64_t)INT64_MIN;
+		return step > room ? INT64_MIN : (int64_t)((uint64_t)base - step);
+	}
+	uint64_t room = (uint64_t)INT64_MAX - (uint64_t)base;
+	return step > room ? INT64_MAX : (int64_t)((uint64_t)base + step);
+}
+
+/*
+ * The ns value of tick t on the line through a and b (a.ticks <= b.ticks),
+ * rounded to the nearest ns and clamped to the int64 range; exact at a and
+ * b. When a and b share a tick value, one tick counts as one ns from a.
+ */
+static int64_t interpolate(uint64_t t, const tl_clock_pair *a, const tl_clock_pair *b)
+{
+	int forward = t >= a->ticks;
+	uint64_t dt = forward ? t - a->ticks : a->ticks - t;
+	if (a->ticks == b->ticks)
+		return offset_saturated(a->ns, dt, !forward);
+	int rising = b->ns >= a->ns;
+	uint64_t dns =
+	    rising ? (uint64_t)b->ns - (uint64_t)a->ns : (uint64_t)a->ns - (uint64_t)b->ns;
+	return offset_saturated(a->ns, scale(dt, dns, b->ticks - a->ticks), forward != rising);
 }
 
 int64_t tl_clock_ticks_to_ns(const tl_clock_pair *p, size_t n, uint64_t ticks)
 {
 	if (n == 0)
-		return (int64_t)ticks;
+		return clamp_u64_to_i64(ticks);
 	if (n == 1)
-		return p[0].ns + (int64_t)(ticks - p[0].ticks);
-	size_t hi = 1;
-	while (hi < n - 1 && p[hi].ticks < ticks)
-		hi++;
-	return interpolate(p[hi - 1], p[hi], ticks);
+		return interpolate(ticks, &p[0], &p[0]);
+	/* the last pair at or before ticks, kept below the last pair */
+	size_t lo = 0, hi = n - 1;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p[mid].ticks <= ticks)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return interpolate(ticks, &p[lo], &p[lo + 1]);
 }
 
 tl_timestamp tl_now(void)

@@ -85,6 +85,13 @@ void tl_model_free(tl_model *model);
 /* Copies a string into the model's arena. NULL on allocation failure. */
 const char *tl_model_intern(tl_model *model, const char *s, size_t len);
 
+/* Appends a zeroed event to model->events (the array must come from this
+ * function); NULL on allocation failure. Earlier event pointers move. */
+tl_model_event *tl_model_event_append(tl_model *model);
+
+/* Adds thread tid, or renames it; 0 or -ENOMEM. */
+int tl_model_thread_set(tl_model *model, uint32_t tid, const char *name, size_t len);
+
 /* Name of a thread, or NULL when the model has none for tid. */
 const char *tl_model_thread_name(const tl_model *model, uint32_t tid);
 

@@ -1,0 +1,232 @@
+/*
+ * The trace model's memory: one arena per model holding its strings
+ * (interned: each distinct string is stored once) and its growable event
+ * and thread arrays. tl_model_free() releases everything at once.
+ */
+#include "recorder/trace_model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Strings are carved from chunks of this size; longer ones get their own. */
+#define TL_ARENA_CHUNK_BYTES (64 * 1024)
+#define TL_ARENA_EVENTS_MIN 256
+#define TL_ARENA_THREADS_MIN 16
+#define TL_ARENA_TABLE_MIN 256
+
+struct tl_arena_chunk {
+	struct tl_arena_chunk *next;
+	size_t used;
+	size_t size;
+	char bytes[];
+};
+
+struct tl_interned {
+	const char *str; /* NULL: free slot */
+	size_t len;
+	uint64_t hash;
+};
+
+struct tl_model_arena {
+	struct tl_arena_chunk *chunks; /* newest first; strings go to the head */
+	struct tl_interned *table;     /* open addressing, power-of-two size */
+	size_t table_size;
+	size_t table_used;
+	/* The arrays the arena allocated; the model's pointers refer to them. */
+	tl_model_event *events;
+	size_t events_cap;
+	tl_model_thread *threads;
+	size_t threads_cap;
+};
+
+
+static struct tl_model_arena *arena_of(tl_model *model)
+{
+	if (!model->arena)
+		model->arena = calloc(1, sizeof *model->arena);
+	return model->arena;
+}
+
+/*
+ * Returns array grown to hold at least need elements (*cap updated), or
+ * NULL when out of memory (array untouched).
+ */
+static void *grow_array(void *array, size_t *cap, size_t need, size_t elem_size, size_t min_cap)
+{
+	if (need <= *cap)
+		return array;
+	size_t new_cap = *cap ? *cap : min_cap;
+	while (new_cap < need) {
+		if (new_cap > SIZE_MAX / 2)
+			return NULL;
+		new_cap *= 2;
+	}
+	if (new_cap > SIZE_MAX / elem_size)
+		return NULL;
+	void *grown = realloc(array, new_cap * elem_size);
+	if (grown)
+		*cap = new_cap;
+	return grown;
+}
+
+/* FNV-1a, 64 bits. */
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Copies len bytes plus a terminator into the arena's chunks. */
+static char *arena_store(struct tl_model_arena *arena, const char *s, size_t len)
+{
+	if (len >= SIZE_MAX - sizeof(struct tl_arena_chunk))
+		return NULL;
+	size_t need = len + 1;
+	struct tl_arena_chunk *chunk = arena->chunks;
+	if (!chunk || chunk->size - chunk->used < need) {
+		size_t size = need > TL_ARENA_CHUNK_BYTES / 4 ? need : TL_ARENA_CHUNK_BYTES;
+		chunk = malloc(sizeof *chunk + size);
+		if (!chunk)
+			return NULL;
+		chunk->used = 0;
+		chunk->size = size;
+		/* A dedicated chunk goes behind the head so the head keeps its room. */
+		if (size != TL_ARENA_CHUNK_BYTES && arena->chunks) {
+			chunk->next = arena->chunks->next;
+			arena->chunks->next = chunk;
+		} else {
+			chunk->next = arena->chunks;
+			arena->chunks = chunk;
+		}
+	}
+	char *dst = chunk->bytes + chunk->used;
+	if (len)
+		memcpy(dst, s, len);
+	dst[len] = '\0';
+	chunk->used += need;
+	return dst;
+}
+
+static int table_grow(struct tl_model_arena *arena)
+{
+	size_t size = arena->table_size ? arena->table_size * 2 : TL_ARENA_TABLE_MIN;
+	if (size > SIZE_MAX / sizeof(struct tl_interned))
+		return -ENOMEM;
+	struct tl_interned *table = calloc(size, sizeof *table);
+	if (!table)
+		return -ENOMEM;
+	for (size_t i = 0; i < arena->table_size; i++) {
+		const struct tl_interned *e = &arena->table[i];
+		if (!e->str)
+			continue;
+		size_t j = (size_t)e->hash & (size - 1);
+		while (table[j].str)
+			j = (j + 1) & (size - 1);
+		table[j] = *e;
+	}
+	free(arena->table);
+	arena->table = table;
+	arena->table_size = size;
+	return 0;
+}
+
+const char *tl_model_intern(tl_model *model, const char *s, size_t len)
+{
+	if (!s && len)
+		return NULL;
+	if (!s)
+		s = "";
+	struct tl_model_arena *arena = arena_of(model);
+	if (!arena)
+		return NULL;
+	if ((arena->table_used + 1) * 2 > arena->table_size && table_grow(arena) < 0)
+		return NULL;
+
+	uint64_t hash = hash_bytes(s, len);
+	size_t mask = arena->table_size - 1;
+	size_t i = (size_t)hash & mask;
+	for (; arena->table[i].str; i = (i + 1) & mask) {
+		const struct tl_interned *e = &arena->table[i];
+		if (e->hash == hash && e->len == len && memcmp(e->str, s, len) == 0)
+			return e->str;
+	}
+	char *copy = arena_store(arena, s, len);
+	if (!copy)
+		return NULL;
+	arena->table[i] = (struct tl_interned){copy, len, hash};
+	arena->table_used++;
+	return copy;
+}
+
+tl_model_event *tl_model_event_append(tl_model *model)
+{
+	struct tl_model_arena *arena = arena_of(model);
+	if (!arena)
+		return NULL;
+	tl_model_event *events = grow_array(arena->events, &arena->events_cap, model->nevents + 1,
+	                                    sizeof *events, TL_ARENA_EVENTS_MIN);
+	if (!events)
+		return NULL;
+	arena->events = events;
+	model->events = events;
+	tl_model_event *event = &model->events[model->nevents++];
+	memset(event, 0, sizeof *event);
+	return event;
+}
+
+int tl_model_thread_set(tl_model *model, uint32_t tid, const char *name, size_t len)
+{
+	const char *copy = tl_model_intern(model, name, len);
+	if (!copy)
+		return -ENOMEM;
+	for (size_t i = 0; i < model->nthreads; i++) {
+		if (model->threads[i].tid == tid) {
+			model->threads[i].name = copy;
+			return 0;
+		}
+	}
+	struct tl_model_arena *arena = model->arena;
+	tl_model_thread *threads =
+	    grow_array(arena->threads, &arena->threads_cap, model->nthreads + 1, sizeof *threads,
+	               TL_ARENA_THREADS_MIN);
+	if (!threads)
+		return -ENOMEM;
+	arena->threads = threads;
+	model->threads = threads;
+	model->threads[model->nthreads++] = (tl_model_thread){tid, copy};
+	return 0;
+}
+
+const char *tl_model_thread_name(const tl_model *model, uint32_t tid)
+{
+	for (size_t i = 0; i < model->nthreads; i++) {
+		if (model->threads[i].tid == tid)
+			return model->threads[i].name;
+	}
+	return NULL;
+}
+
+void tl_model_free(tl_model *model)
+{
+	if (!model)
+		return;
+	struct tl_model_arena *arena = model->arena;
+	if (arena) {
+		struct tl_arena_chunk *chunk = arena->chunks;
+		while (chunk) {
+			struct tl_arena_chunk *next = chunk->next;
+			free(chunk);
+			chunk = next;
+		}
+		free(arena->table);
+		free(arena->events);
+		free(arena->threads);
+		free(arena);
+	}
+	memset(model, 0, sizeof *model);
+}

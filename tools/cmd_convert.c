@@ -1,0 +1,212 @@
+/*
+ * `timeline convert IN -o OUT [--format json|ftrace]`: reads a binary
+ * snapshot (tl_snapshot_binary, or one written from a signal handler) and
+ * writes it as Chrome JSON or ftrace text.
+ */
+#include "tools/commands.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "recorder/trace_model.h"
+
+#define CONVERT_PREFIX "timeline convert"
+
+static const char convert_usage[] =
+    "usage: timeline convert IN -o OUT [--format json|ftrace]\n"
+    "\n"
+    "Reads the binary snapshot IN (written by tl_snapshot_binary(), also from a\n"
+    "signal handler) and writes it as Chrome JSON, for Perfetto and\n"
+    "chrome://tracing, or as ftrace text, for systrace and trace-cmd style tools.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output OUT      the file to write; '-' for standard output\n"
+    "  -f, --format FORMAT   json or ftrace; without it, from OUT's extension:\n"
+    "                        .txt, .ftrace, .systrace give ftrace, anything else json\n"
+    "  -h, --help            print this help\n";
+
+struct convert_format {
+	const char *name;
+	int (*write)(const tl_model *model, int fd, tl_export_counts *counts);
+};
+
+static const struct convert_format format_json = {"json", tl_export_json};
+static const struct convert_format format_ftrace = {"ftrace", tl_export_ftrace};
+
+static const struct convert_format *format_by_name(const char *name)
+{
+	if (strcmp(name, format_json.name) == 0)
+		return &format_json;
+	if (strcmp(name, format_ftrace.name) == 0)
+		return &format_ftrace;
+	return NULL;
+}
+
+static const struct convert_format *format_from_path(const char *path)
+{
+	static const char *const ftrace_extensions[] = {".txt", ".ftrace", ".systrace"};
+	const char *base = strrchr(path, '/');
+	const char *ext = strrchr(base ? base : path, '.');
+	for (size_t i = 0; ext && i < sizeof ftrace_extensions / sizeof ftrace_extensions[0]; i++) {
+		if (strcasecmp(ext, ftrace_extensions[i]) == 0)
+			return &format_ftrace;
+	}
+	return &format_json;
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Reports a usage error on one line; returns the exit status for it. */
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs(CONVERT_PREFIX ": ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs(" (see '" CONVERT_PREFIX " --help')\n", stderr);
+	va_end(ap);
+	return 2;
+}
+
+struct convert_args {
+	const char *input;
+	const char *output;
+	const struct convert_format *format; /* NULL: from the output's extension */
+	int help;
+};
+
+/* Returns 0, or the exit status of a usage error (already reported). */
+static int parse_args(int argc, char **argv, struct convert_args *args)
+{
+	static const struct option options[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	optind = 1;
+	opterr = 0;
+	int opt;
+	while ((opt = getopt_long(argc, argv, ":o:f:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			args->output = optarg;
+			break;
+		case 'f':
+			args->format = format_by_name(optarg);
+			if (!args->format)
+				return usage_error("--format: expected json or ftrace, got '%s'",
+				                   optarg);
+			break;
+		case 'h':
+			args->help = 1;
+			return 0;
+		case ':':
+			return usage_error("%s: missing value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return usage_error("missing the input file");
+	if (argc - optind > 1)
+		return usage_error("unexpected argument '%s'", argv[optind + 1]);
+	args->input = argv[optind];
+	if (!args->output)
+		return usage_error("missing -o OUT");
+	return 0;
+}
+
+/* Opens the output; sets *created for a regular file this run truncated. */
+static int open_output(const char *path, int *created)
+{
+	*created = 0;
+	if (strcmp(path, "-") == 0)
+		return STDOUT_FILENO;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		*created = 1;
+	return fd;
+}
+
+static void print_summary(const struct convert_args *args, const struct convert_format *format,
+                          const tl_model *model, const tl_export_counts *counts)
+{
+	const char *out = strcmp(args->output, "-") == 0 ? "standard output" : args->output;
+	fprintf(stderr, CONVERT_PREFIX ": wrote %s (%s): %zu events, %zu threads", out,
+	        format->name, model->nevents, model->nthreads);
+	if (counts->unmatched_begin)
+		fprintf(stderr, ", %llu open slices closed at the end",
+		        (unsigned long long)counts->unmatched_begin);
+	if (counts->unmatched_end)
+		fprintf(stderr, ", %llu ends without a begin dropped",
+		        (unsigned long long)counts->unmatched_end);
+	fputc('\n', stderr);
+}
+
+/* Writes the model; returns the exit status, problems reported. */
+static int write_output(const struct convert_args *args, const struct convert_format *format,
+                        const tl_model *model)
+{
+	int created;
+	int fd = open_output(args->output, &created);
+	if (fd < 0) {
+		fprintf(stderr, CONVERT_PREFIX ": %s: cannot open for writing: %s\n", args->output,
+		        strerror(errno));
+		return 1;
+	}
+	tl_export_counts counts = {0};
+	int rc = format->write(model, fd, &counts);
+	if (fd != STDOUT_FILENO && close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc < 0) {
+		const char *out = fd == STDOUT_FILENO ? "standard output" : args->output;
+		fprintf(stderr, CONVERT_PREFIX ": %s: write failed: %s\n", out, strerror(-rc));
+		if (created)
+			unlink(args->output); /* no half-written trace left behind */
+		return 1;
+	}
+	print_summary(args, format, model, &counts);
+	return 0;
+}
+
+int tl_cmd_convert(int argc, char **argv)
+{
+	struct convert_args args = {0};
+	int status = parse_args(argc, argv, &args);
+	if (status)
+		return status;
+	if (args.help) {
+		fputs(convert_usage, stdout);
+		return 0;
+	}
+	const struct convert_format *format =
+	    args.format ? args.format : format_from_path(args.output);
+
+	tl_model model;
+	char err[256] = "";
+	int rc = tl_model_read_binary_file(args.input, &model, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, CONVERT_PREFIX ": %s: %s\n", args.input,
+		        err[0] ? err : strerror(-rc));
+		return 1;
+	}
+	/* Data lost in the snapshot (truncated file, undecodable records). */
+	if (err[0])
+		fprintf(stderr, CONVERT_PREFIX ": warning: %s: %s; converting what was read\n",
+		        args.input, err);
+
+	status = write_output(&args, format, &model);
+	tl_model_free(&model);
+	return status;
+}

@@ -1,0 +1,18 @@
+/*
+ * The `timeline` CLI's subcommands. Each one is called by tools/timeline.c
+ * with argv[0] set to "timeline <name>" and the command's own arguments
+ * after it (getopt may be used from optind = 1). Each returns the process
+ * exit status: 0 on success, 1 for an I/O or data error, 2 for a usage
+ * error. A subcommand prints its usage on --help and exits 0.
+ */
+#ifndef TIMELINE_TOOLS_COMMANDS_H
+#define TIMELINE_TOOLS_COMMANDS_H
+
+/* `timeline demo`: runs a synthetic instrumented engine and writes its trace. */
+int tl_cmd_demo(int argc, char **argv);
+
+/* `timeline convert IN -o OUT [--format json|ftrace]`: binary snapshot to
+ * Chrome JSON or ftrace text. */
+int tl_cmd_convert(int argc, char **argv);
+
+#endif /* TIMELINE_TOOLS_COMMANDS_H */
