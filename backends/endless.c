@@ -8,8 +8,7 @@
 
 static int endless_start(struct tl_recorder *rec, const tl_options *opts)
 {
-	return tl_pool_init(&rec->pool, rec->buffer_bytes,
-			    opts->block_bytes ? opts->block_bytes : TL_BLOCK_MAX_BYTES, 0);
+	return tl_pool_init(&rec->pool, rec->buffer_bytes, opts->block_bytes, 0);
 }
 
 const struct tl_recorder_ops tl_endless_ops = {

@@ -219,7 +219,8 @@ int tl_init(const tl_options *user)
 		o.recorder = TL_RECORDER_RING;
 	const struct tl_recorder_ops *ops = recorder_by_kind(o.recorder);
 	if (!ops) {
-		tl_log(TL_LOG_ERROR, "recorder %d is not available in this build", (int)o.recorder);
+		tl_log(TL_LOG_ERROR, "the %s recorder is not available in this build",
+		       o.recorder == TL_RECORDER_SYSTRACE ? "systrace" : "requested");
 		rc = o.recorder == TL_RECORDER_SYSTRACE ? -EOPNOTSUPP : -EINVAL;
 		goto out;
 	}
