@@ -61,21 +61,6 @@ void tl_pool_reset(struct tl_pool *pool)
 	atomic_store(&pool->dropped, 0);
 }
 
-uint64_t tl_block_count_records(const struct tl_block *block, const _Atomic uint64_t *end)
-{
-	uint64_t n = 0;
-	const _Atomic uint64_t *p = block->data;
-	while (p + 2 <= end) {
-		uint64_t header = atomic_load_explicit(&p[1], memory_order_relaxed);
-		unsigned words = TL_REC_WORDS(header);
-		if (words < 2 || words > (size_t)(end - p))
-			break;
-		p += words;
-		n++;
-	}
-	return n;
-}
-
 /* Gives block b to thread tid. gen is odd while the header changes, so a
  * snapshot reading the block's old contents notices the hand-over. */
 static void block_assign(struct tl_pool *pool, struct tl_block *b, uint32_t tid)
@@ -86,6 +71,7 @@ static void block_assign(struct tl_pool *pool, struct tl_block *b, uint32_t tid)
 	b->limit = (_Atomic uint64_t *)(void *)((unsigned char *)b + pool->block_bytes);
 	b->direct = 0;
 	atomic_store_explicit(&b->cur, b->data, memory_order_relaxed);
+	atomic_store_explicit(&b->records, 0, memory_order_relaxed);
 	atomic_store_explicit(&b->tid, tid, memory_order_relaxed);
 	atomic_store_explicit(&b->seq, pool->next_seq++, memory_order_relaxed);
 	atomic_store_explicit(&b->state, TL_BLOCK_OWNED, memory_order_relaxed);
@@ -122,8 +108,7 @@ struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old, 
 			}
 		}
 		if (b) {
-			uint64_t lost = tl_block_count_records(
-				b, atomic_load_explicit(&b->cur, memory_order_acquire));
+			uint64_t lost = tl_block_records(b);
 			atomic_fetch_add_explicit(&pool->overwritten, lost, memory_order_relaxed);
 			block_assign(pool, b, tid);
 		}

@@ -45,10 +45,13 @@ static inline _Atomic uint64_t *reserve(struct tl_slot **slotp, size_t words)
 	/* Orders the busy store before the state load against tl_shutdown,
 	 * whose membarrier() supplies the other half of the fence. */
 	atomic_signal_fence(memory_order_seq_cst);
+	/* The session check comes before the block is touched: after a
+	 * shutdown the slot's block may be unmapped. */
+	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed)))
+		return tl_thread_reserve_slow(slot, words);
 	struct tl_block *block = slot->block;
 	_Atomic uint64_t *p = atomic_load_explicit(&block->cur, memory_order_relaxed);
-	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed) ||
-			(size_t)(block->limit - p) < words))
+	if (TL_UNLIKELY((size_t)(block->limit - p) < words))
 		return tl_thread_reserve_slow(slot, words);
 	return p;
 }
@@ -57,11 +60,10 @@ static inline __attribute__((always_inline)) void commit(struct tl_slot *slot,
 							struct tl_block *block,
 							_Atomic uint64_t *end)
 {
+	atomic_store_explicit(&block->records,
+			      atomic_load_explicit(&block->records, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	atomic_store_explicit(&block->cur, end, memory_order_release);
-	if (TL_UNLIKELY(block->direct)) {
-		tl_thread_commit_direct(slot, block);
-		return;
-	}
 	atomic_store_explicit(&slot->busy, 0, memory_order_release);
 }
 
@@ -80,10 +82,13 @@ static inline __attribute__((always_inline)) bool fast_reserve(struct tl_slot *s
 		return false;
 	atomic_store_explicit(&slot->busy, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
+	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed))) {
+		atomic_store_explicit(&slot->busy, 0, memory_order_relaxed);
+		return false; /* not running, or a new session: the block may be gone */
+	}
 	struct tl_block *block = slot->block;
 	_Atomic uint64_t *p = atomic_load_explicit(&block->cur, memory_order_relaxed);
-	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed) ||
-			(size_t)(block->limit - p) < words)) {
+	if (TL_UNLIKELY((size_t)(block->limit - p) < words)) {
 		atomic_store_explicit(&slot->busy, 0, memory_order_relaxed);
 		return false;
 	}
@@ -315,7 +320,13 @@ void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char 
 		count(&slot->truncated, (uint64_t)truncated);
 	if (TL_UNLIKELY(args_dropped))
 		count(&slot->args_dropped, args_dropped);
-	commit(slot, slot->block, w);
+	struct tl_block *block = slot->block;
+	if (TL_UNLIKELY(block->direct)) {
+		atomic_store_explicit(&block->cur, w, memory_order_relaxed);
+		tl_thread_commit_direct(slot, block); /* leaves the slot not busy */
+		return;
+	}
+	commit(slot, block, w);
 }
 
 void tl_emit_counter(const tl_category *cat, const char *name, int64_t value)

@@ -49,9 +49,10 @@ struct tl_block {
 	_Atomic uint32_t gen;
 	_Atomic uint32_t state;
 	_Atomic uint32_t tid;
-	_Atomic uint64_t seq; /* hand-out order */
+	_Atomic uint64_t seq;     /* hand-out order */
+	_Atomic uint32_t records; /* records committed; written by the owner */
 	uint32_t index;
-	uint32_t pad2_[5];
+	uint32_t pad2_[4];
 	_Atomic uint64_t data[];
 };
 _Static_assert(sizeof(struct tl_block) == TL_CACHELINE, "block header is one cache line");
@@ -113,8 +114,11 @@ static inline struct tl_block *tl_pool_block(const struct tl_pool *pool, uint32_
 }
 /* Forgets every block (fork child). */
 void tl_pool_reset(struct tl_pool *pool);
-/* Number of whole records in [data, end). */
-uint64_t tl_block_count_records(const struct tl_block *block, const _Atomic uint64_t *end);
+/* Records committed to a block. */
+static inline uint64_t tl_block_records(const struct tl_block *block)
+{
+	return atomic_load_explicit(&block->records, memory_order_relaxed);
+}
 /* The ops of every buffering recorder: retire the slot's block, take the
  * next; and unmap the pool. */
 struct tl_recorder;
@@ -173,7 +177,8 @@ void tl_recorder_mark_full(void);
 /* Slow path of reserve: registers the thread, changes block, or drops.
  * Returns where to write `words`, or NULL (the drop is counted). */
 _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words);
-/* Direct recorders: hands the scratch record to the recorder. */
+/* Direct recorders: hands the scratch record to the recorder and leaves
+ * the slot not busy. */
 void tl_thread_commit_direct(struct tl_slot *slot, struct tl_block *block);
 /* The calling thread's slot, registering it; NULL when the table is full. */
 struct tl_slot *tl_thread_slot(void);

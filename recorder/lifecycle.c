@@ -349,8 +349,7 @@ void tl_stats_collect(tl_stats *out)
 			uint64_t present = 0;
 			for (uint32_t i = 0; i < handed; i++) {
 				const struct tl_block *b = tl_pool_block(pool, i);
-				present += tl_block_count_records(
-					b, atomic_load_explicit(&b->cur, memory_order_acquire));
+				present += tl_block_records(b);
 			}
 			st.events_overwritten = atomic_load(&pool->overwritten);
 			st.events_written = present + st.events_overwritten;

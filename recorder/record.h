@@ -19,12 +19,14 @@
  * with zeros to a whole number of words (no terminator counted).
  *
  * Header word:
- *   bits  0..7   phase (tl_phase character)
- *   bits  8..23  record length in words, header and timestamp included
- *   bits 24..31  flags (TL_REC_F_*)
- *   bits 32..47  category index
+ *   bits  0..15  category index
+ *   bits 16..23  phase (tl_phase character)
+ *   bits 24..39  record length in words, header and timestamp included
+ *   bits 40..47  flags (TL_REC_F_*)
  *   bits 48..63  argument types, 4 bits each, argument 0 in the low nibble;
  *                the count is the number of non-zero nibbles
+ * (The category is in the low bits so that the hot path builds a header
+ * from the category index and one immediate.)
  */
 #ifndef TIMELINE_RECORD_H
 #define TIMELINE_RECORD_H
@@ -40,15 +42,23 @@
 #define TL_REC_F_STRINGS_INLINE (1u << 4) /* every string inline (binary snapshot) */
 #define TL_REC_F_TS_NS (1u << 5)          /* timestamps already in ns (binary snapshot) */
 
-#define TL_REC_HEADER(phase, words, flags, cat, argtypes)                                     \
-	((uint64_t)(uint8_t)(phase) | ((uint64_t)(words) << 8) | ((uint64_t)(flags) << 24) |  \
-	 ((uint64_t)(cat) << 32) | ((uint64_t)(argtypes) << 48))
+#define TL_REC_CATEGORY_SHIFT 0
+#define TL_REC_PHASE_SHIFT 16
+#define TL_REC_WORDS_SHIFT 24
+#define TL_REC_FLAGS_SHIFT 40
+#define TL_REC_ARGTYPES_SHIFT 48
 
-#define TL_REC_PHASE(h) ((char)((h)&0xff))
-#define TL_REC_WORDS(h) ((unsigned)(((h) >> 8) & 0xffff))
-#define TL_REC_FLAGS(h) ((unsigned)(((h) >> 24) & 0xff))
-#define TL_REC_CATEGORY(h) ((unsigned)(((h) >> 32) & 0xffff))
-#define TL_REC_ARGTYPE(h, i) ((tl_arg_type)(((h) >> (48 + 4 * (i))) & 0xf))
+#define TL_REC_HEADER(phase, words, flags, cat, argtypes)                                     \
+	(((uint64_t)(uint16_t)(cat) << TL_REC_CATEGORY_SHIFT) |                               \
+	 ((uint64_t)(uint8_t)(phase) << TL_REC_PHASE_SHIFT) |                                 \
+	 ((uint64_t)(words) << TL_REC_WORDS_SHIFT) | ((uint64_t)(flags) << TL_REC_FLAGS_SHIFT) | \
+	 ((uint64_t)(argtypes) << TL_REC_ARGTYPES_SHIFT))
+
+#define TL_REC_PHASE(h) ((char)(((h) >> TL_REC_PHASE_SHIFT) & 0xff))
+#define TL_REC_WORDS(h) ((unsigned)(((h) >> TL_REC_WORDS_SHIFT) & 0xffff))
+#define TL_REC_FLAGS(h) ((unsigned)(((h) >> TL_REC_FLAGS_SHIFT) & 0xff))
+#define TL_REC_CATEGORY(h) ((unsigned)(((h) >> TL_REC_CATEGORY_SHIFT) & 0xffff))
+#define TL_REC_ARGTYPE(h, i) ((tl_arg_type)(((h) >> (TL_REC_ARGTYPES_SHIFT + 4 * (i))) & 0xf))
 
 /* Largest record: inline name and TL_MAX_ARGS copied strings, all capped. */
 #define TL_REC_STRING_WORDS(len) (1 + ((len) + 7) / 8)

@@ -316,8 +316,9 @@ static size_t transcode(const tl_record_view *v, uint64_t header_word, unsigned 
 	if (words * 8 > room)
 		return 0;
 	unsigned flags = v->flags | TL_REC_F_STRINGS_INLINE | (v->name ? TL_REC_F_NAME_INLINE : 0);
-	uint64_t header = (header_word & ~((uint64_t)0xffff << 8) & ~((uint64_t)0xff << 24)) |
-			  ((uint64_t)words << 8) | ((uint64_t)flags << 24);
+	uint64_t header = (header_word & ~((uint64_t)0xffff << TL_REC_WORDS_SHIFT) &
+			   ~((uint64_t)0xff << TL_REC_FLAGS_SHIFT)) |
+			  ((uint64_t)words << TL_REC_WORDS_SHIFT) | ((uint64_t)flags << TL_REC_FLAGS_SHIFT);
 	put_word(&p, v->ts);
 	put_word(&p, header);
 	if (v->name)

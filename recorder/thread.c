@@ -235,6 +235,9 @@ _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
 		return refuse(slot, 1);
 	const struct tl_recorder_ops *ops = tl_active.ops;
 	if (ops->write_direct) {
+		/* Direct recorders never take the fast path (its commit does not
+		 * look for them): the slot stays out of step with the session. */
+		slot->epoch = 0;
 		struct tl_block *b = scratch_block(slot);
 		if (!b)
 			return refuse(slot, 1);
@@ -259,11 +262,11 @@ _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
 
 void tl_thread_commit_direct(struct tl_slot *slot, struct tl_block *block)
 {
-	(void)slot;
 	_Atomic uint64_t *end = atomic_load_explicit(&block->cur, memory_order_relaxed);
 	tl_active.ops->write_direct(&tl_active, (const uint64_t *)(const void *)block->data,
 				    (size_t)(end - block->data));
 	atomic_store_explicit(&block->cur, block->data, memory_order_relaxed);
+	atomic_store_explicit(&slot->busy, 0, memory_order_release);
 }
 
 /* ---- sessions and fork --------------------------------------------------------- */

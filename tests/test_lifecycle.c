@@ -87,6 +87,34 @@ static void test_events_after_shutdown_are_ignored(void **state)
 	assert_int_equal(tl_snapshot_binary_fd(1), -ENODEV);
 }
 
+static void test_direct_emits_after_shutdown_are_ignored(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	tl_category *cat = tl_category_get("life");
+	tl_emit_begin(cat, "during"); /* the thread now has a block */
+	tl_shutdown();                /* which is unmapped here */
+	tl_emit_begin(cat, "after");
+	tl_emit_end(cat);
+	tl_emit_counter(cat, "after", 1);
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.events_dropped, 0);
+}
+
+static void test_new_session_with_another_mapping_is_safe(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 1 << 20);
+	TL_TRACE_EVENT_INSTANT0("life", "one", TL_SCOPE_THREAD);
+	tl_shutdown();
+	tl_test_init(TL_RECORDER_ENDLESS, 64 << 20);
+	tl_emit_begin(tl_category_get("life"), "two");
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.events_written, 1);
+}
+
 static void test_restart_records_again(void **state)
 {
 	(void)state;
@@ -151,6 +179,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_environment_bad_buffer_size_is_einval, teardown),
 		cmocka_unit_test_teardown(test_options_too_small_struct_is_einval, teardown),
 		cmocka_unit_test_teardown(test_events_after_shutdown_are_ignored, teardown),
+		cmocka_unit_test_teardown(test_direct_emits_after_shutdown_are_ignored, teardown),
+		cmocka_unit_test_teardown(test_new_session_with_another_mapping_is_safe, teardown),
 		cmocka_unit_test_teardown(test_restart_records_again, teardown),
 		cmocka_unit_test_teardown(test_stats_count_written_events, teardown),
 		cmocka_unit_test_teardown(test_stats_rejects_small_struct, teardown),

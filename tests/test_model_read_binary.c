@@ -52,7 +52,7 @@ static void rec_string(struct rec *r, const char *s)
 
 static void rec_end(struct rec *r)
 {
-	r->w[r->start + 1] |= (uint64_t)(r->n - r->start) << 8;
+	r->w[r->start + 1] |= (uint64_t)(r->n - r->start) << TL_REC_WORDS_SHIFT;
 }
 
 static uint64_t double_bits(double d)

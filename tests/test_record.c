@@ -48,7 +48,7 @@ static void rec_string(struct rec *r, const char *s)
 static size_t rec_end(struct rec *r)
 {
 	size_t len = r->n - r->start;
-	r->w[r->start + 1] |= (uint64_t)len << 8;
+	r->w[r->start + 1] |= (uint64_t)len << TL_REC_WORDS_SHIFT;
 	return len;
 }
 
