@@ -1,0 +1,696 @@
+/*
+ * timeline-bench: the cost of one event, next to the floors it cannot beat.
+ *
+ * Every row is the best (minimum) of several runs of one kernel. A run starts
+ * a fresh recorder, starts fresh threads that warm up, then times the
+ * kernel's loop on each thread with CLOCK_MONOTONIC; nothing is subtracted.
+ * Rows with two threads run the same loop on both at once and report the
+ * slower thread. Nothing is pinned. The program prints a table and one JSON
+ * line and exits 0 whatever the figures are: it is not a test
+ * (tests/test_instruction_counts.c is).
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <timeline/timeline.h>
+
+#include "recorder/clock.h"
+
+#define MAX_THREADS 2
+#define RING_BYTES (1u << 20)
+/* Records one thread may write in a single run of a recorder that does not
+ * wrap (endless, startup): the run is shortened rather than dropping. */
+#define RUN_BYTES_PER_THREAD (64u << 20)
+/* Loop iterations each thread runs before the timed loop of every run (the
+ * ring's warm-up is longer, see warm_iters()). */
+#define WARM_ITERS 64
+/* A calibration run is long enough once it takes this long. */
+#define CALIBRATION_NS 2e6
+/* A thread with less CPU time than this share of its timed loop was
+ * preempted (or blocked); such a run is retried up to PREEMPTED_RETRIES
+ * times, and if it stays the best one its row is flagged. */
+#define CPU_SHARE_RELIABLE 0.95
+#define PREEMPTED_RETRIES 2
+
+/* Targets (informational: printed as PASS or MISS). */
+#define TARGET_DISABLED_NS 0.5
+#define TARGET_EVENT_OVER_FLOOR 1.15
+#define TARGET_TWO_THREADS_OVER_ONE 1.10
+
+typedef struct bench_config {
+	int reps;
+	double run_ns; /* aimed-for length of one run */
+	bool json_only;
+} bench_config;
+
+/* ---- what is measured ---------------------------------------------------- */
+
+enum floor_op {
+	FLOOR_EMPTY,
+	FLOOR_CLOCK,
+	FLOOR_CLOCK_STORE,
+	FLOOR_RDTSC,
+	FLOOR_RDTSC_STORE,
+	FLOOR_COUNT
+};
+
+static const struct floor_spec {
+	const char *key;
+	const char *label;
+} floor_specs[FLOOR_COUNT] = {
+    [FLOOR_EMPTY] = {"empty_loop", "empty loop"},
+    [FLOOR_CLOCK] = {"clock_gettime", "clock_gettime(BOOTTIME)"},
+    [FLOOR_CLOCK_STORE] = {"clock_gettime_store32", "clock_gettime + 32 B store"},
+    [FLOOR_RDTSC] = {"rdtsc", "rdtsc"},
+    [FLOOR_RDTSC_STORE] = {"rdtsc_store32", "rdtsc + 32 B store"},
+};
+
+enum event_kind { EVENT_DISABLED, EVENT_BEGIN_END, EVENT_COPY, EVENT_COUNTER, EVENT_COUNT };
+
+static const struct event_spec {
+	const char *key;
+	const char *label;
+	bench_kernel_fn fn;
+	bool pairs;          /* begin/end pairs: also report ns per pair */
+	unsigned max_record; /* bytes per event, an upper bound for budgets */
+} event_specs[EVENT_COUNT] = {
+    [EVENT_DISABLED] = {"disabled", "disabled (macro)", bench_events_disabled, false, 0},
+    [EVENT_BEGIN_END] = {"begin_end", "begin+end", bench_events_begin_end, true, 48},
+    [EVENT_COPY] = {"copy_begin_end", "copy begin2+end", bench_events_copy_begin_end, true, 160},
+    [EVENT_COUNTER] = {"counter", "counter i64", bench_events_counter, false, 64},
+};
+
+enum recorder_index { REC_RING, REC_ENDLESS, REC_STARTUP, REC_COUNT };
+
+static const struct recorder_spec {
+	const char *key;
+	tl_recorder_kind kind;
+	bool wraps; /* fixed budget, overwritten; else sized per run so nothing drops */
+} recorder_specs[REC_COUNT] = {
+    [REC_RING] = {"ring", TL_RECORDER_RING, true},
+    [REC_ENDLESS] = {"endless", TL_RECORDER_ENDLESS, false},
+    [REC_STARTUP] = {"startup", TL_RECORDER_STARTUP, false},
+};
+
+typedef struct result {
+	bool measured;
+	double ns;        /* per event (per operation for floors), per thread */
+	uint64_t iters;   /* loop iterations per thread in one timed run */
+	double cpu_share; /* best run: least on-CPU time / wall time of a thread */
+	uint64_t written;
+	uint64_t dropped;
+	uint64_t overwritten;
+} result;
+
+static result floor_results[FLOOR_COUNT][MAX_THREADS];
+static result event_results[REC_COUNT][EVENT_COUNT][MAX_THREADS];
+static bool library_uses_tsc;
+
+/* ---- threads ------------------------------------------------------------- */
+
+int bench_thread_init(bench_thread *thread, unsigned index)
+{
+	memset(thread, 0, sizeof *thread);
+	thread->buffer = aligned_alloc(64, BENCH_FLOOR_BUFFER_BYTES);
+	if (!thread->buffer)
+		return -ENOMEM;
+	memset(thread->buffer, 0, BENCH_FLOOR_BUFFER_BYTES);
+	snprintf(thread->name, sizeof thread->name, "copied-name-%02u", index);
+	snprintf(thread->label, sizeof thread->label, "label-%02u", index);
+	return 0;
+}
+
+void bench_thread_release(bench_thread *thread)
+{
+	free(thread->buffer);
+	thread->buffer = NULL;
+}
+
+typedef struct worker {
+	pthread_t id;
+	bench_thread state;
+	bench_kernel_fn fn;
+	uint64_t warm_iters;
+	uint64_t iters;
+	pthread_barrier_t *start;
+	double elapsed_ns;
+	double cpu_ns; /* of the timed loop: less than elapsed when preempted or blocked */
+} worker;
+
+static double clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void *worker_main(void *arg)
+{
+	worker *w = arg;
+	w->fn(w->warm_iters, &w->state);
+	pthread_barrier_wait(w->start);
+	double cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	double start = clock_ns(CLOCK_MONOTONIC);
+	w->fn(w->iters, &w->state);
+	w->elapsed_ns = clock_ns(CLOCK_MONOTONIC) - start;
+	w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	return NULL;
+}
+
+/* Reports a failure to set a run up and exits: nothing can be measured. */
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "timeline-bench: %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+/*
+ * One run: `threads` fresh threads each warm up (warm_iters), wait for each
+ * other, then run `iters` loop iterations at the same time. Returns the
+ * slower thread's ns per operation; *cpu_share is the smallest fraction of
+ * its timed loop a thread spent on a CPU.
+ */
+static double run_once(bench_kernel_fn fn, int threads, uint64_t warm_iters, uint64_t iters,
+                       double *cpu_share)
+{
+	worker workers[MAX_THREADS];
+	pthread_barrier_t start;
+	int err;
+
+	if ((err = pthread_barrier_init(&start, NULL, (unsigned)threads)) != 0)
+		die("pthread_barrier_init", err);
+	for (int i = 0; i < threads; i++) {
+		worker *w = &workers[i];
+		if (bench_thread_init(&w->state, (unsigned)i) < 0)
+			die("thread buffer", ENOMEM);
+		w->fn = fn;
+		w->warm_iters = warm_iters;
+		w->iters = iters;
+		w->start = &start;
+		if ((err = pthread_create(&w->id, NULL, worker_main, w)) != 0)
+			die("pthread_create", err);
+	}
+	double slowest = 0, share = 1;
+	for (int i = 0; i < threads; i++) {
+		worker *w = &workers[i];
+		pthread_join(w->id, NULL);
+		bench_thread_release(&w->state);
+		if (w->elapsed_ns > slowest)
+			slowest = w->elapsed_ns;
+		if (w->elapsed_ns > 0 && w->cpu_ns / w->elapsed_ns < share)
+			share = w->cpu_ns / w->elapsed_ns;
+	}
+	pthread_barrier_destroy(&start);
+	*cpu_share = share;
+	return slowest / ((double)iters * BENCH_EVENTS_PER_ITER);
+}
+
+/* ---- runs ---------------------------------------------------------------- */
+
+/* One line of the table: a floor (rec and ev NULL) or a recorder and event. */
+typedef struct row {
+	const struct recorder_spec *rec;
+	const struct event_spec *ev;
+	bench_kernel_fn fn;
+	int threads;
+	uint64_t iters; /* per thread and run, set by calibrate() */
+	result *out;
+} row;
+
+#define MAX_ROWS (FLOOR_COUNT * MAX_THREADS + REC_COUNT * EVENT_COUNT * MAX_THREADS)
+
+static void recorder_start(tl_recorder_kind kind, size_t bytes)
+{
+	tl_options opts = {.struct_size = sizeof opts, .recorder = kind, .buffer_bytes = bytes};
+	int rc = tl_init(&opts);
+	if (rc < 0)
+		die("tl_init", -rc);
+	tl_category_disable(BENCH_CATEGORY_OFF);
+}
+
+/* Adds the running recorder's counters to r, then stops it. */
+static void recorder_stop(result *r)
+{
+	tl_stats stats = {.struct_size = sizeof stats};
+	if (tl_stats_get(&stats) == 0) {
+		r->written += stats.events_written;
+		r->dropped += stats.events_dropped;
+		r->overwritten += stats.events_overwritten;
+	}
+	tl_shutdown();
+}
+
+/* The ring is warmed up until it has wrapped (every record is at least two
+ * words), so its runs measure the steady state: writing over old blocks. */
+static uint64_t warm_iters(const row *r)
+{
+	if (r->rec && r->rec->wraps && r->ev->max_record)
+		return RING_BYTES / 16 / BENCH_EVENTS_PER_ITER;
+	return WARM_ITERS;
+}
+
+/* The budget of one run: the ring's fixed size, or for the recorders that do
+ * not wrap every event of every thread at its largest record size plus room
+ * for partly used blocks, so nothing is dropped. */
+static size_t run_budget(const row *r)
+{
+	if (r->rec->wraps)
+		return RING_BYTES;
+	uint64_t count = (r->iters + warm_iters(r)) * BENCH_EVENTS_PER_ITER;
+	uint64_t bytes = count * r->ev->max_record * (uint64_t)r->threads;
+	return (size_t)(bytes + bytes / 4 + (4u << 20));
+}
+
+/* The most iterations a run may have: a non-wrapping recorder's runs are
+ * shortened rather than made to drop. */
+static uint64_t max_iters(const row *r)
+{
+	if (!r->rec || r->rec->wraps || r->ev->max_record == 0)
+		return UINT64_MAX;
+	return RUN_BYTES_PER_THREAD / r->ev->max_record / BENCH_EVENTS_PER_ITER;
+}
+
+/* One run of a row on a fresh recorder; returns ns per event. */
+static double run_row(const row *r, uint64_t iters, double *cpu_share)
+{
+	if (r->rec)
+		recorder_start(r->rec->kind, run_budget(r));
+	double ns = run_once(r->fn, r->threads, warm_iters(r), iters, cpu_share);
+	if (r->rec)
+		recorder_stop(r->out);
+	return ns;
+}
+
+/* Sizes a row's runs to about cfg->run_ns; doubles as its warm-up. */
+static void calibrate(const bench_config *cfg, row *r)
+{
+	uint64_t limit = max_iters(r);
+	uint64_t iters = 1024;
+	double ns, share;
+	for (;;) {
+		r->iters = iters;
+		ns = run_row(r, iters, &share);
+		if (ns * (double)iters * BENCH_EVENTS_PER_ITER >= CALIBRATION_NS || iters >= limit)
+			break;
+		iters = iters * 2 < limit ? iters * 2 : limit;
+	}
+	double wanted = cfg->run_ns / (ns * BENCH_EVENTS_PER_ITER);
+	r->iters = wanted < 64 ? 64 : wanted > (double)limit ? limit : (uint64_t)wanted;
+	r->out->ns = INFINITY;
+}
+
+/* Keeps a row's best run. A run in which a thread was off CPU is run again,
+ * a bounded number of times, in case the other load was passing. */
+static void measure(row *r)
+{
+	for (int attempt = 0; attempt <= PREEMPTED_RETRIES; attempt++) {
+		double share;
+		double ns = run_row(r, r->iters, &share);
+		if (ns < r->out->ns) {
+			r->out->ns = ns;
+			r->out->cpu_share = share;
+		}
+		if (share >= CPU_SHARE_RELIABLE)
+			break;
+	}
+	r->out->iters = r->iters;
+	r->out->measured = true;
+}
+
+static bench_kernel_fn floor_kernel(enum floor_op op)
+{
+	switch (op) {
+	case FLOOR_EMPTY:
+		return bench_floor_empty;
+	case FLOOR_CLOCK:
+		return bench_floor_clock;
+	case FLOOR_CLOCK_STORE:
+		return bench_floor_clock_store;
+	case FLOOR_RDTSC:
+		return bench_floor_rdtsc;
+	case FLOOR_RDTSC_STORE:
+		return bench_floor_rdtsc_store;
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * Calibrates every row, then runs the rows round-robin, cfg->reps times:
+ * a slow spell of the machine then costs one run of many rows instead of
+ * every run of one row, and the minimum filters it out.
+ */
+static void measure_all(const bench_config *cfg)
+{
+	row rows[MAX_ROWS];
+	size_t nrows = 0;
+
+	/* The clock the library picks is fixed per machine: ask once. */
+	recorder_start(TL_RECORDER_RING, RING_BYTES);
+	library_uses_tsc = tl_clock_is_tsc() != 0;
+	tl_shutdown();
+
+	for (int f = 0; f < FLOOR_COUNT; f++) {
+		bench_kernel_fn fn = floor_kernel((enum floor_op)f);
+		for (int t = 1; fn && t <= MAX_THREADS; t++)
+			rows[nrows++] =
+			    (row){.fn = fn, .threads = t, .out = &floor_results[f][t - 1]};
+	}
+	for (int rec = 0; rec < REC_COUNT; rec++)
+		for (int ev = 0; ev < EVENT_COUNT; ev++)
+			for (int t = 1; t <= MAX_THREADS; t++)
+				rows[nrows++] = (row){.rec = &recorder_specs[rec],
+				                      .ev = &event_specs[ev],
+				                      .fn = event_specs[ev].fn,
+				                      .threads = t,
+				                      .out = &event_results[rec][ev][t - 1]};
+
+	for (size_t i = 0; i < nrows; i++)
+		calibrate(cfg, &rows[i]);
+	for (int rep = 0; rep < cfg->reps; rep++)
+		for (size_t i = 0; i < nrows; i++)
+			measure(&rows[i]);
+}
+
+/* ---- figures ------------------------------------------------------------- */
+
+/* The clock-plus-store floor matching the library's clock, or NAN. */
+static double matching_floor(int threads)
+{
+	const result *f =
+	    &floor_results[library_uses_tsc ? FLOOR_RDTSC_STORE : FLOOR_CLOCK_STORE][threads - 1];
+	return f->measured ? f->ns : NAN;
+}
+
+static double over_floor(int rec, int ev, int threads)
+{
+	if (ev == EVENT_DISABLED)
+		return NAN;
+	return event_results[rec][ev][threads - 1].ns / matching_floor(threads);
+}
+
+static double over_one_thread(int rec, int ev)
+{
+	return event_results[rec][ev][1].ns / event_results[rec][ev][0].ns;
+}
+
+static double mega_per_second(double ns, int threads)
+{
+	return threads * 1e3 / ns;
+}
+
+typedef struct target {
+	char name[96];
+	double value;
+	double limit;
+	const char *unit;
+	double floor_ratio; /* 2-thread targets: the same ratio for the floor */
+} target;
+
+#define MAX_TARGETS (REC_COUNT * (3 + EVENT_COUNT))
+
+/* How much the machine alone slows a loop down when two threads run it. */
+static double floor_two_threads_over_one(enum event_kind ev)
+{
+	enum floor_op op = ev == EVENT_DISABLED ? FLOOR_EMPTY
+	                   : library_uses_tsc   ? FLOOR_RDTSC_STORE
+	                                        : FLOOR_CLOCK_STORE;
+	return floor_results[op][1].ns / floor_results[op][0].ns;
+}
+
+static size_t collect_targets(target *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < MAX_TARGETS; i++)
+		out[i].floor_ratio = NAN;
+	for (int rec = 0; rec < REC_COUNT; rec++) {
+		const char *name = recorder_specs[rec].key;
+		snprintf(out[n].name, sizeof out[n].name, "disabled macro, %s, 1 thread", name);
+		out[n].value = event_results[rec][EVENT_DISABLED][0].ns;
+		out[n].limit = TARGET_DISABLED_NS;
+		out[n++].unit = "ns";
+		static const int single[] = {EVENT_BEGIN_END, EVENT_COUNTER};
+		for (size_t i = 0; i < sizeof single / sizeof single[0]; i++) {
+			snprintf(out[n].name, sizeof out[n].name, "%s, %s, 1 thread / floor",
+			         event_specs[single[i]].label, name);
+			out[n].value = over_floor(rec, single[i], 1);
+			out[n].limit = TARGET_EVENT_OVER_FLOOR;
+			out[n++].unit = "x";
+		}
+		for (int ev = 0; ev < EVENT_COUNT; ev++) {
+			snprintf(out[n].name, sizeof out[n].name, "%s, %s, 2 threads / 1 thread",
+			         event_specs[ev].label, name);
+			out[n].value = over_one_thread(rec, ev);
+			out[n].floor_ratio = floor_two_threads_over_one((enum event_kind)ev);
+			out[n].limit = TARGET_TWO_THREADS_OVER_ONE;
+			out[n++].unit = "x";
+		}
+	}
+	return n;
+}
+
+static bool target_met(const target *t)
+{
+	return !isnan(t->value) && t->value <= t->limit;
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static void print_number(double v, int width, int decimals)
+{
+	if (isnan(v) || isinf(v))
+		printf(" %*s", width, "-");
+	else
+		printf(" %*.*f", width, decimals, v);
+}
+
+static void print_cpu_share(const result *r, unsigned *preempted)
+{
+	bool reliable = r->cpu_share >= CPU_SHARE_RELIABLE;
+	printf(" %4.0f%s", 100 * r->cpu_share, reliable ? " " : "*");
+	*preempted += !reliable;
+}
+
+static void print_table(const bench_config *cfg, const target *targets, size_t ntargets)
+{
+	unsigned preempted = 0;
+
+	printf("timeline-bench %d.%d.%d: best of %d runs of ~%.0f ms per row; nothing pinned\n",
+	       TIMELINE_VERSION_MAJOR, TIMELINE_VERSION_MINOR, TIMELINE_VERSION_PATCH, cfg->reps,
+	       cfg->run_ns / 1e6);
+	printf("library clock: %s; \"x floor\" divides by the %s floor\n",
+	       library_uses_tsc ? "TSC" : "vDSO clock_gettime",
+	       library_uses_tsc ? "rdtsc + 32 B store" : "clock_gettime + 32 B store");
+	printf("ns are per thread (the slower one); M/s counts every thread; cpu%% is the\n"
+	       "on-CPU share of the least scheduled thread in the best run\n\n");
+
+	printf("%-28s %3s %9s %9s %8s %5s\n", "floor", "thr", "ns/op", "M op/s", "x 1 thr", "cpu%");
+	for (int f = 0; f < FLOOR_COUNT; f++)
+		for (int t = 1; t <= MAX_THREADS; t++) {
+			const result *r = &floor_results[f][t - 1];
+			printf("%-28s %3d", floor_specs[f].label, t);
+			if (!r->measured) {
+				printf(" %9s\n", "n/a");
+				continue;
+			}
+			print_number(r->ns, 9, 2);
+			print_number(mega_per_second(r->ns, t), 9, 1);
+			print_number(t > 1 ? r->ns / floor_results[f][0].ns : NAN, 8, 2);
+			print_cpu_share(r, &preempted);
+			printf("\n");
+		}
+
+	printf("\n%-8s %-17s %3s %9s %9s %8s %7s %8s %5s %12s %8s %11s\n", "recorder", "event",
+	       "thr", "ns/event", "M ev/s", "ns/pair", "x floor", "x 1 thr", "cpu%", "written",
+	       "dropped", "overwritten");
+	for (int rec = 0; rec < REC_COUNT; rec++)
+		for (int ev = 0; ev < EVENT_COUNT; ev++)
+			for (int t = 1; t <= MAX_THREADS; t++) {
+				const result *r = &event_results[rec][ev][t - 1];
+				printf("%-8s %-17s %3d", recorder_specs[rec].key,
+				       event_specs[ev].label, t);
+				print_number(r->ns, 9, 2);
+				print_number(mega_per_second(r->ns, t), 9, 1);
+				print_number(event_specs[ev].pairs ? 2 * r->ns : NAN, 8, 2);
+				print_number(over_floor(rec, ev, t), 7, 2);
+				print_number(t > 1 ? over_one_thread(rec, ev) : NAN, 8, 2);
+				print_cpu_share(r, &preempted);
+				printf("%12llu %8llu %11llu\n", (unsigned long long)r->written,
+				       (unsigned long long)r->dropped,
+				       (unsigned long long)r->overwritten);
+			}
+
+	printf("\n%-50s %10s %10s  %-6s %s\n", "target", "measured", "limit", "result",
+	       "floor 2/1 thr");
+	unsigned missed = 0;
+	for (size_t i = 0; i < ntargets; i++) {
+		const target *t = &targets[i];
+		char value[32], limit[32];
+		snprintf(value, sizeof value, "%.2f %s", t->value, t->unit);
+		snprintf(limit, sizeof limit, "<= %.2f %s", t->limit, t->unit);
+		printf("%-50s %10s %10s  %-6s", t->name, value, limit,
+		       target_met(t) ? "PASS" : "MISS");
+		if (!isnan(t->floor_ratio))
+			printf(" %.2f x", t->floor_ratio);
+		printf("\n");
+		missed += !target_met(t);
+	}
+	printf("%u of %zu targets met (informational)\n", (unsigned)(ntargets - missed), ntargets);
+
+	uint64_t dropped = 0;
+	for (int rec = 0; rec < REC_COUNT; rec++)
+		for (int ev = 0; ev < EVENT_COUNT; ev++)
+			for (int t = 0; t < MAX_THREADS; t++)
+				dropped += event_results[rec][ev][t].dropped;
+	if (dropped)
+		printf("warning: %llu events were dropped: those rows partly measure dropping\n",
+		       (unsigned long long)dropped);
+	if (preempted)
+		printf("warning: in %u rows marked *, a thread was off CPU for over %.0f%% of its "
+		       "run\n(other load, or blocked): rerun on a quiet machine before trusting "
+		       "them\n",
+		       preempted, 100 * (1 - CPU_SHARE_RELIABLE));
+	printf("\n");
+}
+
+static void json_number(const char *key, double v)
+{
+	if (isnan(v) || isinf(v))
+		printf(",\"%s\":null", key);
+	else
+		printf(",\"%s\":%.3f", key, v);
+}
+
+static void print_json(const bench_config *cfg, const target *targets, size_t ntargets)
+{
+	printf("{\"benchmark\":\"timeline-bench\",\"version\":\"%d.%d.%d\",\"reps\":%d",
+	       TIMELINE_VERSION_MAJOR, TIMELINE_VERSION_MINOR, TIMELINE_VERSION_PATCH, cfg->reps);
+	json_number("run_ms", cfg->run_ns / 1e6);
+	printf(",\"clock\":\"%s\",\"events_per_iteration\":%d,\"floors\":[",
+	       library_uses_tsc ? "tsc" : "clock_gettime", BENCH_EVENTS_PER_ITER);
+	bool first = true;
+	for (int f = 0; f < FLOOR_COUNT; f++)
+		for (int t = 1; t <= MAX_THREADS; t++) {
+			const result *r = &floor_results[f][t - 1];
+			printf("%s{\"op\":\"%s\",\"threads\":%d", first ? "" : ",",
+			       floor_specs[f].key, t);
+			json_number("ns_per_op", r->measured ? r->ns : NAN);
+			json_number("cpu_share", r->measured ? r->cpu_share : NAN);
+			printf("}");
+			first = false;
+		}
+	printf("],\"events\":[");
+	first = true;
+	for (int rec = 0; rec < REC_COUNT; rec++)
+		for (int ev = 0; ev < EVENT_COUNT; ev++)
+			for (int t = 1; t <= MAX_THREADS; t++) {
+				const result *r = &event_results[rec][ev][t - 1];
+				printf("%s{\"recorder\":\"%s\",\"event\":\"%s\",\"threads\":%d",
+				       first ? "" : ",", recorder_specs[rec].key,
+				       event_specs[ev].key, t);
+				json_number("ns_per_event", r->ns);
+				json_number("events_per_sec", mega_per_second(r->ns, t) * 1e6);
+				json_number("ns_per_pair", event_specs[ev].pairs ? 2 * r->ns : NAN);
+				json_number("over_floor", over_floor(rec, ev, t));
+				json_number("over_one_thread",
+				            t > 1 ? over_one_thread(rec, ev) : NAN);
+				json_number("cpu_share", r->cpu_share);
+				printf(",\"iterations\":%llu,\"written\":%llu,\"dropped\":%llu,"
+				       "\"overwritten\":%llu}",
+				       (unsigned long long)r->iters, (unsigned long long)r->written,
+				       (unsigned long long)r->dropped,
+				       (unsigned long long)r->overwritten);
+				first = false;
+			}
+	printf("],\"targets\":[");
+	for (size_t i = 0; i < ntargets; i++) {
+		printf("%s{\"name\":\"%s\"", i ? "," : "", targets[i].name);
+		json_number("value", targets[i].value);
+		json_number("limit", targets[i].limit);
+		json_number("floor_ratio", targets[i].floor_ratio);
+		printf(",\"unit\":\"%s\",\"met\":%s}", targets[i].unit,
+		       target_met(&targets[i]) ? "true" : "false");
+	}
+	printf("]}\n");
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: timeline-bench [--quick] [--json-only]\n"
+	        "       timeline-bench --callgrind-kernel KERNEL N\n"
+	        "\n"
+	        "Measures ns per event of the ring, endless and startup recorders with 1 and\n"
+	        "2 threads, next to the floors (clock read, clock read + 32-byte store), and\n"
+	        "prints a table and one JSON line. Exits 0 whatever the figures: the targets\n"
+	        "are reported as PASS or MISS, never enforced.\n"
+	        "\n"
+	        "  --quick          3 runs of ~5 ms per row instead of 7 of ~30 ms\n"
+	        "  --json-only      print only the JSON line\n"
+	        "  --callgrind-kernel KERNEL N\n"
+	        "                   run one kernel for N events (a multiple of %d) and exit;\n"
+	        "                   used by tests/bench/callgrind_counts.sh. KERNEL is one of:\n"
+	        "                   ",
+	        BENCH_EVENTS_PER_ITER);
+	bench_callgrind_list(out);
+	fprintf(out,
+	        "\nTIMELINE_RECORDER, TIMELINE_BUFFER_KB and TIMELINE_CATEGORIES are ignored:\n"
+	        "every row chooses its recorder and categories itself.\n");
+}
+
+static void ignore_environment(void)
+{
+	unsetenv("TIMELINE_RECORDER");
+	unsetenv("TIMELINE_BUFFER_KB");
+	unsetenv("TIMELINE_CATEGORIES");
+}
+
+int main(int argc, char **argv)
+{
+	bench_config cfg = {.reps = 7, .run_ns = 30e6, .json_only = false};
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--quick") == 0) {
+			cfg.reps = 3;
+			cfg.run_ns = 5e6;
+		} else if (strcmp(argv[i], "--json-only") == 0) {
+			cfg.json_only = true;
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--callgrind-kernel") == 0) {
+			if (i + 3 != argc) {
+				fprintf(stderr,
+				        "timeline-bench: --callgrind-kernel takes KERNEL and "
+				        "N, and comes last\n");
+				return 2;
+			}
+			ignore_environment();
+			return bench_callgrind_main(argv[i + 1], argv[i + 2]);
+		} else {
+			fprintf(stderr, "timeline-bench: unknown argument '%s'\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	ignore_environment();
+
+	measure_all(&cfg);
+
+	target targets[MAX_TARGETS];
+	size_t ntargets = collect_targets(targets);
+	if (!cfg.json_only)
+		print_table(&cfg, targets, ntargets);
+	print_json(&cfg, targets, ntargets);
+	return 0;
+}

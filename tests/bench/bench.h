@@ -1,0 +1,88 @@
+/*
+ * timeline-bench: shared pieces of the benchmark program. Not a test: it
+ * measures and prints, and never fails on a timing.
+ *
+ * Every kernel runs `iters` loop iterations of BENCH_EVENTS_PER_ITER
+ * operations, so the loop overhead is the same for the floors (a bare clock
+ * read, a clock read plus a 32-byte store) and for the library's events.
+ */
+#ifndef TIMELINE_BENCH_H
+#define TIMELINE_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define BENCH_EVENTS_PER_ITER 8
+
+/* The body of every kernel's loop: BENCH_EVENTS_PER_ITER copies of stmt. */
+#define BENCH_REPEAT8(stmt)                                                                        \
+	do {                                                                                       \
+		stmt;                                                                              \
+		stmt;                                                                              \
+		stmt;                                                                              \
+		stmt;                                                                              \
+		stmt;                                                                              \
+		stmt;                                                                              \
+		stmt;                                                                              \
+		stmt;                                                                              \
+	} while (0)
+
+/* The size of a floor thread's record buffer, written round and round. */
+#define BENCH_FLOOR_BUFFER_BYTES (64u * 1024u)
+#define BENCH_FLOOR_RECORD_BYTES 32u
+
+/* Category names: one left on, one turned off after every tl_init. */
+#define BENCH_CATEGORY "bench"
+#define BENCH_CATEGORY_OFF "bench_off"
+
+/* A compiler barrier: no instruction, but memory is assumed read and written. */
+#define BENCH_BARRIER() __asm__ __volatile__("" ::: "memory")
+/* Makes the compiler compute `value` into a register without any other work. */
+#define BENCH_USE(value) __asm__ __volatile__("" : : "r"(value))
+
+/* Per-thread state handed to a kernel. */
+typedef struct bench_thread {
+	unsigned char *buffer; /* floors: BENCH_FLOOR_BUFFER_BYTES, pre-touched */
+	size_t pos;            /* floors: next record offset in buffer */
+	char name[32];         /* copied-name events: the (per-thread) name */
+	char label[32];        /* copied-name events: the copied string argument */
+} bench_thread;
+
+typedef void (*bench_kernel_fn)(uint64_t iters, bench_thread *thread);
+
+typedef struct bench_kernel {
+	const char *name;
+	bench_kernel_fn fn;
+} bench_kernel;
+
+/* Floors (bench_floor.c). The rdtsc kernels are NULL off x86. */
+void bench_floor_empty(uint64_t iters, bench_thread *thread);
+void bench_floor_clock(uint64_t iters, bench_thread *thread);
+void bench_floor_clock_store(uint64_t iters, bench_thread *thread);
+extern const bench_kernel_fn bench_floor_rdtsc;
+extern const bench_kernel_fn bench_floor_rdtsc_store;
+
+/* Library events through the macros (bench_events.c). */
+void bench_events_disabled(uint64_t iters, bench_thread *thread);
+void bench_events_begin(uint64_t iters, bench_thread *thread);
+void bench_events_end(uint64_t iters, bench_thread *thread);
+void bench_events_begin_end(uint64_t iters, bench_thread *thread);
+void bench_events_copy_begin_end(uint64_t iters, bench_thread *thread);
+void bench_events_counter(uint64_t iters, bench_thread *thread);
+/* The library's own hot-path clock read, eight times per iteration. */
+void bench_events_clock_read(uint64_t iters, bench_thread *thread);
+
+/*
+ * `timeline-bench --callgrind-kernel NAME N` (bench_callgrind.c): runs one
+ * kernel for N events inside bench_callgrind_measure(), the function
+ * callgrind_counts.sh collects with --toggle-collect. Returns an exit code.
+ */
+int bench_callgrind_main(const char *kernel, const char *events);
+void bench_callgrind_list(FILE *out); /* the kernel names, one line */
+
+/* Prepares and frees a thread's state. Returns 0 or -ENOMEM. */
+int bench_thread_init(bench_thread *thread, unsigned index);
+void bench_thread_release(bench_thread *thread);
+
+#endif /* TIMELINE_BENCH_H */
