@@ -1,0 +1,334 @@
+/*
+ * ftrace text exporter (formats.md sections 2 and 4.2): what
+ * `cat tracing/trace` prints for tracing_mark_write events, in the shape
+ * Perfetto's to_ftrace writes, with flags separated from the cpu column so
+ * that catapult's stricter pattern also matches:
+ *
+ *             main-1001  ( 1000) [000] ....   100.000000: tracing_mark_write: B|1000|work
+ *
+ * Payloads are the atrace ones (section 4.1): B/E for slices (a COMPLETE
+ * event becomes a B at its start and an E at its end), C for counters, S/F
+ * for async begin/end with the id as a decimal int64 cookie, I for thread
+ * instants, N|pid|<category>|name for process, global and async instants.
+ * Flows and arguments have no atrace form and are left out.
+ *
+ * Lines are sorted by timestamp across threads; at an equal timestamp a
+ * thread's lines keep their matched order and threads go by increasing tid.
+ *
+ * Choices a reader may want to know:
+ *  - Names: '|' becomes '_' (it separates fields), control characters
+ *    (newline, carriage return, tab...) become ' ', invalid UTF-8 bytes
+ *    become U+FFFD, trailing spaces are trimmed; an empty result is
+ *    written "unnamed" (an empty category "default"). A payload is kept to 1023 bytes by cutting
+ * the name on a character boundary; a category used as a track name is first cut to 511 bytes.
+ *  - Task names: spaces and control characters become '_', and a '-'
+ *    followed by a digit becomes '_' (it would read as the -tid separator);
+ *    a thread without a name is "<...>", as the kernel prints it.
+ *  - A tid of 0 is written as the pid. Negative timestamps are written as 0.
+ *  - Double counters are rounded to the nearest integer (halves away from
+ *    zero) and saturate at the int64 range; NaN samples are left out.
+ */
+#include "recorder/slice_match.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder/trace_model.h"
+
+#define PAYLOAD_MAX 1023
+#define TRACK_MAX 511
+#define TASK_WIDTH 16
+
+typedef struct ftrace_line {
+	int64_t ts_ns;
+	size_t thread; /* index in tl_slice_match.threads */
+	size_t order;
+	const tl_match_item *item;
+} ftrace_line;
+
+static const char header[] = "# tracer: nop\n"
+                             "#\n"
+                             "# entries-in-buffer/entries-written: %zu/%zu   #P:1\n"
+                             "#\n"
+                             "#                                      _-----=> irqs-off\n"
+                             "#                                     / _----=> need-resched\n"
+                             "#                                    | / _---=> hardirq/softirq\n"
+                             "#                                    || / _--=> preempt-depth\n"
+                             "#                                    ||| /     delay\n"
+                             "#           TASK-PID    TGID   CPU#  ||||   TIMESTAMP  FUNCTION\n"
+                             "#              | |        |      |   ||||      |         |\n";
+
+/*
+ * Copies src into dst (room for cap bytes, no terminator) as a payload
+ * name: see the file comment. Stops before a character that would not fit.
+ * Returns the length written.
+ */
+static size_t sanitize_name(char *dst, size_t cap, const char *src)
+{
+	const unsigned char *p = (const unsigned char *)(src ? src : "");
+	size_t avail = strlen((const char *)p);
+	size_t n = 0;
+
+	while (avail) {
+		size_t len = tl_utf8_char_len(p, avail);
+		const char *piece = (const char *)p;
+		size_t piece_len = len;
+		char c;
+		if (len == 0) {
+			piece = TL_UTF8_REPLACEMENT;
+			piece_len = sizeof TL_UTF8_REPLACEMENT - 1;
+			len = 1;
+		} else if (len == 1 && (*p < 0x20 || *p == 0x7f || *p == '|')) {
+			c = *p == '|' ? '_' : ' ';
+			piece = &c;
+		}
+		if (piece_len > cap - n)
+			break;
+		memcpy(dst + n, piece, piece_len);
+		n += piece_len;
+		p += len;
+		avail -= len;
+	}
+	while (n > 0 && dst[n - 1] == ' ')
+		n--;
+	return n;
+}
+
+/* sanitize_name, with "unnamed" for an empty result. */
+static size_t payload_name(char *dst, size_t cap, const char *src)
+{
+	size_t n = sanitize_name(dst, cap, src);
+	if (n == 0) {
+		n = strlen("unnamed") < cap ? strlen("unnamed") : cap;
+		memcpy(dst, "unnamed", n);
+	}
+	return n;
+}
+
+/* The task column: right-aligned in TASK_WIDTH, see the file comment. */
+static void write_task(tl_out *out, const char *name)
+{
+	const unsigned char *p = (const unsigned char *)(name ? name : "");
+	size_t avail = strlen((const char *)p);
+	char task[1024];
+	size_t n = 0;
+
+	if (avail == 0) {
+		p = (const unsigned char *)"<...>";
+		avail = 5;
+	}
+	while (avail && n + 4 <= sizeof task) {
+		size_t len = tl_utf8_char_len(p, avail);
+		if (len == 0) {
+			memcpy(task + n, TL_UTF8_REPLACEMENT, 3);
+			n += 3;
+			len = 1;
+		} else if (len == 1) {
+			char c = (char)*p;
+			if (c <= ' ' || c == 0x7f ||
+			    (c == '-' && avail > 1 && p[1] >= '0' && p[1] <= '9'))
+				c = '_';
+			task[n++] = c;
+		} else {
+			memcpy(task + n, p, len);
+			n += len;
+		}
+		p += len;
+		avail -= len;
+	}
+	for (size_t pad = n; pad < TASK_WIDTH; pad++)
+		tl_out_char(out, ' ');
+	tl_out_bytes(out, task, n);
+}
+
+/* Right- or left-aligned decimal in a column of at least width. */
+static void write_column(tl_out *out, uint64_t v, int width, int left)
+{
+	char buf[24];
+	int n = snprintf(buf, sizeof buf, left ? "%-*llu" : "%*llu", width, (unsigned long long)v);
+	tl_out_bytes(out, buf, (size_t)n);
+}
+
+static void write_prefix(tl_out *out, const tl_model *model, const tl_match_thread *thread,
+                         int64_t ts_ns)
+{
+	uint32_t tid = thread->tid ? thread->tid : model->pid;
+	uint64_t ns = ts_ns < 0 ? 0 : (uint64_t)ts_ns;
+	char stamp[48];
+
+	write_task(out, thread->name);
+	tl_out_char(out, '-');
+	write_column(out, tid, 5, 1);
+	tl_out_str(out, " (");
+	write_column(out, model->pid, 5, 0);
+	tl_out_str(out, ") [000] .... ");
+	int n =
+	    snprintf(stamp, sizeof stamp,
+	             "%5llu.%06llu: tracing_mark_write: ", (unsigned long long)(ns / 1000000000u),
+	             (unsigned long long)(ns % 1000000000u / 1000u));
+	tl_out_bytes(out, stamp, (size_t)n);
+}
+
+/*
+ * payload = head + name + tail, the name cut so that the whole stays within
+ * PAYLOAD_MAX bytes. head and tail hold only short numeric fields and a
+ * track name of at most TRACK_MAX bytes, so the name always keeps room.
+ */
+static size_t compose(char *payload, const char *head, size_t head_len, const char *name,
+                      const char *tail)
+{
+	size_t tail_len = strlen(tail);
+	size_t n = head_len;
+	memcpy(payload, head, head_len);
+	n += payload_name(payload + n, PAYLOAD_MAX - head_len - tail_len, name);
+	memcpy(payload + n, tail, tail_len);
+	return n + tail_len;
+}
+
+/* Rounds half away from zero, saturating; without libm. */
+static int64_t round_counter(double d)
+{
+	if (d >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (d <= -9223372036854775808.0)
+		return INT64_MIN;
+	int64_t whole = (int64_t)d; /* truncates toward zero */
+	double frac = d - (double)whole;
+	if (frac >= 0.5)
+		whole++;
+	else if (frac <= -0.5)
+		whole--;
+	return whole;
+}
+
+/* The payload of a non-slice event; 0 when it has none (NaN counter). */
+static size_t event_payload(char *payload, const tl_model *model, const tl_model_event *ev)
+{
+	char head[32 + TRACK_MAX];
+	char tail[32];
+	const char *name = tl_export_event_name(ev);
+	char letter;
+	int n;
+
+	tail[0] = '\0';
+	if (ev->phase == TL_PHASE_ASYNC_INSTANT ||
+	    (ev->phase == TL_PHASE_INSTANT &&
+	     (ev->scope & TL_EVENT_SCOPE_MASK) != TL_EVENT_SCOPE_THREAD)) {
+		/* On a track named after the category. */
+		n = snprintf(head, sizeof head, "N|%u|", (unsigned)model->pid);
+		n += (int)payload_name(head + n, TRACK_MAX, tl_export_event_cat(ev));
+		head[n++] = '|';
+		return compose(payload, head, (size_t)n, name, tail);
+	}
+	switch (ev->phase) {
+	case TL_PHASE_COUNTER: {
+		int64_t value = ev->counter_i;
+		if (ev->counter_is_double) {
+			if (isnan(ev->counter_d))
+				return 0;
+			value = round_counter(ev->counter_d);
+		}
+		snprintf(tail, sizeof tail, "|%lld", (long long)value);
+		letter = 'C';
+		break;
+	}
+	case TL_PHASE_ASYNC_BEGIN:
+	case TL_PHASE_ASYNC_END:
+		snprintf(tail, sizeof tail, "|%lld", (long long)(int64_t)ev->id);
+		letter = ev->phase == TL_PHASE_ASYNC_BEGIN ? 'S' : 'F';
+		break;
+	default: /* TL_PHASE_INSTANT, thread scope */
+		letter = 'I';
+		break;
+	}
+	n = snprintf(head, sizeof head, "%c|%u|", letter, (unsigned)model->pid);
+	return compose(payload, head, (size_t)n, name, tail);
+}
+
+static int compare_line(const void *pa, const void *pb)
+{
+	const ftrace_line *a = pa, *b = pb;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	if (a->thread != b->thread)
+		return a->thread < b->thread ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int is_nan_counter(const tl_model_event *ev)
+{
+	return ev->phase == TL_PHASE_COUNTER && ev->counter_is_double && isnan(ev->counter_d);
+}
+
+int tl_export_ftrace(const tl_model *model, int fd, tl_export_counts *counts)
+{
+	tl_slice_match match;
+	int rc = tl_slice_match_build(model, &match);
+	if (rc)
+		return rc;
+
+	ftrace_line *lines = calloc(match.nitems + 1, sizeof *lines);
+	tl_out *out = malloc(sizeof *out);
+	if (!lines || !out) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	size_t nlines = 0;
+	for (size_t t = 0; t < match.nthreads; t++) {
+		const tl_match_thread *thread = &match.threads[t];
+		for (size_t i = 0; i < thread->nitems; i++) {
+			const tl_match_item *item = &match.items[thread->first_item + i];
+			if (item->kind == TL_ITEM_EVENT) {
+				if (is_nan_counter(&model->events[item->ref]))
+					continue;
+			} else if (match.slices[item->ref].flags & TL_SLICE_FLOW_MARKER) {
+				continue;
+			}
+			ftrace_line *line = &lines[nlines++];
+			line->ts_ns = item->ts_ns;
+			line->thread = t;
+			line->order = item->order;
+			line->item = item;
+		}
+	}
+	qsort(lines, nlines, sizeof *lines, compare_line);
+
+	tl_out_init(out, fd);
+	char text[sizeof header + 64];
+	int n = snprintf(text, sizeof text, header, nlines, nlines);
+	tl_out_bytes(out, text, (size_t)n);
+
+	for (size_t i = 0; i < nlines && !out->err; i++) {
+		const tl_match_item *item = lines[i].item;
+		char payload[PAYLOAD_MAX + 1];
+		size_t len;
+		if (item->kind == TL_ITEM_EVENT) {
+			len = event_payload(payload, model, &model->events[item->ref]);
+		} else if (item->kind == TL_ITEM_OPEN) {
+			const tl_model_event *ev = &model->events[match.slices[item->ref].event];
+			char head[32];
+			n = snprintf(head, sizeof head, "B|%u|", (unsigned)model->pid);
+			len = compose(payload, head, (size_t)n, tl_export_event_name(ev), "");
+		} else {
+			len =
+			    (size_t)snprintf(payload, sizeof payload, "E|%u", (unsigned)model->pid);
+		}
+		write_prefix(out, model, &match.threads[lines[i].thread], lines[i].ts_ns);
+		tl_out_bytes(out, payload, len);
+		tl_out_char(out, '\n');
+	}
+	rc = tl_out_flush(out);
+	if (counts) {
+		counts->unmatched_begin = match.unmatched_begin;
+		counts->unmatched_end = match.unmatched_end;
+	}
+
+out_free:
+	free(out);
+	free(lines);
+	tl_slice_match_free(&match);
+	return rc;
+}

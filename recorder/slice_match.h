@@ -1,0 +1,151 @@
+/*
+ * What the exporters share: slices matched from a decoded trace, and the
+ * small helpers both text writers need (a buffered writer over write(2),
+ * UTF-8 checking, name fallbacks). Internal; allocates, not signal-safe.
+ *
+ * Slice matching, per thread (a thread's events are contiguous in
+ * model->events and ordered by seq):
+ *
+ *  - BEGIN/END pair up with a stack in seq order. An END with nothing open
+ *    is an "unmatched end" (its BEGIN was overwritten): dropped and counted.
+ *    A BEGIN still open at the end of the thread's events is closed at
+ *    model->snapshot_ns, flagged and counted. Should the thread have events
+ *    later than that (a skewed clock), they close at its last timestamp
+ *    instead, so that nesting holds.
+ *  - COMPLETE events are slices from ts_ns to end_ns (never negative). They
+ *    are recorded when they end, so they are merged into the seq stream by
+ *    start time: at an equal timestamp an END goes first, a BEGIN whose
+ *    slice lasts longer goes first, anything else comes after the COMPLETE.
+ *  - A slice open more than TL_MATCH_MAX_DEPTH deep is dropped (with its
+ *    END) and counted, as Perfetto does.
+ *  - A flow event (s/t/f) binds to the innermost slice open on its thread
+ *    at that point. When there is none, or that slice already carries a
+ *    flow, the flow gets a zero-length slice of its own (TL_SLICE_FLOW_MARKER)
+ *    at its timestamp. A global flow with id 0 cannot be written by any
+ *    viewer's format: it is dropped and counted.
+ *
+ * The result lists, per thread, items (slice opens, slice closes, other
+ * events) in the order they were processed; `order` is that position and
+ * the exporters use it to break ties when they sort by timestamp.
+ */
+#ifndef TIMELINE_SLICE_MATCH_H
+#define TIMELINE_SLICE_MATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recorder/trace_model.h"
+
+#define TL_MATCH_MAX_DEPTH 512
+#define TL_MATCH_NONE SIZE_MAX
+
+enum {
+	TL_SLICE_COMPLETE = 1u << 0,         /* from a COMPLETE ('X') event */
+	TL_SLICE_OPEN_AT_SNAPSHOT = 1u << 1, /* END missing: closed at the snapshot */
+	TL_SLICE_FLOW_MARKER = 1u << 2,      /* zero-length slice for a flow event */
+	/*
+	 * Chrome JSON: write as one X event. Set on COMPLETE slices, flow
+	 * markers, slices carrying a flow and zero-length slices, then on every
+	 * ancestor that starts at the same timestamp as such a slice: Perfetto
+	 * sorts X before B at equal timestamps, so a B parent of an X child
+	 * starting with it would end up nested inside its child.
+	 */
+	TL_SLICE_AS_COMPLETE = 1u << 3,
+};
+
+typedef struct tl_slice {
+	size_t event;      /* model->events index: the BEGIN, COMPLETE or flow event */
+	size_t end_event;  /* index of the matching END, or TL_MATCH_NONE */
+	size_t flow_event; /* flow event bound to this slice, or TL_MATCH_NONE */
+	size_t parent;     /* index in tl_slice_match.slices, or TL_MATCH_NONE */
+	int64_t start_ns;
+	int64_t end_ns; /* >= start_ns */
+	unsigned depth; /* 0 for a slice with no parent */
+	unsigned flags; /* TL_SLICE_* */
+} tl_slice;
+
+typedef enum tl_match_item_kind {
+	TL_ITEM_OPEN,  /* ref: slice index, ts_ns: its start */
+	TL_ITEM_CLOSE, /* ref: slice index, ts_ns: its end */
+	TL_ITEM_EVENT, /* ref: event index (instant, counter, async) */
+} tl_match_item_kind;
+
+typedef struct tl_match_item {
+	int64_t ts_ns;
+	size_t ref;
+	size_t order; /* position in the thread's processing order */
+	tl_match_item_kind kind;
+} tl_match_item;
+
+typedef struct tl_match_thread {
+	uint32_t tid;
+	const char *name;  /* from model->threads; "" when the model has none */
+	size_t first_item; /* range in tl_slice_match.items */
+	size_t nitems;
+} tl_match_thread;
+
+typedef struct tl_slice_match {
+	tl_slice *slices;
+	size_t nslices;
+	tl_match_item *items;
+	size_t nitems;
+	/* Every thread with events or a name in the model, by increasing tid. */
+	tl_match_thread *threads;
+	size_t nthreads;
+
+	uint64_t unmatched_begin; /* slices closed at snapshot_ns */
+	uint64_t unmatched_end;   /* ENDs dropped */
+	uint64_t too_deep;        /* slices (and flow markers) beyond the depth cap */
+	uint64_t flow_markers;    /* flows given a slice of their own */
+	uint64_t flows_dropped;   /* global flows with id 0 */
+	uint64_t events_unknown;  /* events with a phase no exporter writes */
+} tl_slice_match;
+
+/*
+ * Matches the slices of model into *out. Returns 0 or -ENOMEM (then *out is
+ * empty). The result points into model: free it before the model. Release
+ * it with tl_slice_match_free().
+ */
+int tl_slice_match_build(const tl_model *model, tl_slice_match *out);
+
+/* Frees what tl_slice_match_build allocated. Safe on a zeroed struct. */
+void tl_slice_match_free(tl_slice_match *match);
+
+/* The event's name, "unnamed" when it has none (viewers need one). */
+const char *tl_export_event_name(const tl_model_event *event);
+
+/* The event's category, "default" when it has none (catapult needs one). */
+const char *tl_export_event_cat(const tl_model_event *event);
+
+/*
+ * Length (1 to 4) of the well-formed UTF-8 character at s[0..avail), or 0
+ * when the bytes there are not one (stray continuation byte, overlong form,
+ * surrogate, beyond U+10FFFF, cut short).
+ */
+size_t tl_utf8_char_len(const unsigned char *s, size_t avail);
+
+/* U+FFFD REPLACEMENT CHARACTER, written in place of invalid UTF-8 bytes. */
+#define TL_UTF8_REPLACEMENT "\xef\xbf\xbd"
+
+/*
+ * A buffered writer over write(2): short writes are resumed and EINTR
+ * retried. The first failure sticks in `err` (-errno) and later output is
+ * discarded, so callers check once, at tl_out_flush().
+ */
+typedef struct tl_out {
+	int fd;
+	int err;
+	size_t len;
+	char buf[16384];
+} tl_out;
+
+void tl_out_init(tl_out *out, int fd);
+void tl_out_bytes(tl_out *out, const void *data, size_t len);
+void tl_out_str(tl_out *out, const char *s);
+void tl_out_char(tl_out *out, char c);
+void tl_out_u64(tl_out *out, uint64_t v);
+void tl_out_i64(tl_out *out, int64_t v);
+/* Writes what is buffered. Returns 0 or the first -errno seen. */
+int tl_out_flush(tl_out *out);
+
+#endif /* TIMELINE_SLICE_MATCH_H */
