@@ -18,14 +18,23 @@
 #include "recorder/internal.h"
 
 #define FILTER_MAX 4096
+#define PATTERN_MAX 256
+#define OVERRIDES_MAX 64
 
 static tl_category categories[TL_MAX_CATEGORIES];
 static _Atomic uint32_t ncategories;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static char filter[FILTER_MAX]; /* under lock; "" = default */
+static char filter[FILTER_MAX]; /* under lock; "" = the default */
+/* tl_category_enable/disable calls since the filter was last set, applied
+ * after it in order; one entry per pattern (the latest call wins). */
+static struct {
+	char pattern[PATTERN_MAX];
+	bool enable;
+} overrides[OVERRIDES_MAX];
+static size_t noverrides;
 static bool allowed[TL_MAX_CATEGORIES];
 static bool running;
-_Atomic uint64_t tl_category_overflows;
+static bool overflow_logged;
 
 static const char *default_off_prefix = "disabled-by-default-";
 
@@ -35,41 +44,45 @@ static void set_enabled(uint32_t i)
 			 __ATOMIC_RELAXED);
 }
 
-/* Applies one glob item to a name; returns 1 (on), 0 (off) or -1 (no match). */
-static int apply_item(const char *item, size_t len, const char *name)
+static bool is_blank(char c)
 {
-	char pattern[256];
-	int negate = 0;
-	if (len && item[0] == '-') {
-		negate = 1;
+	return c == ' ' || c == '\t';
+}
+
+/* One comma-separated item, trimmed, with its leading '-' split off.
+ * Returns 0, or -1 for an empty or over-long item. */
+static int parse_item(const char *item, size_t len, char pattern[PATTERN_MAX], bool *negate)
+{
+	while (len && is_blank(*item)) {
 		item++;
 		len--;
 	}
-	while (len && (*item == ' ' || *item == '\t')) {
+	*negate = len && item[0] == '-';
+	if (*negate) {
 		item++;
 		len--;
 	}
-	while (len && (item[len - 1] == ' ' || item[len - 1] == '\t'))
+	while (len && is_blank(*item)) {
+		item++;
 		len--;
-	if (len == 0 || len >= sizeof pattern)
+	}
+	while (len && is_blank(item[len - 1]))
+		len--;
+	if (len == 0 || len >= PATTERN_MAX)
 		return -1;
 	memcpy(pattern, item, len);
 	pattern[len] = '\0';
-	if (fnmatch(pattern, name, 0) != 0)
-		return -1;
-	return !negate;
+	return 0;
 }
 
 static bool filter_allows(const char *spec, const char *name)
 {
-	bool positive = false;
+	char pattern[PATTERN_MAX];
+	bool negate, positive = false;
 	for (const char *p = spec; *p;) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
-		size_t skip = 0;
-		while (skip < len && (p[skip] == ' ' || p[skip] == '\t'))
-			skip++;
-		if (skip < len && p[skip] != '-')
+		if (parse_item(p, len, pattern, &negate) == 0 && !negate)
 			positive = true;
 		p += len + (end ? 1 : 0);
 	}
@@ -77,11 +90,13 @@ static bool filter_allows(const char *spec, const char *name)
 	for (const char *p = spec; *p;) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
-		int r = apply_item(p, len, name);
-		if (r >= 0)
-			on = r;
+		if (parse_item(p, len, pattern, &negate) == 0 && fnmatch(pattern, name, 0) == 0)
+			on = !negate;
 		p += len + (end ? 1 : 0);
 	}
+	for (size_t i = 0; i < noverrides; i++)
+		if (fnmatch(overrides[i].pattern, name, 0) == 0)
+			on = overrides[i].enable;
 	return on;
 }
 
@@ -100,13 +115,13 @@ static uint32_t register_locked(const char *name)
 	for (uint32_t i = 0; i < n; i++)
 		if (strcmp(categories[i].name, name) == 0)
 			return i;
-	if (n == TL_MAX_CATEGORIES) {
-		atomic_fetch_add(&tl_category_overflows, 1);
-		return 0;
-	}
-	char *copy = strdup(name);
+	char *copy = n < TL_MAX_CATEGORIES ? strdup(name) : NULL;
 	if (!copy) {
-		atomic_fetch_add(&tl_category_overflows, 1);
+		if (!overflow_logged)
+			tl_log(TL_LOG_WARNING,
+			       "category table full (%d): '%s' and later ones share 'overflow'",
+			       TL_MAX_CATEGORIES, name);
+		overflow_logged = true;
 		return 0;
 	}
 	categories[n].name = copy; /* never freed: handles live forever */
@@ -141,38 +156,37 @@ tl_category *tl_i_category_resolve(tl_category **cache, const char *name)
 	return cat;
 }
 
-static int append_item(const char *item)
-{
-	size_t used = strlen(filter), len = strlen(item);
-	if (used + len + 2 > FILTER_MAX)
-		return -ENOSPC;
-	if (used)
-		filter[used++] = ',';
-	memcpy(filter + used, item, len + 1);
-	return 0;
-}
-
 static int change(const char *pattern, bool enable)
 {
-	if (!pattern || !*pattern || strchr(pattern, ',') || pattern[0] == '-')
+	char item[PATTERN_MAX];
+	bool negate;
+	if (!pattern || strchr(pattern, ',') ||
+	    parse_item(pattern, strlen(pattern), item, &negate) != 0 || negate)
 		return -EINVAL;
-	char item[260];
-	if (strlen(pattern) > 250)
-		return -EINVAL;
-	item[0] = '-';
-	strcpy(item + 1, pattern);
 	pthread_mutex_lock(&lock);
 	ensure_overflow_category();
-	int rc = append_item(enable ? item + 1 : item);
-	int matched = 0;
-	if (rc == 0) {
-		recompute_locked();
-		uint32_t n = atomic_load(&ncategories);
-		for (uint32_t i = 0; i < n; i++)
-			matched += fnmatch(pattern, categories[i].name, 0) == 0;
+	size_t at = 0;
+	while (at < noverrides && strcmp(overrides[at].pattern, item) != 0)
+		at++;
+	if (at == noverrides && noverrides == OVERRIDES_MAX) {
+		pthread_mutex_unlock(&lock);
+		return -ENOSPC;
 	}
+	/* the latest call for a pattern goes last */
+	if (at < noverrides) {
+		memmove(&overrides[at], &overrides[at + 1], (noverrides - at - 1) * sizeof overrides[0]);
+		noverrides--;
+	}
+	strcpy(overrides[noverrides].pattern, item);
+	overrides[noverrides].enable = enable;
+	noverrides++;
+	recompute_locked();
+	int matched = 0;
+	uint32_t n = atomic_load(&ncategories);
+	for (uint32_t i = 0; i < n; i++)
+		matched += fnmatch(item, categories[i].name, 0) == 0;
 	pthread_mutex_unlock(&lock);
-	return rc ? rc : matched;
+	return matched;
 }
 
 int tl_category_enable(const char *pattern)
@@ -195,6 +209,7 @@ int tl_category_set_filter(const char *spec)
 		strcpy(filter, "-*");
 	else
 		strcpy(filter, spec);
+	noverrides = 0;
 	recompute_locked();
 	pthread_mutex_unlock(&lock);
 	return 0;
@@ -231,9 +246,4 @@ void tl_categories_lock(void)
 void tl_categories_unlock(void)
 {
 	pthread_mutex_unlock(&lock);
-}
-
-void tl_categories_after_fork_child(void)
-{
-	pthread_mutex_init(&lock, NULL);
 }

@@ -86,6 +86,9 @@ int tl_clock_tsc_usable(void)
 tl_clock_pair tl_clock_calibrate(int store, int64_t min_interval_ns)
 {
 	tl_clock_pair best = {0, 0};
+	if (store && atomic_load(&pairs_used) &&
+	    read_ns() - atomic_load_explicit(&pairs_last_ns, memory_order_relaxed) < min_interval_ns)
+		store = 0; /* one read decides: the last pair is recent enough */
 	if (!tl_clock_use_tsc) {
 		best.ns = read_ns();
 		best.ticks = (uint64_t)best.ns;
@@ -105,9 +108,6 @@ tl_clock_pair tl_clock_calibrate(int store, int64_t min_interval_ns)
 	}
 #endif
 	if (!store)
-		return best;
-	int64_t last = atomic_load_explicit(&pairs_last_ns, memory_order_relaxed);
-	if (atomic_load(&pairs_used) && best.ns - last < min_interval_ns)
 		return best;
 	if (atomic_flag_test_and_set_explicit(&pairs_writing, memory_order_acquire))
 		return best; /* another thread is storing one right now */
@@ -140,6 +140,11 @@ void tl_clock_init(clockid_t id, int allow_tsc)
 	atomic_store(&pairs_used, 0);
 	atomic_store(&pairs_next, 1);
 	tl_clock_calibrate(1, 0);
+}
+
+void tl_clock_after_fork_child(void)
+{
+	atomic_flag_clear(&pairs_writing);
 }
 
 int tl_clock_is_tsc(void)

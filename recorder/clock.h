@@ -16,11 +16,12 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 
-#pragma GCC visibility push(hidden)
 #define TL_HAVE_TSC 1
 #else
 #define TL_HAVE_TSC 0
 #endif
+
+#pragma GCC visibility push(hidden)
 
 #define TL_CLOCK_PAIRS 64
 
@@ -64,6 +65,9 @@ int64_t tl_clock_now_ns(void);
  * min_interval_ns. Returns the pair. Async-signal-safe; concurrent callers
  * must hold no lock in common with a signal snapshot (none needed). */
 tl_clock_pair tl_clock_calibrate(int store, int64_t min_interval_ns);
+
+/* The child of a fork: forget a store that another thread had in progress. */
+void tl_clock_after_fork_child(void);
 
 /* Copies the stored pairs, oldest first, into out[max]; returns the count.
  * Async-signal-safe (a pair being rewritten is skipped). */

@@ -200,7 +200,6 @@ void tl_categories_set_running(bool running);
 uint32_t tl_category_count(void);
 /* Name of category index i (signal-safe: names are never freed). */
 const char *tl_category_name(uint32_t index);
-void tl_categories_after_fork_child(void);
 void tl_categories_lock(void);
 void tl_categories_unlock(void);
 
@@ -208,7 +207,6 @@ void tl_categories_unlock(void);
 void tl_stats_collect(tl_stats *out);
 void tl_stats_note_export(uint64_t unmatched_begin, uint64_t unmatched_end);
 extern _Atomic uint64_t tl_blocks_torn;
-extern _Atomic uint64_t tl_category_overflows;
 
 /* ---- log (log.c) -------------------------------------------------------------- */
 void tl_log_set(tl_log_fn fn, void *user);
@@ -229,6 +227,8 @@ struct tl_snapshot_sink {
 	int error;           /* first -errno */
 };
 int tl_snapshot_write(struct tl_snapshot_sink *sink);
+/* The child of a fork: forget a snapshot another thread had in progress. */
+void tl_snapshot_after_fork_child(void);
 /* The binary snapshot in a malloc'd buffer (caller frees). 0, -ENODEV, -ENOMEM. */
 int tl_snapshot_to_memory(unsigned char **data, size_t *len);
 

@@ -126,6 +126,8 @@ static void fork_child(void)
 {
 	tl_pid = getpid();
 	tl_threads_after_fork_child();
+	tl_clock_after_fork_child();
+	tl_snapshot_after_fork_child();
 	uint32_t state = atomic_load(&tl_state);
 	if (state && !tl_active.ops->write_direct) {
 		pthread_mutex_unlock(&tl_active.pool.lock);
@@ -161,7 +163,8 @@ static int parse_environment(tl_options *o)
 		char *end;
 		errno = 0;
 		unsigned long long kb = strtoull(v, &end, 10);
-		if (errno || *end || kb == 0 || v[0] == '-' || kb > BUFFER_MAX_BYTES / 1024) {
+		if (errno || *end || v[0] == '-' || kb < TL_BUFFER_MIN_BYTES / 1024 ||
+		    kb > BUFFER_MAX_BYTES / 1024) {
 			tl_log(TL_LOG_ERROR,
 			       "TIMELINE_BUFFER_KB=%s: expected a size in KiB between 16 and %zu", v,
 			       BUFFER_MAX_BYTES / 1024);
@@ -170,7 +173,7 @@ static int parse_environment(tl_options *o)
 		o->buffer_bytes = (size_t)kb * 1024;
 	}
 	v = getenv("TIMELINE_CATEGORIES");
-	if (v)
+	if (v && *v)
 		o->categories = v;
 	return 0;
 }
@@ -225,6 +228,8 @@ int tl_init(const tl_options *user)
 		goto out;
 	}
 	if (o.clock != TL_CLOCK_BOOTTIME && o.clock != TL_CLOCK_MONOTONIC) {
+		tl_log(TL_LOG_ERROR, "clock %d: expected TL_CLOCK_BOOTTIME or TL_CLOCK_MONOTONIC",
+		       (int)o.clock);
 		rc = -EINVAL;
 		goto out;
 	}

@@ -485,10 +485,17 @@ int tl_snapshot_binary_fd(int fd)
 	return rc;
 }
 
+void tl_snapshot_after_fork_child(void)
+{
+	atomic_flag_clear(&signal_busy);
+}
+
 int tl_snapshot_binary(const char *path)
 {
 	if (!path)
 		return -EINVAL;
+	if (atomic_load(&tl_state) == 0 || tl_active.ops->write_direct)
+		return -ENODEV; /* before the file is created or truncated */
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;

@@ -12,12 +12,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder/clock.h"
 #include "recorder/internal.h"
 #include "recorder/record.h"
 
 struct tl_slot tl_slots[TL_MAX_THREADS];
 /* cur == limit: never has room, so a thread without a block takes the slow path */
 struct tl_block tl_block_none = {.cur = tl_block_none.data, .limit = tl_block_none.data};
+
+/* A new calibration pair at most this often, when a thread changes block. */
+#define TL_CALIBRATION_INTERVAL_NS 1000000000
 
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
@@ -254,6 +258,8 @@ _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
 		return refuse(slot, 1);
 	}
 	slot->block = block;
+	/* keeps the tick-to-ns conversion piecewise over long runs */
+	tl_clock_calibrate(1, TL_CALIBRATION_INTERVAL_NS);
 	p = atomic_load_explicit(&block->cur, memory_order_relaxed);
 	if ((size_t)(block->limit - p) < words)
 		return refuse(slot, 1);

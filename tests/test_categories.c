@@ -91,6 +91,50 @@ static void test_enable_and_disable_by_glob_at_runtime(void **state)
 	assert_int_equal(tl_category_enable(""), -EINVAL);
 }
 
+static void test_enable_keeps_the_other_categories_on(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	tl_category *other = tl_category_get("other");
+	assert_true(tl_category_enabled(other));
+	assert_int_equal(tl_category_enable("fresh.gfx"), 0); /* not registered yet: no match */
+	assert_true(tl_category_enabled(other));
+	assert_true(TL_TRACE_ENABLED("fresh.gfx"));
+}
+
+static void test_enable_overrides_a_default_off_category(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	assert_false(TL_TRACE_ENABLED("disabled-by-default-gpu"));
+	assert_int_equal(tl_category_enable("disabled-by-default-gpu"), 1);
+	assert_true(TL_TRACE_ENABLED("disabled-by-default-gpu"));
+}
+
+static void test_blanks_around_filter_items_are_ignored(void **state)
+{
+	(void)state;
+	tl_options o = {.struct_size = sizeof o, .categories = " * , - net , render "};
+	assert_int_equal(tl_init(&o), 0);
+	assert_false(TL_TRACE_ENABLED("net"));
+	assert_true(TL_TRACE_ENABLED("render"));
+	assert_true(TL_TRACE_ENABLED("audio"));
+}
+
+static void test_toggling_a_category_does_not_grow_without_bound(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	tl_category *cat = tl_category_get("toggled");
+	for (int i = 0; i < 10000; i++) {
+		assert_int_equal(tl_category_disable("toggled"), 1);
+		assert_int_equal(tl_category_enable("toggled"), 1);
+	}
+	assert_true(tl_category_enabled(cat));
+	assert_int_equal(tl_category_enable("a,b"), -EINVAL);
+	assert_int_equal(tl_category_enable("-a"), -EINVAL);
+}
+
 static void test_empty_filter_disables_everything(void **state)
 {
 	(void)state;
@@ -128,6 +172,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_filter_negation_disables, teardown),
 		cmocka_unit_test_teardown(test_environment_filter_overrides_options, teardown),
 		cmocka_unit_test_teardown(test_enable_and_disable_by_glob_at_runtime, teardown),
+		cmocka_unit_test_teardown(test_enable_keeps_the_other_categories_on, teardown),
+		cmocka_unit_test_teardown(test_enable_overrides_a_default_off_category, teardown),
+		cmocka_unit_test_teardown(test_blanks_around_filter_items_are_ignored, teardown),
+		cmocka_unit_test_teardown(test_toggling_a_category_does_not_grow_without_bound, teardown),
 		cmocka_unit_test_teardown(test_empty_filter_disables_everything, teardown),
 		cmocka_unit_test_teardown(test_disabled_category_records_nothing, teardown),
 	};
