@@ -8,6 +8,7 @@
  * never moves: a signal-safe snapshot can walk it without a lock.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -38,6 +39,13 @@ int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigne
 	void *region = mmap(NULL, pool->region_bytes, PROT_READ | PROT_WRITE, mflags, -1, 0);
 	if (region == MAP_FAILED)
 		return -ENOMEM;
+	if (flags & TL_POOL_REUSE_OLDEST) {
+		pool->retired = calloc(pool->nblocks, sizeof pool->retired[0]);
+		if (!pool->retired) {
+			munmap(region, pool->region_bytes);
+			return -ENOMEM;
+		}
+	}
 	pool->region = region;
 	pool->flags = flags;
 	pthread_mutex_init(&pool->lock, NULL);
@@ -48,6 +56,7 @@ void tl_pool_destroy(struct tl_pool *pool)
 {
 	if (pool->region)
 		munmap(pool->region, pool->region_bytes);
+	free(pool->retired);
 	pthread_mutex_destroy(&pool->lock);
 	memset(pool, 0, sizeof *pool);
 }
@@ -57,8 +66,25 @@ void tl_pool_reset(struct tl_pool *pool)
 	pthread_mutex_init(&pool->lock, NULL);
 	atomic_store(&pool->handed, 0);
 	pool->next_seq = 0;
+	pool->nretired = 0;
 	atomic_store(&pool->overwritten, 0);
 	atomic_store(&pool->dropped, 0);
+}
+
+/*
+ * Backs a block of a lazily mapped pool (endless) with memory in one call
+ * rather than a page fault per page on the recording thread's hot path.
+ * Best effort: older kernels refuse MADV_POPULATE_WRITE and the pages then
+ * fault in as they are written.
+ */
+static void populate(struct tl_block *b, size_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+	madvise(b, bytes, MADV_POPULATE_WRITE);
+#else
+	(void)b;
+	(void)bytes;
+#endif
 }
 
 /* Gives block b to thread tid. gen is odd while the header changes, so a
@@ -78,9 +104,61 @@ static void block_assign(struct tl_pool *pool, struct tl_block *b, uint32_t tid)
 	atomic_store_explicit(&b->gen, (gen | 1) + 1, memory_order_release);
 }
 
-void tl_pool_retire(struct tl_block *block)
+/* ---- the retired blocks of a ring: a min-heap on hand-out order ---------- */
+
+static uint64_t heap_key(const struct tl_pool *pool, uint32_t i)
+{
+	return atomic_load_explicit(&tl_pool_block(pool, pool->retired[i])->seq,
+				    memory_order_relaxed);
+}
+
+static void heap_swap(struct tl_pool *pool, uint32_t i, uint32_t j)
+{
+	uint32_t t = pool->retired[i];
+	pool->retired[i] = pool->retired[j];
+	pool->retired[j] = t;
+}
+
+static void heap_push(struct tl_pool *pool, uint32_t index)
+{
+	uint32_t i = pool->nretired++;
+	pool->retired[i] = index;
+	while (i > 0 && heap_key(pool, (i - 1) / 2) > heap_key(pool, i)) {
+		heap_swap(pool, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static uint32_t heap_pop(struct tl_pool *pool)
+{
+	uint32_t top = pool->retired[0];
+	pool->retired[0] = pool->retired[--pool->nretired];
+	for (uint32_t i = 0;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < pool->nretired && heap_key(pool, l) < heap_key(pool, m))
+			m = l;
+		if (r < pool->nretired && heap_key(pool, r) < heap_key(pool, m))
+			m = r;
+		if (m == i)
+			break;
+		heap_swap(pool, i, m);
+		i = m;
+	}
+	return top;
+}
+
+static void retire_locked(struct tl_pool *pool, struct tl_block *block)
 {
 	atomic_store_explicit(&block->state, TL_BLOCK_RETIRED, memory_order_release);
+	if (pool->retired)
+		heap_push(pool, block->index);
+}
+
+void tl_pool_retire(struct tl_pool *pool, struct tl_block *block)
+{
+	pthread_mutex_lock(&pool->lock);
+	retire_locked(pool, block);
+	pthread_mutex_unlock(&pool->lock);
 }
 
 struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old, uint32_t tid)
@@ -88,30 +166,21 @@ struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old, 
 	struct tl_block *b = NULL;
 	pthread_mutex_lock(&pool->lock);
 	if (old)
-		tl_pool_retire(old);
+		retire_locked(pool, old);
 	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_relaxed);
 	if (handed < pool->nblocks) {
 		b = tl_pool_block(pool, handed);
+		if (!(pool->flags & TL_POOL_PREFAULT))
+			populate(b, pool->block_bytes);
 		b->index = handed;
 		block_assign(pool, b, tid);
 		atomic_store_explicit(&pool->handed, handed + 1, memory_order_release);
-	} else if (pool->flags & TL_POOL_REUSE_OLDEST) {
-		uint64_t oldest = UINT64_MAX;
-		for (uint32_t i = 0; i < pool->nblocks; i++) {
-			struct tl_block *c = tl_pool_block(pool, i);
-			uint64_t seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
-			if (atomic_load_explicit(&c->state, memory_order_acquire) ==
-				    TL_BLOCK_RETIRED &&
-			    seq < oldest) {
-				oldest = seq;
-				b = c;
-			}
-		}
-		if (b) {
-			uint64_t lost = tl_block_records(b);
-			atomic_fetch_add_explicit(&pool->overwritten, lost, memory_order_relaxed);
-			block_assign(pool, b, tid);
-		}
+	} else if (pool->nretired > 0) {
+		/* ring: the oldest retired block; one still owned is never taken */
+		b = tl_pool_block(pool, heap_pop(pool));
+		uint64_t lost = tl_block_records(b);
+		atomic_fetch_add_explicit(&pool->overwritten, lost, memory_order_relaxed);
+		block_assign(pool, b, tid);
 	}
 	pthread_mutex_unlock(&pool->lock);
 	return b;

@@ -13,7 +13,12 @@
 #include "recorder/internal.h"
 #include "recorder/record.h"
 
-__thread struct tl_slot *tl_self __attribute__((tls_model("initial-exec")));
+/* Every thread starts on tl_slot_none, whose epoch matches no session and
+ * whose block has no room, so its first event takes the slow path and
+ * registers it: the fast path needs no NULL check. Unregistered threads
+ * may all flip its busy flag; nothing else of it is written. */
+struct tl_slot tl_slot_none = {.block = &tl_block_none, .epoch = UINT32_MAX};
+__thread struct tl_slot *tl_self __attribute__((tls_model("initial-exec"))) = &tl_slot_none;
 
 static inline void put(_Atomic uint64_t *p, uint64_t v)
 {
@@ -28,7 +33,8 @@ static inline void put(_Atomic uint64_t *p, uint64_t v)
 static inline _Atomic uint64_t *reserve(struct tl_slot **slotp, size_t words)
 {
 	struct tl_slot *slot = tl_self;
-	if (TL_UNLIKELY(slot == NULL || atomic_load_explicit(&slot->busy, memory_order_relaxed))) {
+	if (TL_UNLIKELY(slot == &tl_slot_none ||
+			atomic_load_explicit(&slot->busy, memory_order_relaxed))) {
 		/* first event of the thread, or re-entry from a signal handler */
 		slot = tl_thread_slot();
 		if (!slot)
@@ -78,7 +84,7 @@ static inline __attribute__((always_inline)) bool fast_reserve(struct tl_slot *s
 							      struct tl_block **block_out,
 							      _Atomic uint64_t **out)
 {
-	if (TL_UNLIKELY(slot == NULL || atomic_load_explicit(&slot->busy, memory_order_relaxed)))
+	if (TL_UNLIKELY(atomic_load_explicit(&slot->busy, memory_order_relaxed)))
 		return false;
 	atomic_store_explicit(&slot->busy, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
@@ -107,8 +113,20 @@ static __attribute__((noinline)) void end_slow(const tl_category *cat)
 	tl_emit(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
 }
 
+/* Reads the clock once the record has room: the microcoded rdtsc then
+ * overlaps with the stores instead of delaying the checks. */
+static inline __attribute__((always_inline)) uint64_t read_clock(bool tsc)
+{
+#if TL_HAVE_TSC
+	if (tsc)
+		return __rdtsc();
+#endif
+	(void)tsc;
+	return tl_clock_read();
+}
+
 static inline __attribute__((always_inline)) void begin_at(const tl_category *cat,
-							  const char *name, uint64_t ts)
+							  const char *name, bool tsc)
 {
 	struct tl_slot *slot = tl_self;
 	struct tl_block *block;
@@ -117,13 +135,13 @@ static inline __attribute__((always_inline)) void begin_at(const tl_category *ca
 		begin_slow(cat, name);
 		return;
 	}
-	put(p, ts);
+	put(p, read_clock(tsc));
 	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, cat->index, 0));
 	put(p + 2, (uint64_t)(uintptr_t)name);
 	commit(slot, block, p + 3);
 }
 
-static inline __attribute__((always_inline)) void end_at(const tl_category *cat, uint64_t ts)
+static inline __attribute__((always_inline)) void end_at(const tl_category *cat, bool tsc)
 {
 	struct tl_slot *slot = tl_self;
 	struct tl_block *block;
@@ -132,26 +150,26 @@ static inline __attribute__((always_inline)) void end_at(const tl_category *cat,
 		end_slow(cat);
 		return;
 	}
-	put(p, ts);
+	put(p, read_clock(tsc));
 	put(p + 1, TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0));
 	commit(slot, block, p + 2);
 }
 
 static __attribute__((noinline)) void begin_vdso(const tl_category *cat, const char *name)
 {
-	begin_at(cat, name, tl_clock_read());
+	begin_at(cat, name, false);
 }
 
 static __attribute__((noinline)) void end_vdso(const tl_category *cat)
 {
-	end_at(cat, tl_clock_read());
+	end_at(cat, false);
 }
 
 void tl_emit_begin(const tl_category *cat, const char *name)
 {
 #if TL_HAVE_TSC
 	if (TL_LIKELY(tl_clock_use_tsc)) {
-		begin_at(cat, name, __rdtsc());
+		begin_at(cat, name, true);
 		return;
 	}
 #endif
@@ -162,7 +180,7 @@ void tl_emit_end(const tl_category *cat)
 {
 #if TL_HAVE_TSC
 	if (TL_LIKELY(tl_clock_use_tsc)) {
-		end_at(cat, __rdtsc());
+		end_at(cat, true);
 		return;
 	}
 #endif

@@ -97,6 +97,8 @@ struct tl_pool {
 	uint64_t next_seq;       /* under lock */
 	_Atomic uint64_t overwritten;
 	_Atomic uint64_t dropped; /* events lost with no slot to count them */
+	uint32_t *retired;        /* ring: min-heap of retired block indexes by seq */
+	uint32_t nretired;        /* under lock */
 	pthread_mutex_t lock;
 };
 
@@ -105,8 +107,9 @@ void tl_pool_destroy(struct tl_pool *pool);
 /* Retires `old` (may be NULL) and hands a block to thread tid; NULL when the
  * pool has none to give. Takes the pool lock. */
 struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old, uint32_t tid);
-/* Marks a block retired (thread exit). Lock-free. */
-void tl_pool_retire(struct tl_block *block);
+/* Marks a block retired (thread exit): readable, and reusable by a ring.
+ * Takes the pool lock. */
+void tl_pool_retire(struct tl_pool *pool, struct tl_block *block);
 /* Block i; i < handed. */
 static inline struct tl_block *tl_pool_block(const struct tl_pool *pool, uint32_t i)
 {
@@ -166,6 +169,7 @@ extern _Atomic uint32_t tl_state;
 extern struct tl_recorder tl_active;
 extern struct tl_block tl_block_none; /* cur == limit: always "full" */
 extern struct tl_slot tl_slots[TL_MAX_THREADS];
+extern struct tl_slot tl_slot_none; /* the slot of threads not registered yet */
 extern __thread struct tl_slot *tl_self __attribute__((tls_model("initial-exec")));
 extern pid_t tl_pid;
 extern char tl_process_name[TL_NAME_MAX];

@@ -107,7 +107,7 @@ static void thread_exit(void *arg)
 	struct tl_block *block = slot->block;
 	if (slot->epoch == atomic_load(&tl_state) && block != &tl_block_none &&
 	    block != slot->scratch)
-		tl_pool_retire(block);
+		tl_pool_retire(&tl_active.pool, block);
 	slot->block = &tl_block_none;
 	atomic_store_explicit(&slot->busy, 0, memory_order_release);
 
@@ -117,7 +117,7 @@ static void thread_exit(void *arg)
 	atomic_store(&slot->exit_order, ++exit_counter);
 	atomic_store(&slot->alive, 0);
 	pthread_mutex_unlock(&slots_lock);
-	tl_self = NULL;
+	tl_self = &tl_slot_none;
 	slot_refused = 1; /* events from later TLS destructors are not kept */
 }
 
@@ -149,7 +149,7 @@ static struct tl_slot *slot_pick(void)
 struct tl_slot *tl_thread_slot(void)
 {
 	struct tl_slot *slot = tl_self;
-	if (TL_LIKELY(slot != NULL))
+	if (TL_LIKELY(slot != &tl_slot_none))
 		return slot;
 	if (slot_refused) {
 		add(&tl_unregistered_dropped, 1);
@@ -315,7 +315,7 @@ int tl_threads_wait_idle(int64_t timeout_ns)
 void tl_threads_after_fork_child(void)
 {
 	pthread_mutex_init(&slots_lock, NULL);
-	struct tl_slot *self = tl_self;
+	struct tl_slot *self = tl_self != &tl_slot_none ? tl_self : NULL;
 	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
 		struct tl_slot *s = &tl_slots[i];
 		if (s == self)
