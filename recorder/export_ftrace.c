@@ -258,6 +258,35 @@ static int compare_line(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
+/*
+ * The snapshot's clock and stats as comment lines, which both viewers skip:
+ * "# timeline: key=value ...".
+ */
+static void write_metadata(tl_out *out, const tl_model *model, const tl_slice_match *match)
+{
+	const tl_stats *st = &model->stats;
+	char text[768];
+	int n = snprintf(text, sizeof text,
+			 "# timeline: recorder=%s clock=%s snapshot_ns=%lld boottime_ns=%lld "
+			 "monotonic_ns=%lld realtime_ns=%lld complete=%d\n"
+			 "# timeline: events_written=%llu events_overwritten=%llu "
+			 "events_dropped=%llu strings_truncated=%llu args_dropped=%llu "
+			 "blocks_torn=%llu unmatched_begin=%llu unmatched_end=%llu\n",
+			 model->recorder && *model->recorder ? model->recorder : "unknown",
+			 model->clock_id == 1 ? "mono" : "boot", (long long)model->snapshot_ns,
+			 (long long)model->boottime_ns, (long long)model->monotonic_ns,
+			 (long long)model->realtime_ns, model->complete,
+			 (unsigned long long)st->events_written,
+			 (unsigned long long)st->events_overwritten,
+			 (unsigned long long)st->events_dropped,
+			 (unsigned long long)st->strings_truncated,
+			 (unsigned long long)st->args_dropped, (unsigned long long)st->blocks_torn,
+			 (unsigned long long)match->unmatched_begin,
+			 (unsigned long long)match->unmatched_end);
+	if (n > 0)
+		tl_out_bytes(out, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+}
+
 static int is_nan_counter(const tl_model_event *ev)
 {
 	return ev->phase == TL_PHASE_COUNTER && ev->counter_is_double && isnan(ev->counter_d);
@@ -300,6 +329,7 @@ int tl_export_ftrace(const tl_model *model, int fd, tl_export_counts *counts)
 	char text[sizeof header + 64];
 	int n = snprintf(text, sizeof text, header, nlines, nlines);
 	tl_out_bytes(out, text, (size_t)n);
+	write_metadata(out, model, &match);
 
 	for (size_t i = 0; i < nlines && !out->err; i++) {
 		const tl_match_item *item = lines[i].item;

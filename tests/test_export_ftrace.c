@@ -224,7 +224,11 @@ static const char empty_trace[] =
     "#                                    || / _--=> preempt-depth\n"
     "#                                    ||| /     delay\n"
     "#           TASK-PID    TGID   CPU#  ||||   TIMESTAMP  FUNCTION\n"
-    "#              | |        |      |   ||||      |         |\n";
+    "#              | |        |      |   ||||      |         |\n"
+    "# timeline: recorder=ring clock=boot snapshot_ns=%lld boottime_ns=%lld monotonic_ns=%lld "
+    "realtime_ns=1700000000000000000 complete=1\n"
+    "# timeline: events_written=42 events_overwritten=7 events_dropped=0 strings_truncated=0 "
+    "args_dropped=0 blocks_torn=0 unmatched_begin=0 unmatched_end=0\n";
 
 static void test_ftrace_empty_model_has_only_the_header(void **state)
 {
@@ -232,8 +236,26 @@ static void test_ftrace_empty_model_has_only_the_header(void **state)
 	builder *b = builder_new();
 	output out = export_ftrace(b);
 
-	assert_string_equal(out.text, empty_trace);
+	char expected[sizeof empty_trace + 64];
+	snprintf(expected, sizeof expected, empty_trace, (long long)SNAPSHOT_NS,
+		 (long long)SNAPSHOT_NS, (long long)SNAPSHOT_NS - 5);
+	assert_string_equal(out.text, expected);
 	check_ftrace(&out, "--lines 0");
+	free(out.text);
+	builder_free(b);
+}
+
+static void test_ftrace_header_carries_clock_and_stats(void **state)
+{
+	(void)state;
+	builder *b = builder_new();
+	begin(b, MAIN, 1000, "a"); /* never ended: closed at the snapshot */
+	output out = export_ftrace(b);
+
+	assert_non_null(strstr(out.text, "\n# timeline: recorder=ring clock=boot "));
+	assert_non_null(strstr(out.text, " events_overwritten=7 "));
+	assert_non_null(strstr(out.text, " unmatched_begin=1 unmatched_end=0\n"));
+	check_ftrace(&out, "--lines 2");
 	free(out.text);
 	builder_free(b);
 }
@@ -633,6 +655,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ftrace_empty_model_has_only_the_header),
 	    cmocka_unit_test(test_ftrace_header_counts_entries),
+	    cmocka_unit_test(test_ftrace_header_carries_clock_and_stats),
 	    cmocka_unit_test(test_ftrace_nested_slices_written_as_exact_lines),
 	    cmocka_unit_test(test_ftrace_lines_match_perfetto_and_catapult_patterns),
 	    cmocka_unit_test(test_ftrace_wide_pid_still_matches_patterns),
