@@ -35,6 +35,7 @@ static size_t noverrides;
 static bool allowed[TL_MAX_CATEGORIES];
 static bool running;
 static bool overflow_logged;
+static bool overflow_pending; /* logged once the lock is released */
 
 static const char *default_off_prefix = "disabled-by-default-";
 
@@ -117,10 +118,7 @@ static uint32_t register_locked(const char *name)
 			return i;
 	char *copy = n < TL_MAX_CATEGORIES ? strdup(name) : NULL;
 	if (!copy) {
-		if (!overflow_logged)
-			tl_log(TL_LOG_WARNING,
-			       "category table full (%d): '%s' and later ones share 'overflow'",
-			       TL_MAX_CATEGORIES, name);
+		overflow_pending = !overflow_logged;
 		overflow_logged = true;
 		return 0;
 	}
@@ -145,7 +143,12 @@ tl_category *tl_category_get(const char *name)
 	pthread_mutex_lock(&lock);
 	ensure_overflow_category();
 	uint32_t i = register_locked(name);
+	bool log_overflow = overflow_pending;
+	overflow_pending = false;
 	pthread_mutex_unlock(&lock);
+	if (log_overflow)
+		tl_log(TL_LOG_WARNING, "category table full (%d): '%s' and later ones share 'overflow'",
+		       TL_MAX_CATEGORIES, name);
 	return &categories[i];
 }
 

@@ -86,9 +86,16 @@ int tl_clock_tsc_usable(void)
 tl_clock_pair tl_clock_calibrate(int store, int64_t min_interval_ns)
 {
 	tl_clock_pair best = {0, 0};
-	if (store && atomic_load(&pairs_used) &&
-	    read_ns() - atomic_load_explicit(&pairs_last_ns, memory_order_relaxed) < min_interval_ns)
-		store = 0; /* one read decides: the last pair is recent enough */
+	if (store && atomic_load(&pairs_used)) {
+		/* one read decides whether the last stored pair is recent enough */
+		int64_t now = read_ns();
+		if (now - atomic_load_explicit(&pairs_last_ns, memory_order_relaxed) <
+		    min_interval_ns) {
+			best.ns = now;
+			best.ticks = tl_clock_use_tsc ? tl_clock_read() : (uint64_t)now;
+			return best;
+		}
+	}
 	if (!tl_clock_use_tsc) {
 		best.ns = read_ns();
 		best.ticks = (uint64_t)best.ns;

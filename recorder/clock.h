@@ -62,7 +62,7 @@ int64_t tl_clock_now_ns(void);
 
 /* Takes a calibration pair now (ticks read on both sides of the clock read)
  * and stores it when `store` is set and the last one is older than
- * min_interval_ns. Returns the pair. Async-signal-safe; concurrent callers
+ * min_interval_ns; when it is not, returns at once with a rough pair. Returns the pair. Async-signal-safe; concurrent callers
  * must hold no lock in common with a signal snapshot (none needed). */
 tl_clock_pair tl_clock_calibrate(int store, int64_t min_interval_ns);
 

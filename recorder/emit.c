@@ -77,8 +77,8 @@ static inline __attribute__((always_inline)) void commit(struct tl_slot *slot,
  * The fast forms try only the common case, calling nothing, and hand
  * anything else (first event of a thread, full block, new session,
  * re-entry) to tl_emit through a tail call, so the TSC path needs no stack
- * frame. The timestamp is read first, so that the vDSO path's call happens
- * before anything needs to be kept across it.
+ * frame; the vDSO path is a separate function, so its clock call does not
+ * make the TSC path save registers.
  */
 static inline __attribute__((always_inline)) bool fast_reserve(struct tl_slot *slot, size_t words,
 							      struct tl_block **block_out,

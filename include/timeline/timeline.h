@@ -9,19 +9,24 @@
  * --------------------
  * "yes" means the two may run at the same time, from any threads.
  *
- * | operation            | writer (same thread) | writer (other thread) | snapshot | signal snapshot | shutdown |
- * |----------------------|----------------------|-----------------------|----------|-----------------|----------|
- * | emit (tl_emit_*)     | no (re-entry from a  | yes: per-thread       | yes      | yes             | yes: the |
- * |                      | signal handler is    | blocks, no lock       |          |                 | event is |
- * |                      | dropped and counted) |                       |          |                 | ignored  |
- * | tl_snapshot_json/    | yes                  | yes                   | yes      | yes             | no       |
- * |   _ftrace            |                      |                       |          |                 |          |
- * | tl_snapshot_binary_fd| yes                  | yes                   | yes      | one at a time:  | no       |
- * |   (signal-safe)      |                      |                       |          | else -EBUSY     |          |
- * | category enable/     | yes                  | yes                   | yes      | n/a             | no       |
- * |   disable            |                      |                       |          |                 |          |
- * | tl_init/tl_shutdown  | no                   | writers see it as     | no       | no              | no       |
- * |                      |                      | "off" (ignored)       |          |                 |          |
+ * | operation            | writer (same thread) | writer (other thread) | snapshot     | signal snapshot | shutdown |
+ * |----------------------|----------------------|-----------------------|--------------|-----------------|----------|
+ * | emit (tl_emit_*)     | no (re-entry from a  | yes: per-thread       | yes          | yes             | yes: the |
+ * |                      | signal handler is    | blocks, no lock       |              |                 | event is |
+ * |                      | dropped and counted) |                       |              |                 | ignored  |
+ * | tl_snapshot_json/    | yes                  | yes                   | yes          | yes             | no       |
+ * |   _ftrace            |                      |                       |              |                 |          |
+ * | tl_snapshot_binary_fd| yes                  | yes                   | JSON/ftrace: | -EBUSY          | no       |
+ * |   (signal-safe)      |                      |                       | yes; binary: |                 |          |
+ * |                      |                      |                       | -EBUSY       |                 |          |
+ * | category enable/     | yes                  | yes                   | yes          | n/a             | yes      |
+ * |   disable/set_filter |                      |                       |              |                 |          |
+ * | tl_init/tl_shutdown  | no                   | writers see it as     | no           | no              | no       |
+ * |                      |                      | "off" (ignored)       |              |                 |          |
+ *
+ * Two binary snapshots never overlap: whichever starts second, on any thread
+ * or in a signal handler, gets -EBUSY. Emitting outside a session (before
+ * tl_init, after tl_shutdown) is safe and the event is ignored.
  *
  * Events are never torn: a snapshot copies each block up to the last whole
  * event its writer published, and discards a block that was recycled while
@@ -56,7 +61,7 @@ typedef enum tl_recorder_kind {
 	TL_RECORDER_RING,
 	TL_RECORDER_ENDLESS,
 	TL_RECORDER_STARTUP,
-	TL_RECORDER_SYSTRACE,
+	TL_RECORDER_SYSTRACE, /* not in this build: tl_init returns -EOPNOTSUPP */
 } tl_recorder_kind;
 
 typedef enum tl_clock_kind {
@@ -85,8 +90,10 @@ typedef struct tl_options {
 	size_t buffer_bytes;
 	/* Size of one per-thread block, 0 = chosen from buffer_bytes. */
 	size_t block_bytes;
-	/* Category filter, same syntax as TIMELINE_CATEGORIES (NULL = all
-	 * categories except those named "disabled-by-default-*"). */
+	/* Category filter, same syntax as TIMELINE_CATEGORIES; replaces the
+	 * filter and clears tl_category_enable/disable overrides. NULL leaves
+	 * the filter in force (initially: all categories except those named
+	 * "disabled-by-default-*"). */
 	const char *categories;
 	tl_clock_kind clock;
 	/* Disable the TSC fast path even where it is usable. */
@@ -96,24 +103,29 @@ typedef struct tl_options {
 	tl_log_fn log;
 	void *log_user;
 	/* systrace recorder: a named tracefs instance (NULL = top level or
-	 * TIMELINE_TRACEFS_INSTANCE). */
+	 * TIMELINE_TRACEFS_INSTANCE). Not read by the in-memory recorders. */
 	const char *tracefs_instance;
 } tl_options;
 
 /*
  * Starts recording. opts may be NULL for defaults. The environment overrides
  * the options: TIMELINE_RECORDER=ring|endless|startup|systrace,
- * TIMELINE_BUFFER_KB=N, TIMELINE_CATEGORIES=list (comma separated globs,
- * "-glob" disables). Returns 0, -EALREADY when already running, -EINVAL for
- * a bad option or environment value (logged), -ENOMEM.
+ * TIMELINE_BUFFER_KB=N (16 or more), TIMELINE_CATEGORIES=list (comma
+ * separated globs, "-glob" disables). A variable set to "" is ignored.
+ * Returns 0, -EALREADY when already running, -EINVAL for a bad option or
+ * environment value (logged, except a too small struct_size),
+ * -EOPNOTSUPP for the systrace recorder (not in this build; logged),
+ * -ENOMEM when the buffer cannot be allocated (logged).
  * Not thread-safe against tl_init/tl_shutdown; safe against emitters.
  */
 TL_API int tl_init(const tl_options *opts);
 
 /*
- * Stops recording: later events are ignored, writers in flight are waited
- * for (bounded, 100 ms), memory is released. Snapshots must not run at the
- * same time. Safe to call when not initialised.
+ * Stops recording: later events are ignored (emitting after shutdown is
+ * safe), writers in flight are waited for (bounded, 100 ms; past that the
+ * buffer is left mapped and a warning logged), memory is released.
+ * Snapshots and tl_stats_get must not run at the same time. Safe to call
+ * when not initialised.
  */
 TL_API void tl_shutdown(void);
 
@@ -140,24 +152,37 @@ typedef struct tl_category {
 
 /*
  * Returns the handle for name, registering it on first use (the name is
- * copied). Never NULL: when the table is full (1024 categories) the handle
- * of the "overflow" category is returned and the failure counted.
+ * copied; NULL or "" means "default"). Never NULL: when the table is full
+ * (1024 categories, "overflow" included) the handle of the "overflow"
+ * category (index 0) is returned; the first time, a warning is logged.
  * Thread-safe; takes a lock, so cache the result (the macros do).
  */
 TL_API tl_category *tl_category_get(const char *name);
 
 /*
- * Enables (or disables) every category matching a glob (`*`, `?`), now and
- * for categories registered later. Returns the number of categories that
- * matched, or -EINVAL for an empty pattern. Thread-safe.
+ * Enables (or disables) every category matching a glob (fnmatch: `*`, `?`,
+ * `[...]`), now and for categories registered later. Each call is an
+ * override applied after the filter; other categories keep their state.
+ * There is one override per pattern (blanks around it ignored): a later
+ * call with the same pattern replaces the earlier one and is applied last.
+ * tl_category_set_filter() and a filter given to tl_init() clear the
+ * overrides.
+ * Returns the number of registered categories the pattern matches,
+ * -EINVAL for a NULL or empty pattern, one containing ',' or starting with
+ * '-', or one longer than 255 bytes, -ENOSPC when 64 distinct patterns are
+ * already set. Thread-safe; not signal-safe.
  */
 TL_API int tl_category_enable(const char *pattern);
 TL_API int tl_category_disable(const char *pattern);
 
 /*
- * Replaces the filter: a comma-separated list of globs applied in order,
- * "-glob" disables, "*" alone enables everything. "" disables everything.
- * Returns 0 or -EINVAL. Thread-safe.
+ * Replaces the filter and clears the tl_category_enable/disable overrides.
+ * The filter is a comma-separated list of globs applied in order, the last
+ * match deciding; "-glob" disables; blanks around items and around '-' are
+ * ignored. With no enabling item, categories start enabled except
+ * "disabled-by-default-*"; with one, they start disabled. "*" alone enables
+ * everything, "" disables everything. Returns 0, or -EINVAL for NULL or a
+ * filter of 4096 bytes or more. Thread-safe; not signal-safe.
  */
 TL_API int tl_category_set_filter(const char *filter);
 
@@ -192,9 +217,11 @@ TL_API int64_t tl_now_ns(void);
  * strings that outlive every snapshot) unless the COPY flag or
  * TL_ARG_STRING_COPY says otherwise; copies are capped at TL_COPY_MAX bytes
  * and a truncation is counted.
- * Thread-safe, lock-free, no syscall besides the clock read, no allocation
- * after a thread's first event. Not async-signal-safe against an emit in
- * progress on the same thread (that event is dropped and counted).
+ * Thread-safe. The fast path takes no lock and makes no syscall besides the
+ * clock read; a thread's first event registers it (a lock, no allocation
+ * after it) and a change of block takes the pool lock. Outside a session
+ * the event is ignored. An emit from a signal handler that interrupted an
+ * emit on the same thread is dropped and counted.
  * ------------------------------------------------------------------------- */
 
 #define TL_MAX_ARGS 4
@@ -205,7 +232,7 @@ typedef enum tl_arg_type {
 	TL_ARG_INT,         /* int64_t */
 	TL_ARG_UINT,        /* uint64_t */
 	TL_ARG_DOUBLE,      /* double */
-	TL_ARG_BOOL,        /* bool */
+	TL_ARG_BOOL,        /* bool; in C `true`/`false` are int: pass (bool) */
 	TL_ARG_POINTER,     /* const void *, written as hex */
 	TL_ARG_STRING,      /* const char *, kept by pointer */
 	TL_ARG_STRING_COPY, /* const char *, copied into the record */
@@ -257,7 +284,9 @@ TL_API void tl_emit_end(const tl_category *cat);
  * end timestamp (tl_timestamp), or for counters the value bits (int64_t, or
  * a double's bits with TL_EVENT_COUNTER_DOUBLE). `ts` is the event's
  * timestamp, or 0 for "now". args may be NULL when nargs is 0; at most
- * TL_MAX_ARGS are kept, more are counted as dropped arguments.
+ * TL_MAX_ARGS are kept, more (and arguments of type TL_ARG_NONE or unknown)
+ * are counted as dropped arguments. A counter's arguments are recorded but
+ * not exported. An unknown phase or a NULL cat drops the event (counted).
  */
 TL_API void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
 		    uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs);
@@ -274,8 +303,10 @@ TL_API void tl_emit_complete(const tl_category *cat, const char *name, tl_timest
 
 /*
  * Names the calling thread in the trace metadata (copied, up to 255 bytes;
- * kept after the thread exits). Threads never named get the kernel's comm.
- * Returns 0, -EINVAL for NULL, -ENOSPC when the thread table is full.
+ * kept after the thread exits, until a new thread reuses its entry). Threads
+ * never named get the kernel's comm. Needs no session.
+ * Returns 0, -EINVAL for NULL, -ENOSPC when the thread table is full (or the
+ * thread is exiting).
  */
 TL_API int tl_thread_set_name(const char *name);
 
@@ -291,19 +322,23 @@ typedef struct tl_stats {
 	const char *recorder;        /* static storage, NULL when not running */
 	uint64_t events_written;     /* events committed to the recorder */
 	uint64_t events_overwritten; /* ring: lost to block reuse */
-	uint64_t events_dropped;     /* full buffer, stopped startup, re-entry */
+	uint64_t events_dropped;     /* no block, stopped startup, re-entry, refused thread, bad phase/cat */
 	uint64_t strings_truncated;  /* copies cut at TL_COPY_MAX */
-	uint64_t args_dropped;       /* arguments beyond TL_MAX_ARGS */
-	uint64_t unmatched_begin;    /* last snapshot: slices closed at snapshot time */
-	uint64_t unmatched_end;      /* last snapshot: ends whose begin was lost */
+	uint64_t args_dropped;       /* beyond TL_MAX_ARGS, or of type NONE/unknown */
+	uint64_t unmatched_begin;    /* last JSON/ftrace snapshot: slices closed at snapshot time */
+	uint64_t unmatched_end;      /* last JSON/ftrace snapshot: ends whose begin was lost */
 	uint64_t blocks_torn;        /* blocks a snapshot skipped (reused while read) */
 	uint64_t buffer_bytes;       /* budget or cap */
 	uint64_t buffer_bytes_used;  /* bytes of blocks handed to threads */
-	uint32_t threads;            /* threads that recorded since init */
-	uint32_t categories;
+	/* Entries in the thread table: threads that recorded or were named,
+	 * exited ones included while their names stay in snapshots (at most
+	 * 1024; not reset by tl_init). */
+	uint32_t threads;
+	uint32_t categories;         /* registered, "overflow" included */
 } tl_stats;
 
-/* Fills *out (set out->struct_size first). Returns 0, -EINVAL. Any thread. */
+/* Fills *out (set out->struct_size first). Returns 0, -EINVAL. Any thread,
+ * signal-safe; not during tl_shutdown. */
 TL_API int tl_stats_get(tl_stats *out);
 
 /* ---------------------------------------------------------------------------
@@ -316,8 +351,9 @@ TL_API int tl_stats_get(tl_stats *out);
 
 /*
  * Chrome JSON (object form) for Perfetto and chrome://tracing. Returns 0,
- * -ENODEV when not running or the recorder keeps no buffer (systrace),
- * -errno from open/write. Allocates; not async-signal-safe.
+ * -EINVAL for a NULL path, -ENODEV when not running or the recorder keeps
+ * no buffer (systrace; the path forms check this before creating the file),
+ * -ENOMEM, -errno from open/write/close. Allocates; not async-signal-safe.
  */
 TL_API int tl_snapshot_json(const char *path);
 TL_API int tl_snapshot_json_fd(int fd);
@@ -327,12 +363,19 @@ TL_API int tl_snapshot_ftrace(const char *path);
 TL_API int tl_snapshot_ftrace_fd(int fd);
 
 /*
- * The self-contained binary snapshot. Async-signal-safe: write(2) only, no
- * lock, no allocation, errno preserved. One runs at a time (-EBUSY).
- * Returns 0, -ENODEV, -EBUSY or -errno from write(2).
+ * The self-contained binary snapshot. Async-signal-safe: no lock, no
+ * allocation, errno preserved; its only calls are write(2), clock_gettime(2)
+ * and, for live threads never named, open/read/close of their
+ * /proc/self/task/<tid>/comm. Binary snapshots never overlap: one that
+ * starts while another runs (any thread, or a signal handler) gets -EBUSY.
+ * Returns 0, -ENODEV (not running, or systrace), -EBUSY or -errno from
+ * write(2).
  */
 TL_API int tl_snapshot_binary_fd(int fd);
-TL_API int tl_snapshot_binary(const char *path); /* not signal-safe: open(2) */
+/* The same into a file it creates. Also -EINVAL for a NULL path, -ENODEV
+ * before creating the file, -errno from open/close. Not async-signal-safe:
+ * errno is not preserved; in a handler, use the _fd form. */
+TL_API int tl_snapshot_binary(const char *path);
 
 #ifdef __cplusplus
 }

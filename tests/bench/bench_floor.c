@@ -17,8 +17,9 @@
 
 #define BENCH_FLOOR_MASK (BENCH_FLOOR_BUFFER_BYTES - 1u)
 
-/* A header word shaped like a recorder's: phase 'B', 4 words, category 1. */
-#define BENCH_FLOOR_HEADER ((uint64_t)'B' | (4ull << 8) | (1ull << 32))
+/* A header word shaped like a recorder's (record.h): category 1, phase 'B',
+ * 4 words. */
+#define BENCH_FLOOR_HEADER (1ull | ((uint64_t)'B' << 16) | (4ull << 24))
 
 static const char floor_name[] = "floor";
 
