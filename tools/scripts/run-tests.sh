@@ -57,4 +57,17 @@ fi
 
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
+# One closing line over the three runs: "tests: N passed, N failed".
+passed=0
+failed=0
+for log in build.ctest.log build-asan.ctest.log build-tsan.ctest.log; do
+	line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" 2>/dev/null | tail -1)
+	[ -n "$line" ] || continue
+	f=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+	t=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+	passed=$((passed + t - f))
+	failed=$((failed + f))
+done
+[ $status -eq 0 ] || [ $failed -gt 0 ] || failed=1 # a build that failed counts
+echo "tests: $passed passed, $failed failed"
 exit $status
