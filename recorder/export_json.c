@@ -353,7 +353,7 @@ static void write_slice_open(json_writer *w, const tl_slice *s)
 	begin_event(w, 'X', tl_export_event_name(ev), tl_export_event_cat(ev), ev->tid,
 	            s->start_ns);
 	write_key(w->out, "dur");
-	write_us(w->out, s->end_ns - s->start_ns);
+	write_us(w->out, tl_span_ns(s->start_ns, s->end_ns));
 	if (flow)
 		write_flow_binding(w, flow);
 	if (!(s->flags & TL_SLICE_FLOW_MARKER)) {
@@ -468,7 +468,7 @@ static void write_thread_events(json_writer *w, const tl_match_thread *t, json_r
 				r->cls = CLASS_END;
 			} else if (as_complete) {
 				r->cls = CLASS_COMPLETE;
-				r->dur_ns = s->end_ns - s->start_ns;
+				r->dur_ns = tl_span_ns(s->start_ns, s->end_ns);
 			}
 		}
 		n++;

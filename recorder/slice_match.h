@@ -148,4 +148,13 @@ void tl_out_i64(tl_out *out, int64_t v);
 /* Writes what is buffered. Returns 0 or the first -errno seen. */
 int tl_out_flush(tl_out *out);
 
+/* end - start, saturated: a corrupt snapshot may hold any timestamps. */
+static inline int64_t tl_span_ns(int64_t start, int64_t end)
+{
+	int64_t d;
+	if (__builtin_sub_overflow(end, start, &d))
+		return end > start ? INT64_MAX : INT64_MIN;
+	return d;
+}
+
 #endif /* TIMELINE_SLICE_MATCH_H */

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Every test: install what is missing, then build and run the suites three
 # times: a plain build (warnings are errors), AddressSanitizer +
-# UndefinedBehaviorSanitizer, and the concurrency suites under
-# ThreadSanitizer. Ends with the benchmark figures (informational).
+# UndefinedBehaviorSanitizer, and the suites with threads under
+# ThreadSanitizer; then every libFuzzer target for a bounded time
+# (FUZZ_SECONDS, default 20). Ends with the benchmark figures
+# (informational).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -49,6 +51,9 @@ run_suite asan build-asan -DCMAKE_BUILD_TYPE=Debug "-DTIMELINE_SANITIZE=address;
 	-DTIMELINE_BUILD_BENCH=OFF
 run_suite tsan build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTIMELINE_SANITIZE=thread \
 	-DTIMELINE_BUILD_BENCH=OFF -DTIMELINE_BUILD_TOOLS=ON
+CC=clang CXX=clang++ run_suite fuzz build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	-DTIMELINE_BUILD_FUZZ=ON -DTIMELINE_BUILD_TESTS=OFF -DTIMELINE_BUILD_BENCH=OFF -DTIMELINE_WERROR=OFF \
+	"-DTIMELINE_SANITIZE=address;undefined" "-DTIMELINE_FUZZ_SECONDS=${FUZZ_SECONDS:-20}"
 
 if [ -x build/tests/bench/timeline-bench ]; then
 	echo "=== benchmarks (informational)"
@@ -57,10 +62,10 @@ fi
 
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
-# One closing line over the three runs: "tests: N passed, N failed".
+# One closing line over the four runs: "tests: N passed, N failed".
 passed=0
 failed=0
-for log in build.ctest.log build-asan.ctest.log build-tsan.ctest.log; do
+for log in build.ctest.log build-asan.ctest.log build-tsan.ctest.log build-fuzz.ctest.log; do
 	line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" 2>/dev/null | tail -1)
 	[ -n "$line" ] || continue
 	f=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
