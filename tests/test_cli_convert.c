@@ -1,0 +1,146 @@
+/* `timeline convert` on binary snapshots: formats, outputs, and errors a
+ * user gets for bad input. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/test_support.h"
+
+static const char *cli;
+static const char *snapshot; /* a binary snapshot written by `timeline demo` */
+
+static int setup(void **state)
+{
+	(void)state;
+	cli = tl_test_cli();
+	if (!cli)
+		return -1;
+	snapshot = tl_test_path("convert-in", ".tlsnap");
+	return tl_test_run("%s demo --seconds 0.1 -o %s >/dev/null", cli, snapshot) == 0 ? 0 : -1;
+}
+
+static void test_convert_writes_valid_json(void **state)
+{
+	(void)state;
+	const char *out = tl_test_path("convert", ".json");
+	assert_int_equal(tl_test_run("%s convert %s -o %s 2>/dev/null", cli, snapshot, out), 0);
+	assert_int_equal(tl_test_run("python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+				     "assert d[\"traceEvents\"]' %s",
+				     out),
+			 0);
+}
+
+static void test_convert_infers_ftrace_from_the_extension(void **state)
+{
+	(void)state;
+	const char *out = tl_test_path("convert", ".txt");
+	assert_int_equal(tl_test_run("%s convert %s -o %s 2>/dev/null", cli, snapshot, out), 0);
+	char *text = tl_test_read_file(out, NULL);
+	assert_non_null(text);
+	assert_true(strncmp(text, "# tracer: nop\n", 14) == 0);
+	assert_non_null(strstr(text, ": tracing_mark_write: B|"));
+	free(text);
+}
+
+static void test_convert_format_option_wins_over_the_extension(void **state)
+{
+	(void)state;
+	const char *out = tl_test_path("convert", ".json");
+	assert_int_equal(
+	    tl_test_run("%s convert %s -o %s --format ftrace 2>/dev/null", cli, snapshot, out), 0);
+	char *text = tl_test_read_file(out, NULL);
+	assert_non_null(text);
+	assert_true(strncmp(text, "# tracer: nop\n", 14) == 0);
+	free(text);
+}
+
+static void test_convert_to_standard_output(void **state)
+{
+	(void)state;
+	const char *out = tl_test_path("convert-stdout", ".json");
+	assert_int_equal(tl_test_run("%s convert %s -o - > %s 2>/dev/null", cli, snapshot, out), 0);
+	assert_int_equal(
+	    tl_test_run("python3 -c 'import json,sys; json.load(open(sys.argv[1]))' %s", out), 0);
+}
+
+static void test_convert_names_the_file_of_a_bad_input(void **state)
+{
+	(void)state;
+	const char *bad = tl_test_path("not-a-snapshot", ".bin");
+	const char *err = tl_test_path("convert-err", ".txt");
+	const char *out = tl_test_path("convert-unused", ".json");
+	FILE *f = fopen(bad, "w");
+	assert_non_null(f);
+	fputs("\x01\x02 this is not a trace of any kind\x03", f);
+	fclose(f);
+	int rc = tl_test_run("%s convert %s -o %s 2> %s", cli, bad, out, err);
+	assert_int_equal(rc, 1);
+	char *msg = tl_test_read_file(err, NULL);
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "timeline convert: "));
+	assert_non_null(strstr(msg, bad));
+	assert_int_equal(tl_test_count(msg, "\n"), 1); /* one line */
+	free(msg);
+}
+
+static void test_convert_missing_input_is_an_error(void **state)
+{
+	(void)state;
+	const char *err = tl_test_path("convert-err", ".txt");
+	assert_int_equal(tl_test_run("%s convert /nonexistent/trace.tlsnap -o - 2> %s", cli, err), 1);
+	char *msg = tl_test_read_file(err, NULL);
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "/nonexistent/trace.tlsnap"));
+	free(msg);
+}
+
+static void test_convert_keeps_what_a_truncated_snapshot_holds(void **state)
+{
+	(void)state;
+	const char *cut = tl_test_path("convert-cut", ".tlsnap");
+	const char *out = tl_test_path("convert-cut", ".json");
+	const char *err = tl_test_path("convert-cut-err", ".txt");
+	size_t len = 0;
+	char *data = tl_test_read_file(snapshot, &len);
+	assert_non_null(data);
+	FILE *f = fopen(cut, "wb");
+	assert_non_null(f);
+	fwrite(data, 1, len * 2 / 3, f);
+	fclose(f);
+	free(data);
+	assert_int_equal(tl_test_run("%s convert %s -o %s 2> %s", cli, cut, out, err), 0);
+	char *msg = tl_test_read_file(err, NULL);
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "warning"));
+	free(msg);
+	assert_int_equal(
+	    tl_test_run("python3 -c 'import json,sys; json.load(open(sys.argv[1]))' %s", out), 0);
+}
+
+static void test_convert_usage_errors_exit_2(void **state)
+{
+	(void)state;
+	assert_int_equal(tl_test_run("%s convert 2>/dev/null", cli), 2);
+	assert_int_equal(tl_test_run("%s convert %s 2>/dev/null", cli, snapshot), 2); /* no -o */
+	assert_int_equal(tl_test_run("%s convert %s -o x --format xml 2>/dev/null", cli, snapshot), 2);
+	assert_int_equal(tl_test_run("%s convert --help >/dev/null", cli), 0);
+}
+
+int main(void)
+{
+	if (!tl_test_cli()) {
+		printf("skipped: TIMELINE_CLI is not set (run through ctest)\n");
+		return TL_TEST_SKIP_EXIT;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_convert_writes_valid_json),
+		cmocka_unit_test(test_convert_infers_ftrace_from_the_extension),
+		cmocka_unit_test(test_convert_format_option_wins_over_the_extension),
+		cmocka_unit_test(test_convert_to_standard_output),
+		cmocka_unit_test(test_convert_names_the_file_of_a_bad_input),
+		cmocka_unit_test(test_convert_missing_input_is_an_error),
+		cmocka_unit_test(test_convert_keeps_what_a_truncated_snapshot_holds),
+		cmocka_unit_test(test_convert_usage_errors_exit_2),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
