@@ -25,6 +25,8 @@
  *    followed by a digit becomes '_' (it would read as the -tid separator);
  *    a thread without a name is "<...>", as the kernel prints it.
  *  - A tid of 0 is written as the pid. Negative timestamps are written as 0.
+ *  - The tgid column and the payload pids are each thread's process (the
+ *    model's pid unless it has several).
  *  - Double counters are rounded to the nearest integer (halves away from
  *    zero) and saturate at the int64 range; NaN samples are left out.
  */
@@ -152,10 +154,9 @@ static void write_column(tl_out *out, uint64_t v, int width, int left)
 	tl_out_bytes(out, buf, (size_t)n);
 }
 
-static void write_prefix(tl_out *out, const tl_model *model, const tl_match_thread *thread,
-                         int64_t ts_ns)
+static void write_prefix(tl_out *out, const tl_match_thread *thread, int64_t ts_ns)
 {
-	uint32_t tid = thread->tid ? thread->tid : model->pid;
+	uint32_t tid = thread->tid ? thread->tid : thread->pid;
 	uint64_t ns = ts_ns < 0 ? 0 : (uint64_t)ts_ns;
 	char stamp[48];
 
@@ -163,7 +164,7 @@ static void write_prefix(tl_out *out, const tl_model *model, const tl_match_thre
 	tl_out_char(out, '-');
 	write_column(out, tid, 5, 1);
 	tl_out_str(out, " (");
-	write_column(out, model->pid, 5, 0);
+	write_column(out, thread->pid, 5, 0);
 	tl_out_str(out, ") [000] .... ");
 	int n =
 	    snprintf(stamp, sizeof stamp,
@@ -205,7 +206,7 @@ static int64_t round_counter(double d)
 }
 
 /* The payload of a non-slice event; 0 when it has none (NaN counter). */
-static size_t event_payload(char *payload, const tl_model *model, const tl_model_event *ev)
+static size_t event_payload(char *payload, uint32_t pid, const tl_model_event *ev)
 {
 	char head[32 + TRACK_MAX];
 	char tail[32];
@@ -218,7 +219,7 @@ static size_t event_payload(char *payload, const tl_model *model, const tl_model
 	    (ev->phase == TL_PHASE_INSTANT &&
 	     (ev->scope & TL_EVENT_SCOPE_MASK) != TL_EVENT_SCOPE_THREAD)) {
 		/* On a track named after the category. */
-		n = snprintf(head, sizeof head, "N|%u|", (unsigned)model->pid);
+		n = snprintf(head, sizeof head, "N|%u|", (unsigned)pid);
 		n += (int)payload_name(head + n, TRACK_MAX, tl_export_event_cat(ev));
 		head[n++] = '|';
 		return compose(payload, head, (size_t)n, name, tail);
@@ -244,7 +245,7 @@ static size_t event_payload(char *payload, const tl_model *model, const tl_model
 		letter = 'I';
 		break;
 	}
-	n = snprintf(head, sizeof head, "%c|%u|", letter, (unsigned)model->pid);
+	n = snprintf(head, sizeof head, "%c|%u|", letter, (unsigned)pid);
 	return compose(payload, head, (size_t)n, name, tail);
 }
 
@@ -334,19 +335,20 @@ int tl_export_ftrace(const tl_model *model, int fd, tl_export_counts *counts)
 	for (size_t i = 0; i < nlines && !out->err; i++) {
 		const tl_match_item *item = lines[i].item;
 		char payload[PAYLOAD_MAX + 1];
+		uint32_t pid = match.threads[lines[i].thread].pid;
 		size_t len;
 		if (item->kind == TL_ITEM_EVENT) {
-			len = event_payload(payload, model, &model->events[item->ref]);
+			len = event_payload(payload, pid, &model->events[item->ref]);
 		} else if (item->kind == TL_ITEM_OPEN) {
 			const tl_model_event *ev = &model->events[match.slices[item->ref].event];
 			char head[32];
-			n = snprintf(head, sizeof head, "B|%u|", (unsigned)model->pid);
+			n = snprintf(head, sizeof head, "B|%u|", (unsigned)pid);
 			len = compose(payload, head, (size_t)n, tl_export_event_name(ev), "");
 		} else {
 			len =
-			    (size_t)snprintf(payload, sizeof payload, "E|%u", (unsigned)model->pid);
+			    (size_t)snprintf(payload, sizeof payload, "E|%u", (unsigned)pid);
 		}
-		write_prefix(out, model, &match.threads[lines[i].thread], lines[i].ts_ns);
+		write_prefix(out, &match.threads[lines[i].thread], lines[i].ts_ns);
 		tl_out_bytes(out, payload, len);
 		tl_out_char(out, '\n');
 	}

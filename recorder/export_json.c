@@ -20,10 +20,12 @@
  *  - ts and dur are microseconds with exactly three decimals, printed from
  *    integer nanoseconds (exact in both viewers).
  *  - A tid of 0 (thread unknown) is written as the pid, as Perfetto would
- *    read it anyway; every event has integer pid and tid.
+ *    read it anyway; every event has integer pid and tid. Events and
+ *    threads carry their own pid when the model has several processes;
+ *    each process gets a process_name event.
  *  - Flows become flow v2 bindings ("bind_id" + flow_out/flow_in) on an X
  *    event (see slice_match.h for which slice). Global flow ids are written
- *    as they are. Process-scoped ids are mixed with the pid so that two
+ *    as they are. Process-scoped ids are mixed with the event's pid so that two
  *    processes' files can be merged: bind_id = mix64(id + 0x9e3779b97f4a7c15
  *    * (pid + 1)), mix64 being the splitmix64 finaliser (a bijection, so
  *    distinct ids of one process never collide); a result of 0 becomes 1.
@@ -269,14 +271,14 @@ static void write_args(tl_out *out, const arg_sources *src)
 		tl_out_char(out, '}');
 }
 
-static uint32_t output_tid(const tl_model *model, uint32_t tid)
+static uint32_t output_tid(uint32_t pid, uint32_t tid)
 {
-	return tid ? tid : model->pid;
+	return tid ? tid : pid;
 }
 
 /* Opens an event object: ph, name, cat (unless NULL), pid, tid, ts. */
-static void begin_event(json_writer *w, char ph, const char *name, const char *cat, uint32_t tid,
-                        int64_t ts_ns)
+static void begin_event(json_writer *w, char ph, const char *name, const char *cat, uint32_t pid,
+                        uint32_t tid, int64_t ts_ns)
 {
 	tl_out *out = w->out;
 	char head[9] = {'{', '"', 'p', 'h', '"', ':', '"', ph, '"'};
@@ -290,18 +292,19 @@ static void begin_event(json_writer *w, char ph, const char *name, const char *c
 		write_string(out, cat);
 	}
 	write_key(out, "pid");
-	tl_out_u64(out, w->model->pid);
+	tl_out_u64(out, pid);
 	write_key(out, "tid");
-	tl_out_u64(out, output_tid(w->model, tid));
+	tl_out_u64(out, output_tid(pid, tid));
 	if (ph != 'M') {
 		write_key(out, "ts");
 		write_us(out, ts_ns);
 	}
 }
 
-static void write_metadata_event(json_writer *w, const char *what, uint32_t tid, const char *name)
+static void write_metadata_event(json_writer *w, const char *what, uint32_t pid, uint32_t tid,
+                                 const char *name)
 {
-	begin_event(w, 'M', what, NULL, tid, 0);
+	begin_event(w, 'M', what, NULL, pid, tid, 0);
 	tl_out_str(w->out, ",\"ts\":0,\"args\":{\"name\":");
 	write_string(w->out, name);
 	tl_out_str(w->out, "}}");
@@ -321,7 +324,8 @@ static uint64_t flow_bind_id(const tl_model *model, const tl_model_event *flow)
 {
 	if ((flow->scope & TL_EVENT_SCOPE_MASK) == TL_EVENT_SCOPE_GLOBAL)
 		return flow->id;
-	uint64_t id = mix64(flow->id + 0x9e3779b97f4a7c15ull * ((uint64_t)model->pid + 1));
+	uint64_t pid = tl_model_event_pid(model, flow);
+	uint64_t id = mix64(flow->id + 0x9e3779b97f4a7c15ull * (pid + 1));
 	return id ? id : 1;
 }
 
@@ -343,14 +347,16 @@ static void write_slice_open(json_writer *w, const tl_slice *s)
 	const tl_model_event *flow = s->flow_event != TL_MATCH_NONE ? &events[s->flow_event] : NULL;
 	arg_sources src = {{ev, NULL, NULL}, !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT)};
 
+	uint32_t pid = tl_model_event_pid(w->model, ev);
+
 	if (!(s->flags & TL_SLICE_AS_COMPLETE)) {
-		begin_event(w, 'B', tl_export_event_name(ev), tl_export_event_cat(ev), ev->tid,
+		begin_event(w, 'B', tl_export_event_name(ev), tl_export_event_cat(ev), pid, ev->tid,
 		            s->start_ns);
 		write_args(w->out, &src);
 		tl_out_char(w->out, '}');
 		return;
 	}
-	begin_event(w, 'X', tl_export_event_name(ev), tl_export_event_cat(ev), ev->tid,
+	begin_event(w, 'X', tl_export_event_name(ev), tl_export_event_cat(ev), pid, ev->tid,
 	            s->start_ns);
 	write_key(w->out, "dur");
 	write_us(w->out, tl_span_ns(s->start_ns, s->end_ns));
@@ -371,8 +377,8 @@ static void write_slice_close(json_writer *w, const tl_slice *s)
 	const tl_model_event *begin = &events[s->event];
 	arg_sources src = {{NULL, NULL, NULL}, 0};
 
-	begin_event(w, 'E', tl_export_event_name(begin), tl_export_event_cat(begin), begin->tid,
-	            s->end_ns);
+	begin_event(w, 'E', tl_export_event_name(begin), tl_export_event_cat(begin),
+	            tl_model_event_pid(w->model, begin), begin->tid, s->end_ns);
 	if (s->end_event != TL_MATCH_NONE)
 		src.events[0] = &events[s->end_event];
 	write_args(w->out, &src);
@@ -400,7 +406,8 @@ static void write_counter(json_writer *w, const tl_model_event *ev)
 			return;
 		d = d > 0 ? DBL_MAX : -DBL_MAX;
 	}
-	begin_event(w, 'C', tl_export_event_name(ev), tl_export_event_cat(ev), ev->tid, ev->ts_ns);
+	begin_event(w, 'C', tl_export_event_name(ev), tl_export_event_cat(ev),
+	            tl_model_event_pid(w->model, ev), ev->tid, ev->ts_ns);
 	tl_out_str(w->out, ",\"args\":{\"value\":");
 	if (ev->counter_is_double)
 		write_double(w->out, d);
@@ -417,8 +424,8 @@ static void write_event(json_writer *w, const tl_model_event *ev)
 		write_counter(w, ev);
 		return;
 	}
-	begin_event(w, ev->phase, tl_export_event_name(ev), tl_export_event_cat(ev), ev->tid,
-	            ev->ts_ns);
+	begin_event(w, ev->phase, tl_export_event_name(ev), tl_export_event_cat(ev),
+	            tl_model_event_pid(w->model, ev), ev->tid, ev->ts_ns);
 	if (ev->phase == TL_PHASE_INSTANT) {
 		write_key(w->out, "s");
 		write_string(w->out, instant_scope(ev));
@@ -561,6 +568,19 @@ static void write_metadata(json_writer *w)
 	tl_out_char(out, '}');
 }
 
+/* A process_name metadata event: the model's name, or "process <pid>". */
+static void write_process_name(json_writer *w, uint32_t pid)
+{
+	const char *known = tl_model_process_name(w->model, pid);
+	if (known && known[0]) {
+		write_metadata_event(w, "process_name", pid, pid, known);
+	} else {
+		char name[32];
+		snprintf(name, sizeof name, "process %u", (unsigned)pid);
+		write_metadata_event(w, "process_name", pid, pid, name);
+	}
+}
+
 int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
 {
 	tl_slice_match match;
@@ -583,22 +603,21 @@ int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
 	json_writer w = {.model = model, .match = &match, .out = out, .first_event = 1};
 
 	tl_out_str(out, "{\"traceEvents\":[");
-	if (model->process_name && model->process_name[0]) {
-		write_metadata_event(&w, "process_name", model->pid, model->process_name);
-	} else {
-		char name[32];
-		snprintf(name, sizeof name, "process %u", (unsigned)model->pid);
-		write_metadata_event(&w, "process_name", model->pid, name);
+	write_process_name(&w, model->pid);
+	for (size_t t = 0; t < match.nthreads; t++) {
+		uint32_t pid = match.threads[t].pid;
+		if (pid != model->pid && (t == 0 || match.threads[t - 1].pid != pid))
+			write_process_name(&w, pid);
 	}
 	for (size_t t = 0; t < match.nthreads; t++) {
 		const tl_match_thread *thread = &match.threads[t];
-		uint32_t tid = output_tid(model, thread->tid);
+		uint32_t tid = output_tid(thread->pid, thread->tid);
 		if (thread->name[0]) {
-			write_metadata_event(&w, "thread_name", tid, thread->name);
+			write_metadata_event(&w, "thread_name", thread->pid, tid, thread->name);
 		} else {
 			char name[32];
 			snprintf(name, sizeof name, "thread %u", (unsigned)tid);
-			write_metadata_event(&w, "thread_name", tid, name);
+			write_metadata_event(&w, "thread_name", thread->pid, tid, name);
 		}
 	}
 	for (size_t t = 0; t < match.nthreads; t++)

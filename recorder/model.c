@@ -38,6 +38,8 @@ struct tl_model_arena {
 	size_t events_cap;
 	tl_model_thread *threads;
 	size_t threads_cap;
+	tl_model_process *processes;
+	size_t processes_cap;
 };
 
 
@@ -181,11 +183,19 @@ tl_model_event *tl_model_event_append(tl_model *model)
 
 int tl_model_thread_set(tl_model *model, uint32_t tid, const char *name, size_t len)
 {
+	return tl_model_thread_set_in(model, 0, tid, name, len);
+}
+
+int tl_model_thread_set_in(tl_model *model, uint32_t pid, uint32_t tid, const char *name,
+                           size_t len)
+{
 	const char *copy = tl_model_intern(model, name, len);
 	if (!copy)
 		return -ENOMEM;
+	if (pid == model->pid)
+		pid = 0;
 	for (size_t i = 0; i < model->nthreads; i++) {
-		if (model->threads[i].tid == tid) {
+		if (model->threads[i].tid == tid && model->threads[i].pid == pid) {
 			model->threads[i].name = copy;
 			return 0;
 		}
@@ -198,8 +208,42 @@ int tl_model_thread_set(tl_model *model, uint32_t tid, const char *name, size_t 
 		return -ENOMEM;
 	arena->threads = threads;
 	model->threads = threads;
-	model->threads[model->nthreads++] = (tl_model_thread){tid, copy};
+	model->threads[model->nthreads++] = (tl_model_thread){tid, copy, pid};
 	return 0;
+}
+
+int tl_model_process_set(tl_model *model, uint32_t pid, const char *name, size_t len)
+{
+	const char *copy = tl_model_intern(model, name, len);
+	if (!copy)
+		return -ENOMEM;
+	for (size_t i = 0; i < model->nprocesses; i++) {
+		if (model->processes[i].pid == pid) {
+			model->processes[i].name = copy;
+			return 0;
+		}
+	}
+	struct tl_model_arena *arena = model->arena;
+	tl_model_process *processes =
+	    grow_array(arena->processes, &arena->processes_cap, model->nprocesses + 1,
+	               sizeof *processes, TL_ARENA_THREADS_MIN);
+	if (!processes)
+		return -ENOMEM;
+	arena->processes = processes;
+	model->processes = processes;
+	model->processes[model->nprocesses++] = (tl_model_process){pid, copy};
+	return 0;
+}
+
+const char *tl_model_process_name(const tl_model *model, uint32_t pid)
+{
+	for (size_t i = 0; i < model->nprocesses; i++) {
+		if (model->processes[i].pid == pid)
+			return model->processes[i].name;
+	}
+	if (pid == model->pid && model->process_name)
+		return model->process_name;
+	return NULL;
 }
 
 const char *tl_model_thread_name(const tl_model *model, uint32_t tid)
@@ -226,6 +270,7 @@ void tl_model_free(tl_model *model)
 		free(arena->table);
 		free(arena->events);
 		free(arena->threads);
+		free(arena->processes);
 		free(arena);
 	}
 	memset(model, 0, sizeof *model);

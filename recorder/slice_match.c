@@ -306,31 +306,43 @@ static void mark_as_complete(tl_slice_match *out)
 	}
 }
 
+/* Orders (pid, tid) pairs. */
+static int compare_ids(uint32_t pid_a, uint32_t tid_a, uint32_t pid_b, uint32_t tid_b)
+{
+	if (pid_a != pid_b)
+		return pid_a < pid_b ? -1 : 1;
+	return tid_a < tid_b ? -1 : tid_a > tid_b;
+}
+
+/* Model threads sorted by (pid, tid, position); pid as stored (0: model->pid). */
 static int compare_thread_ptr(const void *pa, const void *pb)
 {
 	const tl_model_thread *a = *(const tl_model_thread *const *)pa;
 	const tl_model_thread *b = *(const tl_model_thread *const *)pb;
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
+	int c = compare_ids(a->pid, a->tid, b->pid, b->tid);
+	if (c)
+		return c;
 	return a < b ? -1 : a > b;
 }
 
 /*
- * The name the model gives tid: sorted holds model->threads by (tid,
- * position); a later non-empty entry (a rename) wins. "" when none.
+ * The name the model gives (pid, tid), pid as stored: sorted holds
+ * model->threads as compare_thread_ptr orders them; a later non-empty
+ * entry (a rename) wins. "" when none.
  */
-static const char *thread_name(const tl_model_thread *const *sorted, size_t n, uint32_t tid)
+static const char *thread_name(const tl_model_thread *const *sorted, size_t n, uint32_t pid,
+                               uint32_t tid)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (sorted[mid]->tid < tid)
+		if (compare_ids(sorted[mid]->pid, sorted[mid]->tid, pid, tid) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	const char *name = "";
-	for (; lo < n && sorted[lo]->tid == tid; lo++) {
+	for (; lo < n && sorted[lo]->tid == tid && sorted[lo]->pid == pid; lo++) {
 		if (sorted[lo]->name && sorted[lo]->name[0])
 			name = sorted[lo]->name;
 	}
@@ -340,15 +352,22 @@ static const char *thread_name(const tl_model_thread *const *sorted, size_t n, u
 static int compare_match_thread(const void *pa, const void *pb)
 {
 	const tl_match_thread *a = pa, *b = pb;
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
+	int c = compare_ids(a->pid, a->tid, b->pid, b->tid);
+	if (c)
+		return c;
 	return a->first_item < b->first_item ? -1 : a->first_item > b->first_item;
 }
 
 static int compare_tid(const void *pa, const void *pb)
 {
 	const tl_match_thread *a = pa, *b = pb;
-	return a->tid < b->tid ? -1 : a->tid > b->tid;
+	return compare_ids(a->pid, a->tid, b->pid, b->tid);
+}
+
+/* The pid as tl_model_thread and tl_model_event store it. */
+static uint32_t stored_pid(const tl_model *model, uint32_t pid)
+{
+	return pid == model->pid ? 0 : pid;
 }
 
 /* Adds the model's named threads that have no events, then sorts by tid. */
@@ -367,19 +386,23 @@ static int add_named_threads(const tl_model *model, tl_slice_match *out)
 	qsort(out->threads, with_events, sizeof *out->threads, compare_match_thread);
 	for (size_t i = 0; i < model->nthreads; i++) {
 		uint32_t tid = sorted[i]->tid;
-		if (i > 0 && sorted[i - 1]->tid == tid)
+		uint32_t pid = tl_model_thread_pid(model, sorted[i]);
+		if (i > 0 && sorted[i - 1]->tid == tid && sorted[i - 1]->pid == sorted[i]->pid)
 			continue;
-		tl_match_thread key = {.tid = tid};
+		tl_match_thread key = {.tid = tid, .pid = pid};
 		if (bsearch(&key, out->threads, with_events, sizeof key, compare_tid))
 			continue;
 		tl_match_thread *t = &out->threads[out->nthreads++];
 		t->tid = tid;
+		t->pid = pid;
 		t->first_item = out->nitems;
 		t->nitems = 0;
 	}
 	qsort(out->threads, out->nthreads, sizeof *out->threads, compare_match_thread);
-	for (size_t t = 0; t < out->nthreads; t++)
-		out->threads[t].name = thread_name(sorted, model->nthreads, out->threads[t].tid);
+	for (size_t t = 0; t < out->nthreads; t++) {
+		tl_match_thread *mt = &out->threads[t];
+		mt->name = thread_name(sorted, model->nthreads, stored_pid(model, mt->pid), mt->tid);
+	}
 	free(sorted);
 	return 0;
 }
@@ -387,8 +410,11 @@ static int add_named_threads(const tl_model *model, tl_slice_match *out)
 /* End of the run of events of one thread that starts at first. */
 static size_t thread_run_end(const tl_model *model, size_t first)
 {
+	const tl_model_event *head = &model->events[first];
+	uint32_t pid = tl_model_event_pid(model, head);
 	size_t last = first + 1;
-	while (last < model->nevents && model->events[last].tid == model->events[first].tid)
+	while (last < model->nevents && model->events[last].tid == head->tid &&
+	       tl_model_event_pid(model, &model->events[last]) == pid)
 		last++;
 	return last;
 }
@@ -417,11 +443,12 @@ int tl_slice_match_build(const tl_model *model, tl_slice_match *out)
 	if (!out->slices || !out->items || !out->threads || !m.partner || !m.begins || !m.completes)
 		goto out_free;
 
-	/* Threads with events, in model order (already by tid). */
+	/* Threads with events, in model order (contiguous per thread). */
 	for (size_t first = 0, last; first < n; first = last) {
 		last = thread_run_end(model, first);
 		tl_match_thread *t = &out->threads[out->nthreads++];
 		t->tid = model->events[first].tid;
+		t->pid = tl_model_event_pid(model, &model->events[first]);
 		t->first_item = out->nitems;
 		match_thread(&m, first, last);
 		t->nitems = out->nitems - t->first_item;

@@ -3,8 +3,8 @@
  * small helpers both text writers need (a buffered writer over write(2),
  * UTF-8 checking, name fallbacks). Internal; allocates, not signal-safe.
  *
- * Slice matching, per thread (a thread's events are contiguous in
- * model->events and ordered by seq):
+ * Slice matching, per thread - a (pid, tid) pair, whose events are
+ * contiguous in model->events and ordered by seq:
  *
  *  - BEGIN/END pair up with a stack in seq order. An END with nothing open
  *    is an "unmatched end" (its BEGIN was overwritten): dropped and counted.
@@ -79,6 +79,7 @@ typedef struct tl_match_item {
 
 typedef struct tl_match_thread {
 	uint32_t tid;
+	uint32_t pid;      /* the process (model->pid unless the model has several) */
 	const char *name;  /* from model->threads; "" when the model has none */
 	size_t first_item; /* range in tl_slice_match.items */
 	size_t nitems;
@@ -89,7 +90,7 @@ typedef struct tl_slice_match {
 	size_t nslices;
 	tl_match_item *items;
 	size_t nitems;
-	/* Every thread with events or a name in the model, by increasing tid. */
+	/* Every thread with events or a name in the model, by (pid, tid). */
 	tl_match_thread *threads;
 	size_t nthreads;
 

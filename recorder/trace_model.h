@@ -40,12 +40,20 @@ typedef struct tl_model_event {
 	double counter_d;
 	unsigned nargs;
 	tl_model_arg args[TL_MAX_ARGS];
+	uint32_t pid; /* 0: model->pid (see tl_model_event_pid) */
 } tl_model_event;
 
 typedef struct tl_model_thread {
 	uint32_t tid;
 	const char *name; /* never NULL: "" when unknown */
+	uint32_t pid;     /* 0: model->pid */
 } tl_model_thread;
+
+/* A process other than model->pid, or model->pid itself, with its name. */
+typedef struct tl_model_process {
+	uint32_t pid;
+	const char *name; /* never NULL */
+} tl_model_process;
 
 typedef struct tl_model {
 	uint32_t pid;
@@ -61,9 +69,16 @@ typedef struct tl_model {
 
 	tl_model_thread *threads;
 	size_t nthreads;
-	/* Sorted by (tid, seq): each thread's events are contiguous and in order. */
+	/*
+	 * Sorted by (pid, tid, seq), pid as tl_model_event_pid gives it: each
+	 * thread's events are contiguous and in order. A snapshot has one pid;
+	 * a model converted from another trace may have several.
+	 */
 	tl_model_event *events;
 	size_t nevents;
+	/* Names of processes; empty for a snapshot (process_name names model->pid). */
+	tl_model_process *processes;
+	size_t nprocesses;
 
 	/* Internal: string arena. */
 	struct tl_model_arena *arena;
@@ -91,6 +106,29 @@ tl_model_event *tl_model_event_append(tl_model *model);
 
 /* Adds thread tid, or renames it; 0 or -ENOMEM. */
 int tl_model_thread_set(tl_model *model, uint32_t tid, const char *name, size_t len);
+
+/* The same for thread tid of process pid (0: model->pid). */
+int tl_model_thread_set_in(tl_model *model, uint32_t pid, uint32_t tid, const char *name,
+                           size_t len);
+
+/* Adds process pid with a name, or renames it; 0 or -ENOMEM. */
+int tl_model_process_set(tl_model *model, uint32_t pid, const char *name, size_t len);
+
+/* The name of process pid: model->process_name for model->pid, else from
+ * model->processes; NULL when it has none. */
+const char *tl_model_process_name(const tl_model *model, uint32_t pid);
+
+/* The pid an event belongs to. */
+static inline uint32_t tl_model_event_pid(const tl_model *model, const tl_model_event *event)
+{
+	return event->pid ? event->pid : model->pid;
+}
+
+/* The pid a thread entry belongs to. */
+static inline uint32_t tl_model_thread_pid(const tl_model *model, const tl_model_thread *thread)
+{
+	return thread->pid ? thread->pid : model->pid;
+}
 
 /* Name of a thread, or NULL when the model has none for tid. */
 const char *tl_model_thread_name(const tl_model *model, uint32_t tid);

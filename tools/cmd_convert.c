@@ -1,7 +1,10 @@
 /*
  * `timeline convert IN -o OUT [--format json|ftrace]`: reads a binary
- * snapshot (tl_snapshot_binary, or one written from a signal handler) and
- * writes it as Chrome JSON or ftrace text.
+ * snapshot (tl_snapshot_binary, or one written from a signal handler),
+ * ftrace/systrace text or Chrome JSON (told apart by content) and writes it
+ * as Chrome JSON or ftrace text. Text and JSON inputs go through the
+ * importer (recorder/trace_import.h), so what is written is what Perfetto
+ * would read from IN.
  */
 #include "tools/commands.h"
 
@@ -15,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "recorder/trace_import.h"
 #include "recorder/trace_model.h"
 
 #define CONVERT_PREFIX "timeline convert"
@@ -22,9 +26,11 @@
 static const char convert_usage[] =
     "usage: timeline convert IN -o OUT [--format json|ftrace]\n"
     "\n"
-    "Reads the binary snapshot IN (written by tl_snapshot_binary(), also from a\n"
-    "signal handler) and writes it as Chrome JSON, for Perfetto and\n"
-    "chrome://tracing, or as ftrace text, for systrace and trace-cmd style tools.\n"
+    "Reads IN - a binary snapshot (written by tl_snapshot_binary(), also from a\n"
+    "signal handler), ftrace/systrace text or Chrome JSON, recognised by content -\n"
+    "and writes it as Chrome JSON, for Perfetto and chrome://tracing, or as ftrace\n"
+    "text, for systrace and trace-cmd style tools. Text and JSON are read the way\n"
+    "Perfetto reads them (see 'timeline slices').\n"
     "\n"
     "options:\n"
     "  -o, --output OUT      the file to write; '-' for standard output\n"
@@ -180,6 +186,40 @@ static int write_output(const struct convert_args *args, const struct convert_fo
 	return 0;
 }
 
+/*
+ * Reads IN into a model: a snapshot directly, text or JSON through the
+ * importer. Same contract as tl_model_read_binary_file; err gets
+ * "LINE:COLUMN: reason" for malformed text.
+ */
+static int read_input(const char *path, tl_model *model, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -errno;
+	char head[4096];
+	size_t n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	tl_trace_format format = tl_json_sniff(head, n)           ? TL_TRACE_FORMAT_JSON
+	                         : tl_ftrace_text_sniff(head, n) ? TL_TRACE_FORMAT_FTRACE
+	                                                          : TL_TRACE_FORMAT_BINARY;
+	if (format == TL_TRACE_FORMAT_BINARY)
+		return tl_model_read_binary_file(path, model, err, errlen);
+
+	tl_import imp;
+	tl_read_error rerr = {0};
+	int rc = tl_import_read_file(path, &imp, NULL, &rerr);
+	if (rc < 0) {
+		if (rerr.line)
+			snprintf(err, errlen, "%zu:%zu: %s", rerr.line, rerr.column, rerr.message);
+		else
+			snprintf(err, errlen, "%s", rerr.message);
+		return rc;
+	}
+	rc = tl_import_to_model(&imp, model);
+	tl_import_free(&imp);
+	return rc;
+}
+
 int tl_cmd_convert(int argc, char **argv)
 {
 	struct convert_args args = {0};
@@ -195,7 +235,7 @@ int tl_cmd_convert(int argc, char **argv)
 
 	tl_model model;
 	char err[256] = "";
-	int rc = tl_model_read_binary_file(args.input, &model, err, sizeof err);
+	int rc = read_input(args.input, &model, err, sizeof err);
 	if (rc < 0) {
 		fprintf(stderr, CONVERT_PREFIX ": %s: %s\n", args.input,
 		        err[0] ? err : strerror(-rc));

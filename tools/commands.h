@@ -15,4 +15,8 @@ int tl_cmd_demo(int argc, char **argv);
  * Chrome JSON or ftrace text. */
 int tl_cmd_convert(int argc, char **argv);
 
+/* `timeline slices IN [--kind KINDS] [--stats]`: what a trace contains, read the
+ * way Perfetto reads it, one item per line; `--markers FILE` parses payloads. */
+int tl_cmd_slices(int argc, char **argv);
+
 #endif /* TIMELINE_TOOLS_COMMANDS_H */

@@ -17,7 +17,10 @@ struct tl_command {
 
 static const struct tl_command commands[] = {
     {"demo", "run a simulated instrumented engine and write its trace", tl_cmd_demo},
-    {"convert", "turn a binary snapshot into Chrome JSON or ftrace text", tl_cmd_convert},
+    {"convert", "turn a snapshot, ftrace text or JSON into Chrome JSON or ftrace text",
+     tl_cmd_convert},
+    {"slices", "print the slices, counters and flows of a trace, as Perfetto reads it",
+     tl_cmd_slices},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

@@ -1,0 +1,335 @@
+/*
+ * ftrace / systrace text reader (formats.md section 2). The line pattern is
+ * matched by hand, with the backtracking a regex engine would do where it
+ * matters: the optional flags group (3 + 2, 3 + 1 or no characters) and the
+ * event name, which is the non-space run up to its last ':'.
+ */
+#include "recorder/ftrace_text.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define SNIFF_LOOKAHEAD (64 * 1024)
+
+static const char atrace_marker[] = "TRACE:\n";
+static const char html_trace_data[] = "<script class=\"trace-data\"";
+static const char html_script_end[] = "</script>";
+
+static int is_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int is_flag_letter(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.';
+}
+
+static int is_flag_hex(char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f') || c == '.';
+}
+
+static tl_str_view trimmed(const char *s, size_t len)
+{
+	while (len && is_space(*s)) {
+		s++;
+		len--;
+	}
+	while (len && is_space(s[len - 1]))
+		len--;
+	return (tl_str_view){s, len};
+}
+
+/* Decimal digits at s[*i..len) as a uint32; 0 when there are none or they
+ * do not fit. Advances *i past the digits. */
+static int read_u32(const char *s, size_t len, size_t *i, uint32_t *out)
+{
+	size_t start = *i;
+	uint64_t v = 0;
+	int fits = 1;
+	for (; *i < len && is_digit(s[*i]); (*i)++) {
+		v = v * 10 + (uint64_t)(s[*i] - '0');
+		if (v > UINT32_MAX) {
+			fits = 0;
+			v = UINT32_MAX;
+		}
+	}
+	*out = (uint32_t)v;
+	return *i > start && fits;
+}
+
+/*
+ * From s[i] on: (\d+\.\d+):\s+(\S+):  On a match sets the timestamp, the
+ * event name and *end (just past the event's ':') and returns 1.
+ */
+static int match_tail(const char *s, size_t len, size_t i, tl_ftrace_line *out, size_t *end)
+{
+	size_t ts_start = i;
+	while (i < len && is_digit(s[i]))
+		i++;
+	if (i == ts_start || i >= len || s[i] != '.')
+		return 0;
+	size_t frac = ++i;
+	while (i < len && is_digit(s[i]))
+		i++;
+	if (i == frac || i >= len || s[i] != ':')
+		return 0;
+	i++;
+	size_t spaces = i;
+	while (i < len && is_space(s[i]))
+		i++;
+	if (i == spaces)
+		return 0;
+	size_t name = i, colon = 0;
+	while (i < len && !is_space(s[i])) {
+		if (s[i] == ':' && i > name)
+			colon = i;
+		i++;
+	}
+	if (!colon)
+		return 0;
+
+	/* s[ts_start..ts_end] is digits '.' digits followed by ':', so strtod
+	 * stops inside the line. */
+	double seconds = strtod(s + ts_start, NULL);
+	double ns = seconds * 1e9;
+	if (!(ns < 9223372036854775807.0))
+		return 0;
+	out->ts_ns = (int64_t)ns;
+	out->event = (tl_str_view){s + name, colon - name};
+	*end = colon + 1;
+	return 1;
+}
+
+/* The whole pattern, with the leading '-' at s[pos]. */
+static int match_at(const char *s, size_t len, size_t pos, tl_ftrace_line *out, size_t *end)
+{
+	size_t i = pos + 1;
+	if (!read_u32(s, len, &i, &out->tid))
+		return 0;
+	size_t spaces = i;
+	while (i < len && is_space(s[i]))
+		i++;
+	if (i == spaces)
+		return 0;
+	if (i < len && s[i] == '(')
+		i++;
+	while (i < len && is_space(s[i]))
+		i++;
+	out->tgid = 0;
+	if (i < len && is_digit(s[i])) {
+		if (!read_u32(s, len, &i, &out->tgid))
+			return 0;
+	} else {
+		while (i < len && s[i] == '-')
+			i++;
+	}
+	if (i < len && s[i] == ')')
+		i++;
+	if (i < len && is_space(s[i]))
+		i++;
+	if (i >= len || s[i] != '[')
+		return 0;
+	i++;
+	if (!read_u32(s, len, &i, &out->cpu) || i >= len || s[i] != ']')
+		return 0;
+	i++;
+	while (i < len && is_space(s[i]))
+		i++;
+
+	/* ([a-zA-Z.]{3}[0-9a-f.]{1,2}\s*)? : the longest choice first. */
+	for (int hex = 2; hex >= 0; hex--) {
+		size_t j = i;
+		if (hex > 0) {
+			if (len - i < (size_t)(3 + hex))
+				continue;
+			int ok = is_flag_letter(s[i]) && is_flag_letter(s[i + 1]) &&
+			         is_flag_letter(s[i + 2]) && is_flag_hex(s[i + 3]) &&
+			         (hex == 1 || is_flag_hex(s[i + 4]));
+			if (!ok)
+				continue;
+			j = i + 3 + (size_t)hex;
+			while (j < len && is_space(s[j]))
+				j++;
+		}
+		if (match_tail(s, len, j, out, end))
+			return 1;
+	}
+	return 0;
+}
+
+int tl_ftrace_line_tokenize(const char *line, size_t len, tl_ftrace_line *out)
+{
+	tl_ftrace_line l = {0};
+	size_t end = 0;
+	size_t pos = 0;
+	for (; pos < len; pos++) {
+		if (line[pos] == '-' && match_at(line, len, pos, &l, &end))
+			break;
+	}
+	if (pos >= len)
+		return -EINVAL;
+	l.task = trimmed(line, pos);
+	l.text = trimmed(line + end, len - end);
+	l.kind = TL_FTRACE_LINE_OTHER;
+	static const char *const marker_events[] = {"tracing_mark_write", "print", "0"};
+	for (size_t k = 0; k < sizeof marker_events / sizeof marker_events[0]; k++) {
+		if (l.event.len == strlen(marker_events[k]) &&
+		    memcmp(l.event.ptr, marker_events[k], l.event.len) == 0)
+			l.kind = TL_FTRACE_LINE_MARKER;
+	}
+	l.line_no = out->line_no;
+	*out = l;
+	return 0;
+}
+
+static int starts_with(const char *s, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return len >= n && memcmp(s, prefix, n) == 0;
+}
+
+static int starts_with_nocase(const char *s, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return len >= n && strncasecmp(s, prefix, n) == 0;
+}
+
+static int contains(const char *s, size_t len, const char *needle)
+{
+	return memmem(s, len, needle, strlen(needle)) != NULL;
+}
+
+int tl_ftrace_text_sniff(const char *data, size_t len)
+{
+	size_t head = len < SNIFF_LOOKAHEAD ? len : SNIFF_LOOKAHEAD;
+	if (contains(data, head, "# tracer") || contains(data, head, atrace_marker))
+		return 1;
+	return starts_with_nocase(data, len, "<!doctype html>") ||
+	       starts_with_nocase(data, len, "<html>") || starts_with(data, len, "cpus=") ||
+	       starts_with(data, len, " ");
+}
+
+/* Where the lines of an HTML systrace file are. */
+enum html_state { TEXT_PLAIN, HTML_BEFORE_DATA, HTML_IN_DATA, HTML_IN_SYSTRACE, HTML_DONE };
+
+static int append_line(tl_ftrace_text *out, size_t *cap, const tl_ftrace_line *line)
+{
+	if (out->nlines == *cap) {
+		size_t n = *cap ? *cap * 2 : 256;
+		tl_ftrace_line *grown = realloc(out->lines, n * sizeof *grown);
+		if (!grown)
+			return -ENOMEM;
+		out->lines = grown;
+		*cap = n;
+	}
+	out->lines[out->nlines++] = *line;
+	return 0;
+}
+
+static size_t count_newlines(const char *s, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += s[i] == '\n';
+	return n;
+}
+
+int tl_ftrace_text_read(const char *data, size_t len, unsigned flags, tl_ftrace_text *out,
+                        tl_read_error *err)
+{
+	size_t off = 0, line_no = 1, cap = 0;
+	enum html_state state = TEXT_PLAIN;
+
+	memset(out, 0, sizeof *out);
+	if (!(flags & TL_FTRACE_LINES_ONLY)) {
+		size_t head = len < SNIFF_LOOKAHEAD ? len : SNIFF_LOOKAHEAD;
+		const char *marker = memmem(data, head, atrace_marker, sizeof atrace_marker - 1);
+		if (marker) {
+			off = (size_t)(marker - data) + sizeof atrace_marker - 1;
+			line_no += count_newlines(data, off);
+		}
+		if (off < len && data[off] == '<') {
+			state = HTML_BEFORE_DATA;
+			out->html = 1;
+		} else if (starts_with(data + off, len - off, "cpus=")) {
+			const char *nl = memchr(data + off, '\n', len - off);
+			off = nl ? (size_t)(nl - data) + 1 : len;
+			line_no++;
+		}
+	}
+
+	for (; off < len && state != HTML_DONE; line_no++) {
+		const char *line = data + off;
+		const char *nl = memchr(line, '\n', len - off);
+		if (!nl) {
+			/* Dropped, as Perfetto does; counted unless it is only blanks. */
+			out->unterminated = trimmed(line, len - off).len != 0;
+			break;
+		}
+		size_t n = (size_t)(nl - line);
+		off += n + 1;
+
+		switch (state) {
+		case HTML_BEFORE_DATA:
+			if (contains(line, n, html_trace_data))
+				state = HTML_IN_DATA;
+			continue;
+		case HTML_IN_DATA:
+			if (n && line[0] == '#' && contains(line, n, "TASK-PID"))
+				state = HTML_IN_SYSTRACE;
+			else if (contains(line, n, html_script_end))
+				state = HTML_BEFORE_DATA;
+			continue;
+		case HTML_IN_SYSTRACE:
+			if (contains(line, n, html_script_end)) {
+				state = HTML_DONE;
+				continue;
+			}
+			break;
+		default:
+			break;
+		}
+		if (n == 0 || line[0] == '#')
+			continue;
+
+		tl_ftrace_line l = {.line_no = line_no};
+		if (tl_ftrace_line_tokenize(line, n, &l) == 0) {
+			if (append_line(out, &cap, &l)) {
+				tl_ftrace_text_free(out);
+				return -ENOMEM;
+			}
+			continue;
+		}
+		if (flags & TL_FTRACE_STRICT) {
+			if (err) {
+				err->line = line_no;
+				err->column = 1;
+				snprintf(err->message, sizeof err->message,
+				         "not an ftrace event line: '%.*s'", n > 60 ? 60 : (int)n,
+				         line);
+			}
+			tl_ftrace_text_free(out);
+			return -EINVAL;
+		}
+		if (!out->parse_failures)
+			out->first_failure_line = line_no;
+		out->parse_failures++;
+	}
+	return 0;
+}
+
+void tl_ftrace_text_free(tl_ftrace_text *text)
+{
+	free(text->lines);
+	memset(text, 0, sizeof *text);
+}

@@ -1,0 +1,90 @@
+/*
+ * Reading ftrace / systrace text (formats.md section 2) the way Perfetto's
+ * trace processor reads it: what `cat tracing/trace`, atrace and trace-cmd
+ * print, and the text of HTML systrace files.
+ *
+ * The reader only tokenizes: each event line becomes a tl_ftrace_line whose
+ * views point into the caller's buffer (keep it alive and unchanged while
+ * the lines are used). Interpreting marker payloads is tl_atrace_parse's
+ * job, building slices trace_import's. Not signal-safe (allocates).
+ */
+#ifndef TIMELINE_FTRACE_TEXT_H
+#define TIMELINE_FTRACE_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recorder/atrace_parse.h"
+
+/* Where a reader stopped, for "FILE:LINE:COLUMN: message" errors. */
+typedef struct tl_read_error {
+	size_t line;   /* 1-based; 0 when not tied to a position */
+	size_t column; /* 1-based byte column; 0 when unknown */
+	char message[200];
+} tl_read_error;
+
+typedef enum tl_ftrace_line_kind {
+	TL_FTRACE_LINE_MARKER, /* tracing_mark_write, print or 0: text is an atrace payload */
+	TL_FTRACE_LINE_OTHER,  /* any other kernel event (sched_switch...): text is its fields */
+} tl_ftrace_line_kind;
+
+typedef struct tl_ftrace_line {
+	size_t line_no; /* 1-based line in the input */
+	int64_t ts_ns;  /* (int64)(strtod(seconds) * 1e9): truncated */
+	uint32_t tid;
+	uint32_t tgid; /* 0: no tgid column, or "(-----)" */
+	uint32_t cpu;
+	tl_str_view task;  /* text before "-tid", trimmed ("<...>" when unknown) */
+	tl_str_view event; /* the event name */
+	tl_str_view text;  /* after "event:", trimmed */
+	tl_ftrace_line_kind kind;
+} tl_ftrace_line;
+
+/*
+ * Tokenizes one line (without its '\n') with the semantics of Perfetto's
+ * line regex (formats.md 2.1), unanchored:
+ *   -(\d+)\s+\(?\s*(\d+|-+)?\)?\s?\[(\d+)\]\s*([a-zA-Z.]{3}[0-9a-f.]{1,2}\s*)?(\d+\.\d+):\s+(\S+):
+ * Returns 0, or -EINVAL when the line does not match (or its timestamp
+ * does not fit in int64 nanoseconds). line_no is left to the caller. Pure.
+ */
+int tl_ftrace_line_tokenize(const char *line, size_t len, tl_ftrace_line *out);
+
+/*
+ * Whether data looks like systrace text to Perfetto: within its first
+ * 64 KiB it contains "# tracer" or "TRACE:\n", or it starts with
+ * "<!doctype html>", "<html>", "cpus=" or a space. Pure.
+ */
+int tl_ftrace_text_sniff(const char *data, size_t len);
+
+enum {
+	/* A line that does not tokenize is an error (JSON systemTraceEvents),
+	 * instead of a counted failure. */
+	TL_FTRACE_STRICT = 1u << 0,
+	/* Do not look for "TRACE:\n", a "cpus=" line or HTML: lines only. */
+	TL_FTRACE_LINES_ONLY = 1u << 1,
+};
+
+typedef struct tl_ftrace_text {
+	tl_ftrace_line *lines; /* event lines, in file order */
+	size_t nlines;
+	uint64_t parse_failures;   /* lines that did not tokenize (systrace_parse_failure) */
+	size_t first_failure_line; /* line number of the first of them, 0 when none */
+	uint64_t unterminated;     /* 1 when the last line had no '\n': not read */
+	int html;                  /* the text came from an HTML systrace file */
+} tl_ftrace_text;
+
+/*
+ * Reads data[0..len) (file rules of formats.md 2.2: text up to "TRACE:\n"
+ * dropped, one leading "cpus=N" line dropped, '#' and empty lines skipped,
+ * an unterminated last line not read, HTML trace-data blocks). On success
+ * returns 0 and the caller frees *out with tl_ftrace_text_free. Returns
+ * -ENOMEM, or -EINVAL with err filled (may be NULL) when TL_FTRACE_STRICT
+ * is set and a line does not tokenize.
+ */
+int tl_ftrace_text_read(const char *data, size_t len, unsigned flags, tl_ftrace_text *out,
+                        tl_read_error *err);
+
+/* Frees what tl_ftrace_text_read allocated. Safe on a zeroed struct. */
+void tl_ftrace_text_free(tl_ftrace_text *text);
+
+#endif /* TIMELINE_FTRACE_TEXT_H */

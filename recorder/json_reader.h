@@ -1,0 +1,149 @@
+/*
+ * A tolerant Chrome trace-event JSON reader with Perfetto's rules
+ * (formats.md section 3): the object form {"traceEvents":[...]} (plus a
+ * "systemTraceEvents" string of ftrace text) or a bare array, also a bare
+ * array that was never closed; trailing commas; empty {} elements skipped.
+ * A surrogate escape (\uD800-\uDFFF) or a raw control character in a string
+ * (other than tab, line feed and carriage return, which Perfetto's own tests
+ * accept) is a hard error with its line and column.
+ *
+ * The reader does not interpret events beyond their fields: each element of
+ * traceEvents becomes one tl_json_event with times already in nanoseconds.
+ * Turning them into slices is trace_import's job. Not signal-safe.
+ */
+#ifndef TIMELINE_JSON_READER_H
+#define TIMELINE_JSON_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recorder/ftrace_text.h"
+
+/* Strings copied once and freed together. */
+typedef struct tl_str_arena {
+	struct tl_str_chunk *chunks;
+} tl_str_arena;
+
+/* A NUL-terminated copy of s[0..len) owned by the arena; NULL on ENOMEM. */
+const char *tl_str_arena_copy(tl_str_arena *arena, const char *s, size_t len);
+/* Frees every copy. Safe on a zeroed arena. */
+void tl_str_arena_free(tl_str_arena *arena);
+
+typedef enum tl_json_type {
+	TL_JSON_NONE = 0, /* absent */
+	TL_JSON_NULL,
+	TL_JSON_BOOL,   /* i: 0 or 1 */
+	TL_JSON_INT,    /* i */
+	TL_JSON_DOUBLE, /* d */
+	TL_JSON_STRING, /* s */
+	TL_JSON_OBJECT, /* args only: a container, its members follow flattened */
+	TL_JSON_ARRAY,
+} tl_json_type;
+
+typedef struct tl_json_value {
+	tl_json_type type;
+	int64_t i;
+	double d;
+	const char *s; /* arena string */
+} tl_json_value;
+
+/*
+ * One member of an event's "args", flattened: nested object keys are
+ * joined with '.', array elements get "[i]". A top-level object or array
+ * value is listed once as TL_JSON_OBJECT / TL_JSON_ARRAY before its
+ * members, so that a counter can reject it.
+ */
+typedef struct tl_json_arg {
+	const char *key;
+	int top_level;
+	tl_json_value value;
+} tl_json_arg;
+
+typedef enum tl_json_id_scope {
+	TL_JSON_ID_NONE = 0,
+	TL_JSON_ID_PLAIN,  /* "id" */
+	TL_JSON_ID_LOCAL,  /* "id2": {"local": ...} */
+	TL_JSON_ID_GLOBAL, /* "id2": {"global": ...} */
+} tl_json_id_scope;
+
+enum {
+	TL_JSON_HAS_TS = 1u << 0, /* each: present and valid */
+	TL_JSON_HAS_DUR = 1u << 1,
+	TL_JSON_HAS_TTS = 1u << 2,
+	TL_JSON_HAS_TDUR = 1u << 3,
+	TL_JSON_HAS_PID = 1u << 4, /* the key is present (any value) */
+	TL_JSON_HAS_TID = 1u << 5,
+	TL_JSON_BAD_TS = 1u << 6, /* "ts" present but not a number or numeric string */
+};
+
+typedef struct tl_json_event {
+	size_t order;               /* index in file order */
+	size_t line;                /* line of the event's '{' (1-based; 0 when synthesized) */
+	char ph;                    /* first character of "ph"; 0 when missing */
+	const char *name;           /* NULL when absent or not a string */
+	const char *cat;            /* NULL when absent, empty or not a string */
+	unsigned has;               /* TL_JSON_HAS_* */
+	int64_t ts, dur, tts, tdur; /* nanoseconds (CoerceToTs) */
+	uint32_t pid, tid;          /* integers in [0, 2^32), else 0 */
+	const char *pid_name;       /* a string pid or tid, else NULL */
+	const char *tid_name;
+	tl_json_id_scope id_scope;
+	tl_json_value id; /* INT or STRING; DOUBLE when a float was given */
+	char scope;       /* first character of "s"; 0 when absent */
+	int bp_enclosing; /* "bp": "e" */
+	tl_json_value bind_id;
+	int flow_in, flow_out;
+	size_t first_arg; /* range in tl_json_trace.args */
+	size_t nargs;
+} tl_json_event;
+
+typedef struct tl_json_trace {
+	tl_json_event *events; /* file order */
+	size_t nevents;
+	tl_json_arg *args;
+	size_t nargs;
+	int has_system_text;        /* "systemTraceEvents" was present */
+	tl_ftrace_text system;      /* its lines; views into the arena */
+	int bare_array;             /* the file was a bare array */
+	int truncated;              /* a bare array that ended early: complete events kept */
+	uint64_t display_time_unit; /* 1 when "displayTimeUnit" was set (ignored) */
+	uint64_t empty_events;      /* {} elements skipped */
+	tl_str_arena strings;
+
+	size_t events_cap; /* internal */
+	size_t args_cap;
+} tl_json_trace;
+
+/* Whether data starts (after whitespace) with {" or [{" as Perfetto asks. */
+int tl_json_sniff(const char *data, size_t len);
+
+/*
+ * Reads the JSON trace data[0..len). On success returns 0 and the caller
+ * frees *out with tl_json_trace_free. On a malformed file returns -EINVAL
+ * with err (may be NULL) holding the line, column and reason; -ENOMEM when
+ * out of memory. *out is empty after a failure.
+ */
+int tl_json_read(const char *data, size_t len, tl_json_trace *out, tl_read_error *err);
+
+/* Appends a zeroed event (order set, first_arg = current nargs) to build a
+ * trace by hand; NULL on ENOMEM. Earlier event pointers may move. */
+tl_json_event *tl_json_trace_add_event(tl_json_trace *trace);
+
+/* Appends a zeroed arg; NULL on ENOMEM. The caller updates its event's
+ * nargs. Earlier arg pointers may move. */
+tl_json_arg *tl_json_trace_add_arg(tl_json_trace *trace);
+
+/* Frees everything the trace holds. Safe on a zeroed struct. */
+void tl_json_trace_free(tl_json_trace *trace);
+
+/*
+ * Perfetto's CoerceToTs: microseconds as an integer, a float or a numeric
+ * string to nanoseconds (integral: v * 1000, else llround(v * 1000)).
+ * Returns 1 and sets *ns, or 0 (not numeric, trailing junk, out of range).
+ */
+int tl_json_coerce_ts(const tl_json_value *v, int64_t *ns);
+
+/* strtod of a whole string (no trailing bytes, not empty). 1 or 0. */
+int tl_json_parse_double(const char *s, double *out);
+
+#endif /* TIMELINE_JSON_READER_H */

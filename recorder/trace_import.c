@@ -1,0 +1,1932 @@
+/*
+ * The importer (see trace_import.h and docs/reading.md). One pass over the
+ * events in Perfetto's order; every track keeps a stack of its open slices.
+ *
+ * Closing rule for slices whose end is known when they begin (X, instants):
+ * such a slice leaves its track's stack when an event comes after its end,
+ * or at its end when it lasts longer than zero, or - for a zero-duration
+ * slice - when a B or E arrives at its timestamp. So two zero-duration X at
+ * one timestamp nest, while a B at that timestamp becomes their sibling.
+ */
+#include "recorder/trace_import.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const tl_import_stat_names[TL_STAT_COUNT] = {
+    [TL_STAT_SYSTRACE_PARSE_FAILURE] = "systrace_parse_failure",
+    [TL_STAT_SYSTRACE_UNTERMINATED_LINE] = "systrace_unterminated_line",
+    [TL_STAT_SYSTRACE_MARKER_UNSUPPORTED] = "systrace_marker_unsupported",
+    [TL_STAT_SYSTRACE_KERNEL_EVENT] = "systrace_kernel_event_skipped",
+    [TL_STAT_SLICE_MAX_DEPTH_EXCEEDED] = "slice_max_depth_exceeded",
+    [TL_STAT_SLICE_END_UNMATCHED] = "slice_end_unmatched",
+    [TL_STAT_SLICE_SPILL_OVERLAPPING] = "slice_spill_overlapping_complete_event",
+    [TL_STAT_ASYNC_END_UNMATCHED] = "async_end_unmatched",
+    [TL_STAT_JSON_EMPTY_EVENT] = "json_empty_event",
+    [TL_STAT_JSON_DISPLAY_TIME_UNIT] = "json_display_time_unit",
+    [TL_STAT_JSON_MISSING_PHASE] = "json_missing_phase",
+    [TL_STAT_JSON_MISSING_TS] = "json_missing_ts",
+    [TL_STAT_JSON_PHASE_IGNORED] = "json_phase_ignored",
+    [TL_STAT_JSON_COMPLETE_MISSING_DUR] = "json_complete_missing_dur",
+    [TL_STAT_JSON_COMPLETE_NEGATIVE_DUR] = "json_complete_negative_dur",
+    [TL_STAT_JSON_INSTANT_MISSING_TID] = "json_instant_missing_tid",
+    [TL_STAT_JSON_ASYNC_MISSING_ID] = "json_async_missing_pid_or_id",
+    [TL_STAT_JSON_COUNTER_INVALID_VALUE] = "json_counter_invalid_value",
+    [TL_STAT_JSON_METADATA_IGNORED] = "json_metadata_ignored",
+    [TL_STAT_FLOW_INVALID_ID] = "flow_invalid_id",
+    [TL_STAT_FLOW_WITHOUT_DIRECTION] = "flow_without_direction",
+    [TL_STAT_FLOW_NO_ENCLOSING_SLICE] = "flow_no_enclosing_slice",
+    [TL_STAT_FLOW_STEP_WITHOUT_START] = "flow_step_without_start",
+    [TL_STAT_FLOW_END_WITHOUT_START] = "flow_end_without_start",
+};
+
+/* ------------------------------------------------------------------------ */
+/* String-keyed map: key bytes -> index */
+
+typedef struct map_slot {
+	const char *key; /* NULL: free */
+	size_t len;
+	uint64_t hash;
+	size_t value;
+} map_slot;
+
+typedef struct strmap {
+	map_slot *slots;
+	size_t cap, used;
+} strmap;
+
+struct tl_import_maps {
+	strmap thread_by_key;  /* "pid/tid" -> thread */
+	strmap current_thread; /* "tid" -> the thread that tid currently is (systrace) */
+	strmap process_by_pid;
+	strmap track_by_key;
+	strmap synthetic_ids; /* string pid/tid -> synthetic id */
+	strmap flow_v1;       /* cat, name, id -> slice */
+	strmap flow_v2;       /* bind id -> slice */
+};
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static map_slot *map_find_slot(const strmap *m, const char *key, size_t len, uint64_t hash)
+{
+	size_t mask = m->cap - 1;
+	for (size_t i = (size_t)hash & mask;; i = (i + 1) & mask) {
+		map_slot *s = &m->slots[i];
+		if (!s->key || (s->hash == hash && s->len == len && memcmp(s->key, key, len) == 0))
+			return s;
+	}
+}
+
+static size_t *map_get(const strmap *m, const char *key, size_t len)
+{
+	if (!m->cap)
+		return NULL;
+	map_slot *s = map_find_slot(m, key, len, hash_bytes(key, len));
+	return s->key ? &s->value : NULL;
+}
+
+static int map_set(strmap *m, tl_str_arena *arena, const char *key, size_t len, size_t value)
+{
+	if ((m->used + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		map_slot *slots = calloc(cap, sizeof *slots);
+		if (!slots)
+			return -ENOMEM;
+		strmap grown = {slots, cap, m->used};
+		for (size_t i = 0; i < m->cap; i++) {
+			if (m->slots[i].key)
+				*map_find_slot(&grown, m->slots[i].key, m->slots[i].len,
+				               m->slots[i].hash) = m->slots[i];
+		}
+		free(m->slots);
+		*m = grown;
+	}
+	uint64_t hash = hash_bytes(key, len);
+	map_slot *s = map_find_slot(m, key, len, hash);
+	if (!s->key) {
+		const char *copy = tl_str_arena_copy(arena, key, len);
+		if (!copy)
+			return -ENOMEM;
+		*s = (map_slot){copy, len, hash, value};
+		m->used++;
+	}
+	s->value = value;
+	return 0;
+}
+
+static void map_free(strmap *m)
+{
+	free(m->slots);
+	memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The importer state */
+
+enum close_mode {
+	CLOSE_FOR_BEGIN,  /* B, E, async begin/end: zero-duration slices at ts close */
+	CLOSE_FOR_SCOPED, /* X and instants: zero-duration slices at ts stay */
+	CLOSE_FOR_FLOW,   /* flows: slices ending exactly at ts still enclose */
+};
+
+typedef struct pending_flow {
+	size_t thread;
+	size_t out;
+} pending_flow;
+
+typedef struct importer {
+	tl_import *out;
+	struct tl_import_maps *maps;
+	char *key; /* scratch for map keys */
+	size_t key_len, key_cap;
+	uint32_t next_synthetic_id;
+	pending_flow *pending; /* v1 'f' waiting for the next slice of a thread */
+	size_t npending, pending_cap;
+	size_t slices_cap, tracks_cap, threads_cap, processes_cap, counters_cap, flows_cap,
+	    args_cap;
+	int nomem;
+} importer;
+
+static void *grow_array(importer *im, void *array, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return array;
+	size_t n = *cap ? *cap * 2 : 64;
+	while (n < need)
+		n *= 2;
+	void *grown = realloc(array, n * elem);
+	if (!grown) {
+		im->nomem = 1;
+		return NULL;
+	}
+	*cap = n;
+	return grown;
+}
+
+#define APPEND(im, array, count, cap)                                                              \
+	((array) = grow_array((im), (array), &(im)->cap, (count) + 1, sizeof *(array)),            \
+	 (array) ? &(array)[(count)++] : NULL)
+
+static void stat_add(importer *im, tl_import_stat stat)
+{
+	im->out->stats[stat]++;
+}
+
+static const char *copy_str(importer *im, const char *s, size_t len)
+{
+	const char *c = tl_str_arena_copy(&im->out->strings, s ? s : "", s ? len : 0);
+	if (!c)
+		im->nomem = 1;
+	return c;
+}
+
+static const char *copy_cstr(importer *im, const char *s)
+{
+	return s ? copy_str(im, s, strlen(s)) : NULL;
+}
+
+/* Builds a map key in im->key from printf-style pieces. */
+static int key_printf(importer *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int key_printf(importer *im, const char *fmt, ...)
+{
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(im->key, im->key_cap, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return -1;
+		if ((size_t)n < im->key_cap) {
+			im->key_len = (size_t)n;
+			return 0;
+		}
+		size_t cap = (size_t)n + 64;
+		char *grown = realloc(im->key, cap);
+		if (!grown) {
+			im->nomem = 1;
+			return -1;
+		}
+		im->key = grown;
+		im->key_cap = cap;
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Processes, threads, tracks */
+
+static size_t get_process(importer *im, uint32_t pid)
+{
+	tl_import *out = im->out;
+	if (key_printf(im, "%u", (unsigned)pid))
+		return TL_IMPORT_NONE;
+	size_t *found = map_get(&im->maps->process_by_pid, im->key, im->key_len);
+	if (found)
+		return *found;
+	tl_import_process *p = APPEND(im, out->processes, out->nprocesses, processes_cap);
+	if (!p)
+		return TL_IMPORT_NONE;
+	*p = (tl_import_process){.pid = pid};
+	size_t index = out->nprocesses - 1;
+	if (map_set(&im->maps->process_by_pid, &out->strings, im->key, im->key_len, index))
+		im->nomem = 1;
+	return index;
+}
+
+static size_t new_track(importer *im, tl_import_track_kind kind, tl_import_scope scope,
+                        const char *name, uint32_t pid, size_t thread)
+{
+	tl_import *out = im->out;
+	tl_import_track *t = APPEND(im, out->tracks, out->ntracks, tracks_cap);
+	if (!t)
+		return TL_IMPORT_NONE;
+	*t = (tl_import_track){.kind = kind,
+	                       .scope = scope,
+	                       .name = name ? name : "",
+	                       .pid = pid,
+	                       .thread = thread,
+	                       .overflow = TL_IMPORT_NONE};
+	return out->ntracks - 1;
+}
+
+/* A thread of exactly (tid, pid), created when new. */
+static size_t thread_exact(importer *im, uint32_t tid, uint32_t pid)
+{
+	tl_import *out = im->out;
+	if (key_printf(im, "%u/%u", (unsigned)pid, (unsigned)tid))
+		return TL_IMPORT_NONE;
+	size_t *found = map_get(&im->maps->thread_by_key, im->key, im->key_len);
+	size_t index;
+	if (found) {
+		index = *found;
+	} else {
+		tl_import_thread *t = APPEND(im, out->threads, out->nthreads, threads_cap);
+		if (!t)
+			return TL_IMPORT_NONE;
+		index = out->nthreads - 1;
+		*t = (tl_import_thread){.tid = tid, .pid = pid};
+		if (map_set(&im->maps->thread_by_key, &out->strings, im->key, im->key_len, index))
+			im->nomem = 1;
+		size_t track =
+		    new_track(im, TL_TRACK_THREAD, TL_IMPORT_SCOPE_THREAD, "", pid, index);
+		if (track == TL_IMPORT_NONE)
+			return TL_IMPORT_NONE;
+		out->threads[index].track = track;
+		if (pid)
+			get_process(im, pid);
+	}
+	if (key_printf(im, "%u", (unsigned)tid) ||
+	    map_set(&im->maps->current_thread, &out->strings, im->key, im->key_len, index))
+		im->nomem = 1;
+	return index;
+}
+
+/* The thread tid currently is, or TL_IMPORT_NONE when tid was never seen. */
+static size_t thread_current(importer *im, uint32_t tid)
+{
+	if (key_printf(im, "%u", (unsigned)tid))
+		return TL_IMPORT_NONE;
+	size_t *found = map_get(&im->maps->current_thread, im->key, im->key_len);
+	return found ? *found : TL_IMPORT_NONE;
+}
+
+/*
+ * Systrace: the thread tid within process pid (0: unknown). A thread known
+ * without a process adopts pid; one known in another process is replaced
+ * by a new entry (formats.md 1.2, "E with and without a pid").
+ */
+static size_t thread_for(importer *im, uint32_t tid, uint32_t pid)
+{
+	size_t cur = thread_current(im, tid);
+	if (cur != TL_IMPORT_NONE) {
+		tl_import_thread *t = &im->out->threads[cur];
+		if (pid == 0 || t->pid == pid)
+			return cur;
+		if (t->pid == 0) {
+			t->pid = pid;
+			im->out->tracks[t->track].pid = pid;
+			get_process(im, pid);
+			if (key_printf(im, "%u/%u", (unsigned)pid, (unsigned)tid) ||
+			    map_set(&im->maps->thread_by_key, &im->out->strings, im->key,
+			            im->key_len, cur))
+				im->nomem = 1;
+			return cur;
+		}
+	}
+	return thread_exact(im, tid, pid);
+}
+
+/* A track identified by the key in im->key; created with the rest. */
+static size_t keyed_track(importer *im, tl_import_track_kind kind, tl_import_scope scope,
+                          const char *name, size_t name_len, uint32_t pid)
+{
+	size_t *found = map_get(&im->maps->track_by_key, im->key, im->key_len);
+	if (found)
+		return *found;
+	char *key = malloc(im->key_len + 1);
+	if (!key) {
+		im->nomem = 1;
+		return TL_IMPORT_NONE;
+	}
+	memcpy(key, im->key, im->key_len + 1);
+	size_t key_len = im->key_len;
+	size_t track = TL_IMPORT_NONE;
+	const char *copy = copy_str(im, name, name_len);
+	if (copy)
+		track = new_track(im, kind, scope, copy, pid, TL_IMPORT_NONE);
+	if (track != TL_IMPORT_NONE &&
+	    map_set(&im->maps->track_by_key, &im->out->strings, key, key_len, track))
+		im->nomem = 1;
+	free(key);
+	return track;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Slices on tracks */
+
+static int64_t slice_end(const tl_import_slice *s)
+{
+	return s->ts + s->dur;
+}
+
+static void close_ended(importer *im, size_t track, int64_t ts, enum close_mode mode)
+{
+	tl_import_track *t = &im->out->tracks[track];
+	while (t->depth) {
+		const tl_import_slice *top = &im->out->slices[t->stack[t->depth - 1]];
+		if (!top->complete)
+			return;
+		int64_t end = slice_end(top);
+		int ended = end < ts;
+		if (end == ts && mode != CLOSE_FOR_FLOW)
+			ended = top->dur > 0 || mode == CLOSE_FOR_BEGIN;
+		if (!ended)
+			return;
+		t->depth--;
+	}
+}
+
+static int push(importer *im, size_t track, size_t slice)
+{
+	tl_import_track *t = &im->out->tracks[track];
+	if (t->depth == t->stack_cap) {
+		size_t cap = t->stack_cap ? t->stack_cap * 2 : 8;
+		size_t *grown = realloc(t->stack, cap * sizeof *grown);
+		if (!grown) {
+			im->nomem = 1;
+			return -1;
+		}
+		t->stack = grown;
+		t->stack_cap = cap;
+	}
+	t->stack[t->depth++] = slice;
+	return 0;
+}
+
+static void remove_from_stack(tl_import_track *t, size_t pos)
+{
+	memmove(&t->stack[pos], &t->stack[pos + 1], (t->depth - pos - 1) * sizeof *t->stack);
+	t->depth--;
+}
+
+static void add_flow(importer *im, size_t out_slice, size_t in_slice)
+{
+	tl_import_flow *f = APPEND(im, im->out->flows, im->out->nflows, flows_cap);
+	if (f)
+		*f = (tl_import_flow){out_slice, in_slice};
+}
+
+/* v1 flow ends waiting for the next slice of this thread. */
+static void bind_pending_flows(importer *im, size_t thread, size_t slice)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < im->npending; i++) {
+		if (im->pending[i].thread == thread)
+			add_flow(im, im->pending[i].out, slice);
+		else
+			im->pending[kept++] = im->pending[i];
+	}
+	im->npending = kept;
+}
+
+typedef struct slice_spec {
+	tl_import_kind kind;
+	int64_t ts;
+	int64_t dur; /* -1: open until an end */
+	const char *name;
+	const char *cat;
+	enum close_mode mode;
+} slice_spec;
+
+/*
+ * Begins a slice on track (a complete one when dur >= 0). A complete slice
+ * that would end after its complete parent goes to the thread's overflow
+ * tracks. Returns the slice index or TL_IMPORT_NONE (dropped).
+ */
+static size_t begin_slice(importer *im, size_t track, const slice_spec *spec)
+{
+	tl_import *out = im->out;
+	for (;;) {
+		close_ended(im, track, spec->ts, spec->mode);
+		tl_import_track *t = &out->tracks[track];
+		if (spec->dur < 0 || !t->depth || t->thread == TL_IMPORT_NONE)
+			break;
+		const tl_import_slice *parent = &out->slices[t->stack[t->depth - 1]];
+		if (!parent->complete || slice_end(parent) >= spec->ts + spec->dur)
+			break;
+		if (t->kind == TL_TRACK_THREAD)
+			stat_add(im, TL_STAT_SLICE_SPILL_OVERLAPPING);
+		if (t->overflow == TL_IMPORT_NONE) {
+			size_t o = new_track(im, TL_TRACK_OVERFLOW, TL_IMPORT_SCOPE_THREAD,
+			                     "overflow", t->pid, t->thread);
+			if (o == TL_IMPORT_NONE)
+				return TL_IMPORT_NONE;
+			out->tracks[track].overflow = o;
+		}
+		track = out->tracks[track].overflow;
+	}
+	tl_import_track *t = &out->tracks[track];
+	if (t->depth >= TL_IMPORT_MAX_DEPTH) {
+		stat_add(im, TL_STAT_SLICE_MAX_DEPTH_EXCEEDED);
+		return TL_IMPORT_NONE;
+	}
+	tl_import_slice *s = APPEND(im, out->slices, out->nslices, slices_cap);
+	if (!s)
+		return TL_IMPORT_NONE;
+	*s = (tl_import_slice){.kind = spec->kind,
+	                       .ts = spec->ts,
+	                       .dur = spec->dur,
+	                       .thread_ts = TL_IMPORT_NULL,
+	                       .thread_dur = TL_IMPORT_NULL,
+	                       .name = spec->name ? spec->name : "",
+	                       .cat = spec->cat,
+	                       .track = track,
+	                       .depth = (unsigned)out->tracks[track].depth,
+	                       .complete = spec->dur >= 0};
+	size_t index = out->nslices - 1;
+	if (push(im, track, index))
+		return TL_IMPORT_NONE;
+	size_t thread = out->tracks[track].thread;
+	if (thread != TL_IMPORT_NONE && im->npending)
+		bind_pending_flows(im, thread, index);
+	return index;
+}
+
+/*
+ * Ends the innermost open (not complete) slice on track whose name and cat
+ * match (NULL matches anything). Returns it, or TL_IMPORT_NONE.
+ */
+static size_t end_slice(importer *im, size_t track, int64_t ts, const char *name, const char *cat)
+{
+	close_ended(im, track, ts, CLOSE_FOR_BEGIN);
+	tl_import_track *t = &im->out->tracks[track];
+	for (size_t pos = t->depth; pos-- > 0;) {
+		tl_import_slice *s = &im->out->slices[t->stack[pos]];
+		if (s->complete)
+			continue;
+		if (name && strcmp(name, s->name) != 0)
+			continue;
+		if (cat && (!s->cat || strcmp(cat, s->cat) != 0))
+			continue;
+		size_t index = t->stack[pos];
+		s->dur = ts - s->ts;
+		s->complete = 1;
+		remove_from_stack(t, pos);
+		return index;
+	}
+	return TL_IMPORT_NONE;
+}
+
+/* The innermost slice enclosing ts on the thread's track, or NONE. */
+static size_t enclosing_slice(importer *im, size_t thread, int64_t ts)
+{
+	size_t track = im->out->threads[thread].track;
+	close_ended(im, track, ts, CLOSE_FOR_FLOW);
+	const tl_import_track *t = &im->out->tracks[track];
+	return t->depth ? t->stack[t->depth - 1] : TL_IMPORT_NONE;
+}
+
+static void add_arg(importer *im, size_t slice, const char *key, const tl_json_value *v)
+{
+	tl_import_arg *a = APPEND(im, im->out->args, im->out->nargs, args_cap);
+	if (!a)
+		return;
+	a->slice = slice;
+	a->key = key;
+	a->value = *v;
+	if (a->value.type == TL_JSON_BOOL)
+		a->value.type = TL_JSON_INT;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Systrace markers */
+
+static void import_marker(importer *im, const tl_ftrace_line *line)
+{
+	tl_atrace_point p;
+	tl_atrace_result r = tl_atrace_parse(line->text.ptr, line->text.len, &p);
+	size_t thread =
+	    line->tgid ? thread_for(im, line->tid, line->tgid) : thread_current(im, line->tid);
+	if (thread == TL_IMPORT_NONE && !im->nomem)
+		thread = thread_exact(im, line->tid, 0);
+	if (thread == TL_IMPORT_NONE)
+		return;
+	if (line->task.len && !(line->task.len == 5 && memcmp(line->task.ptr, "<...>", 5) == 0))
+		im->out->threads[thread].name = copy_str(im, line->task.ptr, line->task.len);
+	if (r == TL_ATRACE_FAIL) {
+		stat_add(im, TL_STAT_SYSTRACE_PARSE_FAILURE);
+		return;
+	}
+	if (r == TL_ATRACE_UNSUPPORTED) {
+		stat_add(im, TL_STAT_SYSTRACE_MARKER_UNSUPPORTED);
+		return;
+	}
+
+	slice_spec spec = {.ts = line->ts_ns, .dur = -1, .mode = CLOSE_FOR_BEGIN};
+	size_t track;
+	switch (p.phase) {
+	case 'B':
+		thread = thread_for(im, line->tid, p.tgid);
+		if (thread == TL_IMPORT_NONE)
+			return;
+		spec.kind = TL_IMPORT_SLICE;
+		spec.name = copy_str(im, p.name.ptr, p.name.len);
+		begin_slice(im, im->out->threads[thread].track, &spec);
+		return;
+	case 'E':
+		if (p.tgid)
+			thread = thread_for(im, line->tid, p.tgid);
+		if (thread == TL_IMPORT_NONE)
+			return;
+		if (end_slice(im, im->out->threads[thread].track, line->ts_ns, NULL, NULL) ==
+		    TL_IMPORT_NONE)
+			stat_add(im, TL_STAT_SLICE_END_UNMATCHED);
+		return;
+	case 'I':
+		thread = thread_for(im, line->tid, p.tgid);
+		if (thread == TL_IMPORT_NONE)
+			return;
+		spec.kind = TL_IMPORT_INSTANT;
+		spec.dur = 0;
+		spec.mode = CLOSE_FOR_SCOPED;
+		spec.name = copy_str(im, p.name.ptr, p.name.len);
+		begin_slice(im, im->out->threads[thread].track, &spec);
+		return;
+	case 'C': {
+		if (key_printf(im, "C|%u|%.*s", (unsigned)p.tgid, (int)p.name.len, p.name.ptr))
+			return;
+		track = keyed_track(im, TL_TRACK_COUNTER, TL_IMPORT_SCOPE_PROCESS, p.name.ptr,
+		                    p.name.len, p.tgid);
+		tl_import_counter *c =
+		    track == TL_IMPORT_NONE
+		        ? NULL
+		        : APPEND(im, im->out->counters, im->out->ncounters, counters_cap);
+		if (c)
+			*c = (tl_import_counter){line->ts_ns, (double)p.value, track};
+		get_process(im, p.tgid);
+		return;
+	}
+	case 'N':
+		if (key_printf(im, "N|%u|%.*s", (unsigned)p.tgid, (int)p.track.len, p.track.ptr))
+			return;
+		track = keyed_track(im, TL_TRACK_INSTANT, TL_IMPORT_SCOPE_PROCESS, p.track.ptr,
+		                    p.track.len, p.tgid);
+		if (track == TL_IMPORT_NONE)
+			return;
+		spec.kind = TL_IMPORT_INSTANT;
+		spec.dur = 0;
+		spec.mode = CLOSE_FOR_SCOPED;
+		spec.name = copy_str(im, p.name.ptr, p.name.len);
+		begin_slice(im, track, &spec);
+		return;
+	case 'S':
+	case 'F':
+	case 'G':
+	case 'H': {
+		int legacy = p.phase == 'S' || p.phase == 'F';
+		tl_str_view label = legacy ? p.name : p.track;
+		if (key_printf(im, "%c|%u|%.*s|%lld", legacy ? 'S' : 'G', (unsigned)p.tgid,
+		               (int)label.len, label.ptr, (long long)p.cookie))
+			return;
+		track = keyed_track(im, TL_TRACK_ASYNC, TL_IMPORT_SCOPE_PROCESS, label.ptr,
+		                    label.len, p.tgid);
+		if (track == TL_IMPORT_NONE)
+			return;
+		im->out->tracks[track].has_cookie = 1;
+		im->out->tracks[track].cookie = p.cookie;
+		if (p.phase == 'F' || p.phase == 'H') {
+			if (end_slice(im, track, line->ts_ns, NULL, NULL) == TL_IMPORT_NONE)
+				stat_add(im, TL_STAT_ASYNC_END_UNMATCHED);
+			return;
+		}
+		/* S: unnestable, a second begin with the same key is ignored. */
+		if (legacy && im->out->tracks[track].depth)
+			return;
+		spec.kind = TL_IMPORT_ASYNC;
+		spec.name = copy_str(im, p.name.ptr, p.name.len);
+		begin_slice(im, track, &spec);
+		get_process(im, p.tgid);
+		return;
+	}
+	default:
+		stat_add(im, TL_STAT_SYSTRACE_PARSE_FAILURE);
+		return;
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON events */
+
+/* A synthetic id for a string pid or tid, counting down from 2^32 - 1. */
+static uint32_t synthetic_id(importer *im, char what, const char *name)
+{
+	if (key_printf(im, "%c%s", what, name))
+		return 0;
+	size_t *found = map_get(&im->maps->synthetic_ids, im->key, im->key_len);
+	if (found)
+		return (uint32_t)*found;
+	uint32_t id = im->next_synthetic_id--;
+	if (map_set(&im->maps->synthetic_ids, &im->out->strings, im->key, im->key_len, id))
+		im->nomem = 1;
+	return id;
+}
+
+static uint32_t json_pid(importer *im, const tl_json_event *e)
+{
+	if (!e->pid_name)
+		return e->pid;
+	uint32_t pid = synthetic_id(im, 'p', e->pid_name);
+	size_t proc = get_process(im, pid);
+	if (proc != TL_IMPORT_NONE && !im->out->processes[proc].name)
+		im->out->processes[proc].name = copy_cstr(im, e->pid_name);
+	return pid;
+}
+
+static size_t json_thread(importer *im, const tl_json_event *e, uint32_t pid)
+{
+	uint32_t tid = e->tid;
+	if (e->tid_name)
+		tid = synthetic_id(im, 't', e->tid_name);
+	if (tid == 0)
+		tid = pid;
+	size_t thread = thread_exact(im, tid, pid);
+	if (thread != TL_IMPORT_NONE && e->tid_name && !im->out->threads[thread].name)
+		im->out->threads[thread].name = copy_cstr(im, e->tid_name);
+	return thread;
+}
+
+static void json_args(importer *im, const tl_json_trace *json, const tl_json_event *e, size_t slice)
+{
+	for (size_t i = 0; i < e->nargs; i++) {
+		const tl_json_arg *a = &json->args[e->first_arg + i];
+		if (a->value.type == TL_JSON_NULL || a->value.type == TL_JSON_OBJECT ||
+		    a->value.type == TL_JSON_ARRAY)
+			continue;
+		if (key_printf(im, "args.%s", a->key))
+			return;
+		const char *key = copy_str(im, im->key, im->key_len);
+		tl_json_value v = a->value;
+		if (v.type == TL_JSON_STRING)
+			v.s = copy_cstr(im, v.s);
+		if (key)
+			add_arg(im, slice, key, &v);
+	}
+}
+
+/* A flow id: an integer, or a string of hex digits ("0x" allowed). */
+static int flow_id(const tl_json_value *v, uint64_t *id)
+{
+	if (v->type == TL_JSON_INT) {
+		*id = (uint64_t)v->i;
+		return 1;
+	}
+	if (v->type != TL_JSON_STRING)
+		return 0;
+	const char *s = v->s;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	if (!*s)
+		return 0;
+	uint64_t r = 0;
+	for (; *s; s++) {
+		int h = (*s >= '0' && *s <= '9')   ? *s - '0'
+		        : (*s >= 'a' && *s <= 'f') ? *s - 'a' + 10
+		        : (*s >= 'A' && *s <= 'F') ? *s - 'A' + 10
+		                                   : -1;
+		if (h < 0)
+			return 0;
+		r = r << 4 | (uint64_t)h;
+	}
+	*id = r;
+	return 1;
+}
+
+/* Flow v2: bind_id with flow_in / flow_out on a slice event. */
+static void json_flow_v2(importer *im, const tl_json_event *e, size_t slice)
+{
+	if (e->bind_id.type == TL_JSON_NONE)
+		return;
+	uint64_t id;
+	if (!flow_id(&e->bind_id, &id)) {
+		stat_add(im, TL_STAT_FLOW_INVALID_ID);
+		return;
+	}
+	if (!e->flow_in && !e->flow_out) {
+		stat_add(im, TL_STAT_FLOW_WITHOUT_DIRECTION);
+		return;
+	}
+	if (slice == TL_IMPORT_NONE || key_printf(im, "%llx", (unsigned long long)id))
+		return;
+	strmap *m = &im->maps->flow_v2;
+	if (e->flow_in) {
+		size_t *from = map_get(m, im->key, im->key_len);
+		if (from && *from != TL_IMPORT_NONE)
+			add_flow(im, *from, slice);
+		else if (!e->flow_out)
+			stat_add(im, TL_STAT_FLOW_END_WITHOUT_START);
+		else
+			stat_add(im, TL_STAT_FLOW_STEP_WITHOUT_START);
+	}
+	if (e->flow_out && map_set(m, &im->out->strings, im->key, im->key_len, slice))
+		im->nomem = 1;
+}
+
+/* Flow v1: s / t / f keyed by (cat, name, id). */
+static void json_flow_v1(importer *im, const tl_json_event *e, size_t thread)
+{
+	uint64_t id;
+	if (e->id_scope == TL_JSON_ID_NONE || !flow_id(&e->id, &id)) {
+		stat_add(im, TL_STAT_FLOW_INVALID_ID);
+		return;
+	}
+	if (key_printf(im, "%s\x1f%s\x1f%llx", e->cat ? e->cat : "", e->name ? e->name : "",
+	               (unsigned long long)id))
+		return;
+	strmap *m = &im->maps->flow_v1;
+	size_t *from = map_get(m, im->key, im->key_len);
+	size_t prev = from ? *from : TL_IMPORT_NONE;
+	if (e->ph != 's' && prev == TL_IMPORT_NONE) {
+		stat_add(im, e->ph == 't' ? TL_STAT_FLOW_STEP_WITHOUT_START
+		                          : TL_STAT_FLOW_END_WITHOUT_START);
+		return;
+	}
+	if (e->ph == 'f' && !e->bp_enclosing) {
+		pending_flow *pf = APPEND(im, im->pending, im->npending, pending_cap);
+		if (pf)
+			*pf = (pending_flow){thread, prev};
+		*map_get(m, im->key, im->key_len) = TL_IMPORT_NONE;
+		return;
+	}
+	/* enclosing_slice reuses im->key: keep the flow key apart. */
+	char *key = malloc(im->key_len + 1);
+	if (!key) {
+		im->nomem = 1;
+		return;
+	}
+	size_t key_len = im->key_len;
+	memcpy(key, im->key, key_len + 1);
+	size_t slice = enclosing_slice(im, thread, e->ts);
+	if (slice == TL_IMPORT_NONE) {
+		stat_add(im, TL_STAT_FLOW_NO_ENCLOSING_SLICE);
+	} else {
+		if (prev != TL_IMPORT_NONE)
+			add_flow(im, prev, slice);
+		size_t next = e->ph == 'f' ? TL_IMPORT_NONE : slice;
+		if (map_set(m, &im->out->strings, key, key_len, next))
+			im->nomem = 1;
+	}
+	free(key);
+}
+
+static void json_counter(importer *im, const tl_json_trace *json, const tl_json_event *e,
+                         uint32_t pid)
+{
+	for (size_t i = 0; i < e->nargs; i++) {
+		const tl_json_arg *a = &json->args[e->first_arg + i];
+		if (!a->top_level)
+			continue;
+		double value;
+		if (a->value.type == TL_JSON_INT)
+			value = (double)a->value.i;
+		else if (a->value.type == TL_JSON_DOUBLE)
+			value = a->value.d;
+		else if (a->value.type != TL_JSON_STRING ||
+		         !tl_json_parse_double(a->value.s, &value)) {
+			stat_add(im, TL_STAT_JSON_COUNTER_INVALID_VALUE);
+			continue;
+		}
+		const char *name = e->name ? e->name : "";
+		int rc = e->id_scope == TL_JSON_ID_PLAIN && e->id.type == TL_JSON_STRING
+		             ? key_printf(im, "%s id: %s %s", name, e->id.s, a->key)
+		             : key_printf(im, "%s %s", name, a->key);
+		if (rc)
+			return;
+		char *track_name = malloc(im->key_len + 1);
+		if (!track_name) {
+			im->nomem = 1;
+			return;
+		}
+		size_t len = im->key_len;
+		memcpy(track_name, im->key, len + 1);
+		size_t track = TL_IMPORT_NONE;
+		if (!key_printf(im, "C|%u|%s", (unsigned)pid, track_name))
+			track = keyed_track(im, TL_TRACK_COUNTER, TL_IMPORT_SCOPE_PROCESS,
+			                    track_name, len, pid);
+		free(track_name);
+		tl_import_counter *c =
+		    track == TL_IMPORT_NONE
+		        ? NULL
+		        : APPEND(im, im->out->counters, im->out->ncounters, counters_cap);
+		if (c)
+			*c = (tl_import_counter){e->ts, value, track};
+	}
+}
+
+static void json_async(importer *im, const tl_json_trace *json, const tl_json_event *e,
+                       uint32_t pid)
+{
+	if (!(e->has & TL_JSON_HAS_PID) || e->id_scope == TL_JSON_ID_NONE ||
+	    (e->id.type != TL_JSON_INT && e->id.type != TL_JSON_STRING)) {
+		stat_add(im, TL_STAT_JSON_ASYNC_MISSING_ID);
+		return;
+	}
+	int local = e->id_scope == TL_JSON_ID_LOCAL;
+	char id_text[32];
+	const char *id = e->id.s;
+	if (e->id.type == TL_JSON_INT) {
+		snprintf(id_text, sizeof id_text, "%lld", (long long)e->id.i);
+		id = id_text;
+	}
+	int rc = local ? key_printf(im, "L|%u|%s|%c%s", (unsigned)pid, e->cat ? e->cat : "",
+	                            e->id.type == TL_JSON_INT ? 'i' : 's', id)
+	               : key_printf(im, "J|%s|%c%s", e->cat ? e->cat : "",
+	                            e->id.type == TL_JSON_INT ? 'i' : 's', id);
+	if (rc)
+		return;
+	const char *name = e->name ? e->name : "";
+	size_t track = keyed_track(im, TL_TRACK_ASYNC,
+	                           local ? TL_IMPORT_SCOPE_PROCESS : TL_IMPORT_SCOPE_GLOBAL, name,
+	                           strlen(name), local ? pid : 0);
+	if (track == TL_IMPORT_NONE)
+		return;
+	if (e->ph == 'e') {
+		size_t s = end_slice(im, track, e->ts, e->name, NULL);
+		if (s == TL_IMPORT_NONE)
+			stat_add(im, TL_STAT_ASYNC_END_UNMATCHED);
+		else
+			json_args(im, json, e, s);
+		return;
+	}
+	slice_spec spec = {.kind = e->ph == 'n' ? TL_IMPORT_INSTANT : TL_IMPORT_ASYNC,
+	                   .ts = e->ts,
+	                   .dur = e->ph == 'n' ? 0 : -1,
+	                   .name = copy_cstr(im, name),
+	                   .cat = copy_cstr(im, e->cat),
+	                   .mode = e->ph == 'n' ? CLOSE_FOR_SCOPED : CLOSE_FOR_BEGIN};
+	size_t s = begin_slice(im, track, &spec);
+	if (s == TL_IMPORT_NONE)
+		return;
+	json_args(im, json, e, s);
+	json_flow_v2(im, e, s);
+}
+
+static void json_instant(importer *im, const tl_json_trace *json, const tl_json_event *e,
+                         uint32_t pid)
+{
+	size_t track;
+	if (e->scope == 'g') {
+		if (key_printf(im, "I|global"))
+			return;
+		track = keyed_track(im, TL_TRACK_INSTANT, TL_IMPORT_SCOPE_GLOBAL, "", 0, 0);
+	} else if (e->scope == 'p') {
+		if (key_printf(im, "I|%u", (unsigned)pid))
+			return;
+		track = keyed_track(im, TL_TRACK_INSTANT, TL_IMPORT_SCOPE_PROCESS, "", 0, pid);
+		get_process(im, pid);
+	} else {
+		if (!(e->has & TL_JSON_HAS_TID)) {
+			stat_add(im, TL_STAT_JSON_INSTANT_MISSING_TID);
+			return;
+		}
+		size_t thread = json_thread(im, e, pid);
+		track = thread == TL_IMPORT_NONE ? TL_IMPORT_NONE : im->out->threads[thread].track;
+	}
+	if (track == TL_IMPORT_NONE)
+		return;
+	slice_spec spec = {.kind = TL_IMPORT_INSTANT,
+	                   .ts = e->ts,
+	                   .dur = 0,
+	                   .name = copy_cstr(im, e->name),
+	                   .cat = copy_cstr(im, e->cat),
+	                   .mode = CLOSE_FOR_SCOPED};
+	size_t s = begin_slice(im, track, &spec);
+	if (s != TL_IMPORT_NONE)
+		json_args(im, json, e, s);
+}
+
+static void import_json_event(importer *im, const tl_json_trace *json, const tl_json_event *e)
+{
+	uint32_t pid = json_pid(im, e);
+	size_t thread, s;
+	slice_spec spec = {.ts = e->ts, .name = e->name, .cat = e->cat};
+
+	switch (e->ph) {
+	case 'B':
+	case 'X':
+		if (e->ph == 'X' && !(e->has & TL_JSON_HAS_DUR)) {
+			stat_add(im, TL_STAT_JSON_COMPLETE_MISSING_DUR);
+			return;
+		}
+		if (e->ph == 'X' && e->dur < 0) {
+			stat_add(im, TL_STAT_JSON_COMPLETE_NEGATIVE_DUR);
+			return;
+		}
+		thread = json_thread(im, e, pid);
+		if (thread == TL_IMPORT_NONE)
+			return;
+		spec.kind = TL_IMPORT_SLICE;
+		spec.dur = e->ph == 'X' ? e->dur : -1;
+		spec.mode = e->ph == 'X' ? CLOSE_FOR_SCOPED : CLOSE_FOR_BEGIN;
+		spec.name = copy_cstr(im, e->name);
+		spec.cat = copy_cstr(im, e->cat);
+		s = begin_slice(im, im->out->threads[thread].track, &spec);
+		if (s == TL_IMPORT_NONE)
+			return;
+		if (e->has & TL_JSON_HAS_TTS)
+			im->out->slices[s].thread_ts = e->tts;
+		if (e->ph == 'X' && (e->has & TL_JSON_HAS_TDUR))
+			im->out->slices[s].thread_dur = e->tdur;
+		json_args(im, json, e, s);
+		json_flow_v2(im, e, s);
+		return;
+	case 'E':
+		thread = json_thread(im, e, pid);
+		if (thread == TL_IMPORT_NONE)
+			return;
+		s = end_slice(im, im->out->threads[thread].track, e->ts, e->name, e->cat);
+		if (s == TL_IMPORT_NONE) {
+			stat_add(im, TL_STAT_SLICE_END_UNMATCHED);
+			return;
+		}
+		if ((e->has & TL_JSON_HAS_TTS) && im->out->slices[s].thread_ts != TL_IMPORT_NULL)
+			im->out->slices[s].thread_dur = e->tts - im->out->slices[s].thread_ts;
+		json_args(im, json, e, s);
+		return;
+	case 'i':
+	case 'I':
+	case 'R':
+		json_instant(im, json, e, pid);
+		return;
+	case 'C':
+		get_process(im, pid);
+		json_counter(im, json, e, pid);
+		return;
+	case 'b':
+	case 'e':
+	case 'n':
+		json_async(im, json, e, pid);
+		return;
+	case 's':
+	case 't':
+	case 'f':
+		thread = json_thread(im, e, pid);
+		if (thread != TL_IMPORT_NONE)
+			json_flow_v1(im, e, thread);
+		return;
+	default:
+		stat_add(im, TL_STAT_JSON_PHASE_IGNORED);
+		return;
+	}
+}
+
+static const tl_json_arg *find_arg(const tl_json_trace *json, const tl_json_event *e,
+                                   const char *key)
+{
+	for (size_t i = 0; i < e->nargs; i++) {
+		const tl_json_arg *a = &json->args[e->first_arg + i];
+		if (a->top_level && strcmp(a->key, key) == 0)
+			return a;
+	}
+	return NULL;
+}
+
+/* M events: names and sort indices, applied before everything else. */
+static void import_json_metadata(importer *im, const tl_json_trace *json, const tl_json_event *e)
+{
+	uint32_t pid = json_pid(im, e);
+	const char *what = e->name ? e->name : "";
+	int is_process = strncmp(what, "process_", 8) == 0;
+	int is_thread = strncmp(what, "thread_", 7) == 0;
+	/* the suffix is only looked at behind a known prefix: a shorter name
+	 * must not be read past its end */
+	const char *suffix = is_process ? what + 8 : is_thread ? what + 7 : "";
+	int is_name = strcmp(suffix, "name") == 0;
+	int is_sort = strcmp(suffix, "sort_index") == 0;
+	if ((!is_process && !is_thread) || (!is_name && !is_sort)) {
+		stat_add(im, TL_STAT_JSON_METADATA_IGNORED);
+		return;
+	}
+	const tl_json_arg *a = find_arg(json, e, is_name ? "name" : "sort_index");
+	if (!a || (is_name && a->value.type != TL_JSON_STRING) ||
+	    (is_sort && a->value.type != TL_JSON_INT)) {
+		stat_add(im, TL_STAT_JSON_METADATA_IGNORED);
+		return;
+	}
+	if (is_process) {
+		size_t proc = get_process(im, pid);
+		if (proc == TL_IMPORT_NONE)
+			return;
+		tl_import_process *p = &im->out->processes[proc];
+		if (is_name) {
+			p->name = copy_cstr(im, a->value.s);
+		} else {
+			p->has_sort_index = 1;
+			p->sort_index = a->value.i;
+		}
+		return;
+	}
+	size_t thread = json_thread(im, e, pid);
+	if (thread == TL_IMPORT_NONE)
+		return;
+	tl_import_thread *t = &im->out->threads[thread];
+	if (is_name) {
+		t->name = copy_cstr(im, a->value.s);
+	} else {
+		t->has_sort_index = 1;
+		t->sort_index = a->value.i;
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Ordering */
+
+enum { ORDER_END, ORDER_COMPLETE, ORDER_OTHER };
+
+typedef struct work_item {
+	int64_t ts;
+	int64_t dur;
+	size_t order;
+	int cls;
+	const tl_json_event *json;
+	const tl_ftrace_line *line;
+} work_item;
+
+static int compare_work(const void *pa, const void *pb)
+{
+	const work_item *a = pa, *b = pb;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->cls != b->cls)
+		return a->cls < b->cls ? -1 : 1;
+	if (a->cls == ORDER_COMPLETE && a->dur != b->dur)
+		return a->dur > b->dur ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void add_lines(const tl_ftrace_text *text, work_item *items, size_t *n, size_t base,
+                      tl_import *out)
+{
+	for (size_t i = 0; i < text->nlines; i++) {
+		const tl_ftrace_line *l = &text->lines[i];
+		if (l->kind != TL_FTRACE_LINE_MARKER) {
+			out->stats[TL_STAT_SYSTRACE_KERNEL_EVENT]++;
+			continue;
+		}
+		items[(*n)++] =
+		    (work_item){.ts = l->ts_ns, .order = base + i, .cls = ORDER_OTHER, .line = l};
+	}
+	out->stats[TL_STAT_SYSTRACE_PARSE_FAILURE] += text->parse_failures;
+	out->stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE] += text->unterminated;
+}
+
+int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_import *out)
+{
+	memset(out, 0, sizeof *out);
+	importer im = {.out = out, .next_synthetic_id = UINT32_MAX};
+	out->maps = calloc(1, sizeof *out->maps);
+	im.maps = out->maps;
+	size_t total = (text ? text->nlines : 0) + (json ? json->nevents + json->system.nlines : 0);
+	work_item *items = calloc(total + 1, sizeof *items);
+	if (!out->maps || !items) {
+		free(items);
+		tl_import_free(out);
+		return -ENOMEM;
+	}
+
+	size_t n = 0;
+	int any_complete = 0;
+	if (json) {
+		out->stats[TL_STAT_JSON_EMPTY_EVENT] += json->empty_events;
+		out->stats[TL_STAT_JSON_DISPLAY_TIME_UNIT] += json->display_time_unit;
+		for (size_t i = 0; i < json->nevents; i++) {
+			const tl_json_event *e = &json->events[i];
+			if (e->ph == 'M') {
+				import_json_metadata(&im, json, e);
+				continue;
+			}
+			if (!e->ph) {
+				stat_add(&im, TL_STAT_JSON_MISSING_PHASE);
+				continue;
+			}
+			if (!(e->has & TL_JSON_HAS_TS)) {
+				stat_add(&im, TL_STAT_JSON_MISSING_TS);
+				continue;
+			}
+			work_item *w = &items[n++];
+			*w = (work_item){.ts = e->ts, .order = e->order, .json = e};
+			w->cls = e->ph == 'E'   ? ORDER_END
+			         : e->ph == 'X' ? ORDER_COMPLETE
+			                        : ORDER_OTHER;
+			w->dur = e->dur;
+			any_complete |= e->ph == 'X';
+		}
+		add_lines(&json->system, items, &n, json->nevents, out);
+	}
+	if (text)
+		add_lines(text, items, &n, 0, out);
+	if (!any_complete) {
+		for (size_t i = 0; i < n; i++)
+			items[i].cls = ORDER_OTHER;
+	}
+	qsort(items, n, sizeof *items, compare_work);
+
+	for (size_t i = 0; i < n && !im.nomem; i++) {
+		if (items[i].json)
+			import_json_event(&im, json, items[i].json);
+		else
+			import_marker(&im, items[i].line);
+	}
+	free(items);
+	free(im.key);
+	free(im.pending);
+	if (im.nomem) {
+		tl_import_free(out);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* From a decoded snapshot */
+
+static void model_arg_to_json(tl_json_trace *json, const tl_model_arg *a, tl_json_value *v)
+{
+	char hex[24];
+	memset(v, 0, sizeof *v);
+	switch (a->type) {
+	case TL_ARG_INT:
+		v->type = TL_JSON_INT;
+		v->i = a->v.i;
+		break;
+	case TL_ARG_UINT:
+		if (a->v.u <= (uint64_t)INT64_MAX) {
+			v->type = TL_JSON_INT;
+			v->i = (int64_t)a->v.u;
+		} else {
+			v->type = TL_JSON_DOUBLE;
+			v->d = (double)a->v.u;
+		}
+		break;
+	case TL_ARG_DOUBLE:
+		v->type = TL_JSON_DOUBLE;
+		v->d = a->v.d;
+		break;
+	case TL_ARG_BOOL:
+		v->type = TL_JSON_BOOL;
+		v->i = !!a->v.b;
+		break;
+	case TL_ARG_POINTER:
+		snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)a->v.p);
+		v->type = TL_JSON_STRING;
+		v->s = tl_str_arena_copy(&json->strings, hex, strlen(hex));
+		break;
+	case TL_ARG_STRING:
+	case TL_ARG_STRING_COPY:
+		v->type = TL_JSON_STRING;
+		v->s = a->v.s ? a->v.s : "";
+		break;
+	default:
+		v->type = TL_JSON_NULL;
+		break;
+	}
+}
+
+static int model_event_to_json(const tl_model *model, const tl_model_event *me, tl_json_trace *json)
+{
+	tl_json_event *e = tl_json_trace_add_event(json);
+	if (!e)
+		return -ENOMEM;
+	uint32_t pid = me->pid ? me->pid : model->pid;
+	e->ph = me->phase;
+	e->name = me->name;
+	e->cat = me->cat && me->cat[0] ? me->cat : NULL;
+	e->ts = me->ts_ns;
+	e->pid = pid;
+	e->tid = me->tid ? me->tid : pid;
+	e->has = TL_JSON_HAS_TS | TL_JSON_HAS_PID | TL_JSON_HAS_TID;
+	switch (me->phase) {
+	case TL_PHASE_COMPLETE:
+		e->dur = me->end_ns > me->ts_ns ? me->end_ns - me->ts_ns : 0;
+		e->has |= TL_JSON_HAS_DUR;
+		break;
+	case TL_PHASE_END:
+		e->name = NULL; /* an END closes the innermost open slice */
+		e->cat = NULL;
+		break;
+	case TL_PHASE_INSTANT:
+		switch (me->scope & TL_EVENT_SCOPE_MASK) {
+		case TL_EVENT_SCOPE_GLOBAL:
+			e->scope = 'g';
+			break;
+		case TL_EVENT_SCOPE_PROCESS:
+			e->scope = 'p';
+			break;
+		default:
+			e->scope = 't';
+			break;
+		}
+		break;
+	case TL_PHASE_ASYNC_BEGIN:
+	case TL_PHASE_ASYNC_END:
+	case TL_PHASE_ASYNC_INSTANT:
+		e->id_scope = TL_JSON_ID_LOCAL;
+		e->id.type = TL_JSON_INT;
+		e->id.i = (int64_t)me->id;
+		break;
+	case TL_PHASE_FLOW_BEGIN:
+	case TL_PHASE_FLOW_STEP:
+	case TL_PHASE_FLOW_END:
+		/* Keyed by id alone, bound to the enclosing slice. */
+		e->name = NULL;
+		e->cat = NULL;
+		e->bp_enclosing = 1;
+		e->id_scope = TL_JSON_ID_PLAIN;
+		e->id.type = TL_JSON_INT;
+		e->id.i = (int64_t)me->id;
+		break;
+	default:
+		break;
+	}
+	size_t first = json->nargs;
+	if (me->phase == TL_PHASE_COUNTER) {
+		tl_json_arg *a = tl_json_trace_add_arg(json);
+		if (!a)
+			return -ENOMEM;
+		a->key = "value";
+		a->top_level = 1;
+		if (me->counter_is_double) {
+			a->value.type = TL_JSON_DOUBLE;
+			a->value.d = me->counter_d;
+		} else {
+			a->value.type = TL_JSON_INT;
+			a->value.i = me->counter_i;
+		}
+	} else {
+		for (unsigned i = 0; i < me->nargs && i < TL_MAX_ARGS; i++) {
+			if (me->args[i].type == TL_ARG_NONE)
+				continue;
+			tl_json_value v;
+			model_arg_to_json(json, &me->args[i], &v);
+			tl_json_arg *a = tl_json_trace_add_arg(json);
+			if (!a)
+				return -ENOMEM;
+			a->key = me->args[i].key ? me->args[i].key : "";
+			a->top_level = 1;
+			a->value = v;
+		}
+	}
+	e = &json->events[json->nevents - 1];
+	e->first_arg = first;
+	e->nargs = json->nargs - first;
+	return 0;
+}
+
+/* A metadata event naming a process or a thread. */
+static int model_name_to_json(tl_json_trace *json, const char *what, uint32_t pid, uint32_t tid,
+                              const char *name)
+{
+	tl_json_event *e = tl_json_trace_add_event(json);
+	tl_json_arg *a = e ? tl_json_trace_add_arg(json) : NULL;
+	if (!a)
+		return -ENOMEM;
+	e = &json->events[json->nevents - 1];
+	e->ph = 'M';
+	e->name = what;
+	e->pid = pid;
+	e->tid = tid;
+	e->has = TL_JSON_HAS_PID | TL_JSON_HAS_TID;
+	e->first_arg = json->nargs - 1;
+	e->nargs = 1;
+	a->key = "name";
+	a->top_level = 1;
+	a->value.type = TL_JSON_STRING;
+	a->value.s = name;
+	return 0;
+}
+
+int tl_import_model(const tl_model *model, tl_import *out)
+{
+	tl_json_trace json = {0};
+	int rc = 0;
+	if (model->process_name && model->process_name[0])
+		rc = model_name_to_json(&json, "process_name", model->pid, model->pid,
+		                        model->process_name);
+	for (size_t i = 0; i < model->nthreads && !rc; i++) {
+		const tl_model_thread *t = &model->threads[i];
+		uint32_t pid = t->pid ? t->pid : model->pid;
+		if (t->name && t->name[0])
+			rc = model_name_to_json(&json, "thread_name", pid, t->tid ? t->tid : pid,
+			                        t->name);
+	}
+	for (size_t i = 0; i < model->nprocesses && !rc; i++) {
+		const tl_model_process *p = &model->processes[i];
+		if (p->name && p->name[0])
+			rc = model_name_to_json(&json, "process_name", p->pid, p->pid, p->name);
+	}
+	for (size_t i = 0; i < model->nevents && !rc; i++)
+		rc = model_event_to_json(model, &model->events[i], &json);
+	if (!rc)
+		rc = tl_import_build(NULL, &json, out);
+	tl_json_trace_free(&json);
+	return rc;
+}
+
+void tl_import_free(tl_import *imp)
+{
+	for (size_t i = 0; i < imp->ntracks; i++)
+		free(imp->tracks[i].stack);
+	if (imp->maps) {
+		map_free(&imp->maps->thread_by_key);
+		map_free(&imp->maps->current_thread);
+		map_free(&imp->maps->process_by_pid);
+		map_free(&imp->maps->track_by_key);
+		map_free(&imp->maps->synthetic_ids);
+		map_free(&imp->maps->flow_v1);
+		map_free(&imp->maps->flow_v2);
+		free(imp->maps);
+	}
+	free(imp->slices);
+	free(imp->tracks);
+	free(imp->threads);
+	free(imp->processes);
+	free(imp->counters);
+	free(imp->flows);
+	free(imp->args);
+	tl_str_arena_free(&imp->strings);
+	memset(imp, 0, sizeof *imp);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Printing */
+
+uint32_t tl_import_slice_pid(const tl_import *imp, const tl_import_slice *s)
+{
+	const tl_import_track *t = &imp->tracks[s->track];
+	if (t->thread != TL_IMPORT_NONE)
+		return imp->threads[t->thread].pid;
+	return t->pid;
+}
+
+uint32_t tl_import_slice_tid(const tl_import *imp, const tl_import_slice *s)
+{
+	const tl_import_track *t = &imp->tracks[s->track];
+	return t->thread != TL_IMPORT_NONE ? imp->threads[t->thread].tid : 0;
+}
+
+void tl_import_print_string(FILE *out, const char *s, size_t len)
+{
+	fputc('"', out);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c == '\r')
+			fputs("\\r", out);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void print_str_key(FILE *out, const char *key, const char *s)
+{
+	fprintf(out, " %s=", key);
+	if (s)
+		tl_import_print_string(out, s, strlen(s));
+	else
+		fputs("null", out);
+}
+
+static void print_double(FILE *out, double d)
+{
+	char buf[40];
+	for (int precision = 15; precision <= 17; precision++) {
+		snprintf(buf, sizeof buf, "%.*g", precision, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	fputs(buf, out);
+}
+
+static void print_opt_i64(FILE *out, const char *key, int64_t v)
+{
+	if (v == TL_IMPORT_NULL)
+		fprintf(out, " %s=null", key);
+	else
+		fprintf(out, " %s=%lld", key, (long long)v);
+}
+
+static const char *scope_name(tl_import_scope scope)
+{
+	return scope == TL_IMPORT_SCOPE_GLOBAL    ? "global"
+	       : scope == TL_IMPORT_SCOPE_PROCESS ? "process"
+	                                          : "thread";
+}
+
+static const char *process_name(const tl_import *imp, uint32_t pid)
+{
+	for (size_t i = 0; i < imp->nprocesses; i++) {
+		if (imp->processes[i].pid == pid)
+			return imp->processes[i].name;
+	}
+	return NULL;
+}
+
+static void print_slice(const tl_import *imp, const tl_import_slice *s, FILE *out)
+{
+	const tl_import_track *t = &imp->tracks[s->track];
+	const tl_import_thread *th = t->thread != TL_IMPORT_NONE ? &imp->threads[t->thread] : NULL;
+	uint32_t pid = tl_import_slice_pid(imp, s);
+	static const char *const kinds[] = {"slice", "instant", "async"};
+	fprintf(out, "%s ts=%lld", kinds[s->kind], (long long)s->ts);
+	if (s->kind != TL_IMPORT_INSTANT)
+		fprintf(out, " dur=%lld", (long long)s->dur);
+	print_str_key(out, "name", s->name);
+	if (th) {
+		fprintf(out, " tid=%u pid=%u depth=%u", (unsigned)th->tid, (unsigned)pid, s->depth);
+		print_str_key(out, "cat", s->cat);
+		print_opt_i64(out, "thread_ts", s->thread_ts);
+		print_opt_i64(out, "thread_dur", s->thread_dur);
+		print_str_key(out, "thread_name", th->name);
+		print_str_key(out, "process_name", pid ? process_name(imp, pid) : NULL);
+		fprintf(out, " track=%s scope=thread\n",
+		        t->kind == TL_TRACK_OVERFLOW ? "\"overflow\"" : "null");
+		return;
+	}
+	if (t->scope == TL_IMPORT_SCOPE_PROCESS)
+		fprintf(out, " pid=%u", (unsigned)pid);
+	else
+		fputs(" pid=null", out);
+	print_str_key(out, "track", t->name);
+	if (t->has_cookie)
+		fprintf(out, " cookie=%lld", (long long)t->cookie);
+	else
+		fputs(" cookie=null", out);
+	print_str_key(out, "cat", s->cat);
+	fprintf(out, " depth=%u scope=%s\n", s->depth, scope_name(t->scope));
+}
+
+static void print_arg_value(FILE *out, const tl_json_value *v)
+{
+	if (v->type == TL_JSON_STRING)
+		tl_import_print_string(out, v->s, strlen(v->s));
+	else if (v->type == TL_JSON_DOUBLE)
+		print_double(out, v->d);
+	else
+		fprintf(out, "%lld", (long long)v->i);
+}
+
+void tl_import_print(const tl_import *imp, unsigned kinds, FILE *out)
+{
+	static const unsigned kind_bits[] = {TL_PRINT_SLICE, TL_PRINT_INSTANT, TL_PRINT_ASYNC};
+	for (size_t i = 0; i < imp->nslices; i++) {
+		if (kinds & kind_bits[imp->slices[i].kind])
+			print_slice(imp, &imp->slices[i], out);
+	}
+	for (size_t i = 0; (kinds & TL_PRINT_COUNTER) && i < imp->ncounters; i++) {
+		const tl_import_counter *c = &imp->counters[i];
+		const tl_import_track *t = &imp->tracks[c->track];
+		fprintf(out, "counter ts=%lld", (long long)c->ts);
+		print_str_key(out, "name", t->name);
+		fputs(" value=", out);
+		print_double(out, c->value);
+		fprintf(out, " pid=%u\n", (unsigned)t->pid);
+	}
+	for (size_t i = 0; (kinds & TL_PRINT_FLOW) && i < imp->nflows; i++) {
+		fputs("flow", out);
+		print_str_key(out, "out", imp->slices[imp->flows[i].out].name);
+		print_str_key(out, "in", imp->slices[imp->flows[i].in].name);
+		fputc('\n', out);
+	}
+	for (size_t i = 0; (kinds & TL_PRINT_ARG) && i < imp->nargs; i++) {
+		const tl_import_arg *a = &imp->args[i];
+		fputs("arg", out);
+		print_str_key(out, "slice", imp->slices[a->slice].name);
+		print_str_key(out, "key", a->key);
+		fputs(" value=", out);
+		print_arg_value(out, &a->value);
+		fputc('\n', out);
+	}
+	for (size_t i = 0; (kinds & TL_PRINT_PROCESS) && i < imp->nprocesses; i++) {
+		const tl_import_process *p = &imp->processes[i];
+		fprintf(out, "process pid=%u", (unsigned)p->pid);
+		print_str_key(out, "name", p->name);
+		print_opt_i64(out, "sort_index",
+		              p->has_sort_index ? p->sort_index : TL_IMPORT_NULL);
+		fputc('\n', out);
+	}
+	for (size_t i = 0; (kinds & TL_PRINT_THREAD) && i < imp->nthreads; i++) {
+		const tl_import_thread *t = &imp->threads[i];
+		fprintf(out, "thread tid=%u pid=%u", (unsigned)t->tid, (unsigned)t->pid);
+		print_str_key(out, "name", t->name);
+		print_opt_i64(out, "sort_index",
+		              t->has_sort_index ? t->sort_index : TL_IMPORT_NULL);
+		fputc('\n', out);
+	}
+	for (size_t i = 0; (kinds & TL_PRINT_STAT) && i < TL_STAT_COUNT; i++) {
+		if (!imp->stats[i])
+			continue;
+		fputs("stat", out);
+		print_str_key(out, "name", tl_import_stat_names[i]);
+		fprintf(out, " value=%llu\n", (unsigned long long)imp->stats[i]);
+	}
+}
+
+void tl_import_print_marker(FILE *out, tl_atrace_result result, const tl_atrace_point *p)
+{
+	if (result == TL_ATRACE_FAIL) {
+		fputs("parse result=fail\n", out);
+		return;
+	}
+	if (result == TL_ATRACE_UNSUPPORTED) {
+		fputs("parse result=unsupported\n", out);
+		return;
+	}
+	fprintf(out, "parse result=ok phase=%c tgid=%u", p->phase, (unsigned)p->tgid);
+	if (p->track.ptr) {
+		fputs(" track=", out);
+		tl_import_print_string(out, p->track.ptr, p->track.len);
+	}
+	if (p->name.ptr) {
+		fputs(" name=", out);
+		tl_import_print_string(out, p->name.ptr, p->name.len);
+	}
+	if (p->phase == 'C')
+		fprintf(out, " value=%lld", (long long)p->value);
+	if (strchr("SFGH", p->phase))
+		fprintf(out, " cookie=%lld", (long long)p->cookie);
+	fputc('\n', out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Files */
+
+static int is_snapshot(const char *data, size_t len)
+{
+	tl_model probe;
+	char err[8];
+	if (tl_model_read_binary(data, len, &probe, err, sizeof err) != 0)
+		return 0;
+	tl_model_free(&probe);
+	return 1;
+}
+
+tl_trace_format tl_trace_format_sniff(const char *data, size_t len)
+{
+	if (tl_json_sniff(data, len))
+		return TL_TRACE_FORMAT_JSON;
+	if (tl_ftrace_text_sniff(data, len))
+		return TL_TRACE_FORMAT_FTRACE;
+	if (is_snapshot(data, len))
+		return TL_TRACE_FORMAT_BINARY;
+	return TL_TRACE_FORMAT_UNKNOWN;
+}
+
+static char *read_whole_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+		if (cap - n - 1 == 0) {
+			char *grown = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+			if (!grown) {
+				free(buf);
+				buf = NULL;
+				errno = ENOMEM;
+				break;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+	}
+	int failed = ferror(f);
+	fclose(f);
+	if (buf && failed) {
+		free(buf);
+		errno = EIO;
+		return NULL;
+	}
+	if (buf) {
+		buf[n] = '\0';
+		*len = n;
+	}
+	return buf;
+}
+
+int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
+                        tl_read_error *err)
+{
+	tl_read_error scratch;
+	if (!err)
+		err = &scratch;
+	memset(err, 0, sizeof *err);
+	memset(out, 0, sizeof *out);
+	size_t len = 0;
+	char *data = read_whole_file(path, &len);
+	if (!data)
+		return -errno;
+
+	int rc;
+	tl_trace_format kind = tl_trace_format_sniff(data, len);
+	if (format)
+		*format = kind;
+	switch (kind) {
+	case TL_TRACE_FORMAT_JSON: {
+		tl_json_trace json;
+		rc = tl_json_read(data, len, &json, err);
+		if (rc == 0) {
+			rc = tl_import_build(NULL, &json, out);
+			tl_json_trace_free(&json);
+		}
+		break;
+	}
+	case TL_TRACE_FORMAT_FTRACE: {
+		tl_ftrace_text text;
+		rc = tl_ftrace_text_read(data, len, 0, &text, err);
+		if (rc == 0) {
+			rc = tl_import_build(&text, NULL, out);
+			tl_ftrace_text_free(&text);
+		}
+		break;
+	}
+	case TL_TRACE_FORMAT_BINARY: {
+		tl_model model;
+		rc = tl_model_read_binary(data, len, &model, err->message, sizeof err->message);
+		if (rc == 0) {
+			rc = tl_import_model(&model, out);
+			tl_model_free(&model);
+		}
+		break;
+	}
+	default:
+		snprintf(err->message, sizeof err->message,
+		         "not a trace: neither Chrome JSON, ftrace text nor a timeline snapshot");
+		rc = -EINVAL;
+		break;
+	}
+	free(data);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* To a trace model */
+
+typedef struct model_builder {
+	tl_model *model;
+	const tl_import *imp;
+	size_t *event_of_slice;
+	int nomem;
+} model_builder;
+
+static uint32_t stored_pid(const tl_model *model, uint32_t pid)
+{
+	return pid == model->pid ? 0 : pid;
+}
+
+static tl_model_event *model_add(model_builder *b, char phase, int64_t ts, uint32_t pid,
+                                 uint32_t tid, const char *name, const char *cat)
+{
+	tl_model_event *ev = tl_model_event_append(b->model);
+	if (!ev) {
+		b->nomem = 1;
+		return NULL;
+	}
+	ev->phase = phase;
+	ev->ts_ns = ts;
+	ev->pid = stored_pid(b->model, pid);
+	ev->tid = tid ? tid : pid;
+	ev->name = name ? tl_model_intern(b->model, name, strlen(name)) : NULL;
+	ev->cat = cat ? tl_model_intern(b->model, cat, strlen(cat)) : NULL;
+	if ((name && !ev->name) || (cat && !ev->cat))
+		b->nomem = 1;
+	if (ev->end_ns < ts)
+		ev->end_ns = ts;
+	if (ts > b->model->snapshot_ns)
+		b->model->snapshot_ns = ts;
+	return ev;
+}
+
+static void model_add_slice(model_builder *b, size_t index)
+{
+	const tl_import *imp = b->imp;
+	const tl_import_slice *s = &imp->slices[index];
+	const tl_import_track *t = &imp->tracks[s->track];
+	uint32_t pid = tl_import_slice_pid(imp, s);
+	uint32_t tid = tl_import_slice_tid(imp, s);
+	size_t first = b->model->nevents;
+	tl_model_event *ev;
+
+	switch (s->kind) {
+	case TL_IMPORT_SLICE:
+		ev = model_add(b, s->dur >= 0 ? TL_PHASE_COMPLETE : TL_PHASE_BEGIN, s->ts, pid, tid,
+		               s->name, s->cat);
+		if (ev && s->dur >= 0) {
+			ev->end_ns = s->ts + s->dur;
+			if (ev->end_ns > b->model->snapshot_ns)
+				b->model->snapshot_ns = ev->end_ns;
+		}
+		break;
+	case TL_IMPORT_INSTANT:
+		ev = model_add(b, TL_PHASE_INSTANT, s->ts, pid, tid, s->name,
+		               t->name[0] ? t->name : s->cat);
+		if (ev)
+			ev->scope = t->scope == TL_IMPORT_SCOPE_GLOBAL    ? TL_EVENT_SCOPE_GLOBAL
+			            : t->scope == TL_IMPORT_SCOPE_PROCESS ? TL_EVENT_SCOPE_PROCESS
+			                                                  : TL_EVENT_SCOPE_THREAD;
+		break;
+	default: /* TL_IMPORT_ASYNC */
+		if (!pid)
+			pid = b->model->pid;
+		ev = model_add(b, TL_PHASE_ASYNC_BEGIN, s->ts, pid, 0, s->name, s->cat);
+		if (ev)
+			ev->id = s->track + 1;
+		if (ev && s->dur >= 0) {
+			tl_model_event *end = model_add(b, TL_PHASE_ASYNC_END, s->ts + s->dur, pid,
+			                                0, s->name, s->cat);
+			if (end)
+				end->id = s->track + 1;
+		}
+		break;
+	}
+	b->event_of_slice[index] = ev ? first : TL_IMPORT_NONE;
+}
+
+static void model_add_arg(model_builder *b, const tl_import_arg *a)
+{
+	size_t index = b->event_of_slice[a->slice];
+	if (index == TL_IMPORT_NONE)
+		return;
+	tl_model_event *ev = &b->model->events[index];
+	if (ev->nargs >= TL_MAX_ARGS) {
+		b->model->stats.args_dropped++;
+		return;
+	}
+	const char *key = a->key;
+	if (strncmp(key, "args.", 5) == 0)
+		key += 5;
+	tl_model_arg *arg = &ev->args[ev->nargs++];
+	arg->key = tl_model_intern(b->model, key, strlen(key));
+	switch (a->value.type) {
+	case TL_JSON_DOUBLE:
+		arg->type = TL_ARG_DOUBLE;
+		arg->v.d = a->value.d;
+		break;
+	case TL_JSON_STRING:
+		arg->type = TL_ARG_STRING;
+		arg->v.s = tl_model_intern(b->model, a->value.s, strlen(a->value.s));
+		if (!arg->v.s)
+			b->nomem = 1;
+		break;
+	default:
+		arg->type = TL_ARG_INT;
+		arg->v.i = a->value.i;
+		break;
+	}
+	if (!arg->key)
+		b->nomem = 1;
+}
+
+static void model_add_flow(model_builder *b, size_t index)
+{
+	const tl_import *imp = b->imp;
+	const tl_import_flow *f = &imp->flows[index];
+	const tl_import_slice *from = &imp->slices[f->out];
+	const tl_import_slice *to = &imp->slices[f->in];
+	tl_model_event *ev =
+	    model_add(b, TL_PHASE_FLOW_BEGIN, from->ts, tl_import_slice_pid(imp, from),
+	              tl_import_slice_tid(imp, from), from->name, from->cat);
+	if (ev) {
+		ev->id = index + 1;
+		ev->scope = TL_EVENT_SCOPE_GLOBAL;
+	}
+	ev = model_add(b, TL_PHASE_FLOW_END, to->ts, tl_import_slice_pid(imp, to),
+	               tl_import_slice_tid(imp, to), to->name, to->cat);
+	if (ev) {
+		ev->id = index + 1;
+		ev->scope = TL_EVENT_SCOPE_GLOBAL;
+	}
+}
+
+static int compare_model_event(const void *pa, const void *pb)
+{
+	const tl_model_event *a = pa, *b = pb;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Orders events by (pid, tid, ts, creation) and numbers them. */
+static void sort_model_events(tl_model *model)
+{
+	if (model->nevents == 0)
+		return; /* events may be NULL: qsort must not see it */
+	for (size_t i = 0; i < model->nevents; i++)
+		model->events[i].seq = i;
+	qsort(model->events, model->nevents, sizeof *model->events, compare_model_event);
+	for (size_t i = 0; i < model->nevents; i++)
+		model->events[i].seq = i;
+}
+
+int tl_import_to_model(const tl_import *imp, tl_model *out)
+{
+	memset(out, 0, sizeof *out);
+	model_builder b = {.model = out, .imp = imp};
+	out->pid = imp->nprocesses ? imp->processes[0].pid
+	           : imp->nthreads ? imp->threads[0].pid
+	                           : 0;
+	out->clock_id = 1; /* systrace text is CLOCK_MONOTONIC; JSON has no clock */
+	out->complete = 1;
+	out->recorder = tl_model_intern(out, "import", 6);
+	b.event_of_slice = malloc((imp->nslices + 1) * sizeof *b.event_of_slice);
+	if (!out->recorder || !b.event_of_slice)
+		goto out_nomem;
+
+	for (size_t i = 0; i < imp->nprocesses; i++) {
+		const tl_import_process *p = &imp->processes[i];
+		if (p->name && tl_model_process_set(out, p->pid, p->name, strlen(p->name)))
+			goto out_nomem;
+	}
+	if (imp->nprocesses && imp->processes[0].name)
+		out->process_name = tl_model_process_name(out, out->pid);
+	for (size_t i = 0; i < imp->nthreads; i++) {
+		const tl_import_thread *t = &imp->threads[i];
+		uint32_t tid = t->tid ? t->tid : t->pid;
+		if (t->name && tl_model_thread_set_in(out, t->pid, tid, t->name, strlen(t->name)))
+			goto out_nomem;
+	}
+	for (size_t i = 0; i < imp->nslices && !b.nomem; i++)
+		model_add_slice(&b, i);
+	for (size_t i = 0; i < imp->nargs && !b.nomem; i++)
+		model_add_arg(&b, &imp->args[i]);
+	for (size_t i = 0; i < imp->ncounters && !b.nomem; i++) {
+		const tl_import_counter *c = &imp->counters[i];
+		const tl_import_track *t = &imp->tracks[c->track];
+		uint32_t pid = t->pid ? t->pid : out->pid;
+		tl_model_event *ev =
+		    model_add(&b, TL_PHASE_COUNTER, c->ts, pid, pid, t->name, NULL);
+		if (ev) {
+			ev->counter_is_double = 1;
+			ev->counter_d = c->value;
+		}
+	}
+	for (size_t i = 0; i < imp->nflows && !b.nomem; i++)
+		model_add_flow(&b, i);
+	if (b.nomem)
+		goto out_nomem;
+	sort_model_events(out);
+	free(b.event_of_slice);
+	out->stats.events_written = out->nevents;
+	return 0;
+
+out_nomem:
+	free(b.event_of_slice);
+	tl_model_free(out);
+	return -ENOMEM;
+}

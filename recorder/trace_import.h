@@ -1,0 +1,242 @@
+/*
+ * The importer: rebuilds from ftrace/systrace text, Chrome JSON or a
+ * decoded snapshot what Perfetto's trace processor would show - thread
+ * slices, instants, async slices, counters, flows, args, thread and
+ * process names - and counts what it rejects, per reason. docs/reading.md
+ * lists the rules; formats.md sections 1 to 3 are the contract.
+ *
+ * Events are processed in Perfetto's order: by timestamp, then (only when
+ * the trace has a JSON X event) E first, X by decreasing duration, the rest
+ * in file order. JSON metadata (M) applies regardless of its position.
+ *
+ * Everything lives in plain arrays that reference each other by index;
+ * strings live in the import's arena. Not signal-safe (allocates).
+ */
+#ifndef TIMELINE_TRACE_IMPORT_H
+#define TIMELINE_TRACE_IMPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "recorder/atrace_parse.h"
+#include "recorder/ftrace_text.h"
+#include "recorder/json_reader.h"
+#include "recorder/trace_model.h"
+
+#define TL_IMPORT_NONE SIZE_MAX
+#define TL_IMPORT_NULL INT64_MIN /* thread_ts / thread_dur not known */
+#define TL_IMPORT_MAX_DEPTH 512
+
+typedef enum tl_import_stat {
+	TL_STAT_SYSTRACE_PARSE_FAILURE,      /* line or marker payload unreadable */
+	TL_STAT_SYSTRACE_UNTERMINATED_LINE,  /* last line without '\n': not read */
+	TL_STAT_SYSTRACE_MARKER_UNSUPPORTED, /* trace_event_clock_sync and the like */
+	TL_STAT_SYSTRACE_KERNEL_EVENT,       /* non-marker ftrace events, not imported */
+	TL_STAT_SLICE_MAX_DEPTH_EXCEEDED,
+	TL_STAT_SLICE_END_UNMATCHED,     /* E with no open slice that matches */
+	TL_STAT_SLICE_SPILL_OVERLAPPING, /* X moved to an overflow track */
+	TL_STAT_ASYNC_END_UNMATCHED,
+	TL_STAT_JSON_EMPTY_EVENT,
+	TL_STAT_JSON_DISPLAY_TIME_UNIT,
+	TL_STAT_JSON_MISSING_PHASE,
+	TL_STAT_JSON_MISSING_TS,
+	TL_STAT_JSON_PHASE_IGNORED,
+	TL_STAT_JSON_COMPLETE_MISSING_DUR,
+	TL_STAT_JSON_COMPLETE_NEGATIVE_DUR,
+	TL_STAT_JSON_INSTANT_MISSING_TID,
+	TL_STAT_JSON_ASYNC_MISSING_ID,
+	TL_STAT_JSON_COUNTER_INVALID_VALUE,
+	TL_STAT_JSON_METADATA_IGNORED,
+	TL_STAT_FLOW_INVALID_ID,
+	TL_STAT_FLOW_WITHOUT_DIRECTION,
+	TL_STAT_FLOW_NO_ENCLOSING_SLICE,
+	TL_STAT_FLOW_STEP_WITHOUT_START,
+	TL_STAT_FLOW_END_WITHOUT_START,
+	TL_STAT_COUNT
+} tl_import_stat;
+
+/* The reason names, as docs/reading.md lists them. */
+extern const char *const tl_import_stat_names[TL_STAT_COUNT];
+
+typedef enum tl_import_kind {
+	TL_IMPORT_SLICE,   /* duration slice on a thread track */
+	TL_IMPORT_INSTANT, /* zero-duration slice (thread, process or global track) */
+	TL_IMPORT_ASYNC,   /* slice on an async (non-thread) track */
+} tl_import_kind;
+
+typedef enum tl_import_scope {
+	TL_IMPORT_SCOPE_THREAD,
+	TL_IMPORT_SCOPE_PROCESS,
+	TL_IMPORT_SCOPE_GLOBAL,
+} tl_import_scope;
+
+typedef enum tl_import_track_kind {
+	TL_TRACK_THREAD,   /* a thread's main track */
+	TL_TRACK_OVERFLOW, /* partially overlapping X of a thread */
+	TL_TRACK_ASYNC,
+	TL_TRACK_INSTANT, /* atrace N, JSON process and global instants */
+	TL_TRACK_COUNTER,
+} tl_import_track_kind;
+
+typedef struct tl_import_track {
+	tl_import_track_kind kind;
+	tl_import_scope scope;
+	const char *name; /* "" for thread tracks */
+	uint32_t pid;     /* process scope (and thread tracks) */
+	size_t thread;    /* thread and overflow tracks, else TL_IMPORT_NONE */
+	int has_cookie;   /* atrace S/F and G/H */
+	int64_t cookie;
+	/* Internal: the open slices (innermost last) and the next overflow track. */
+	size_t *stack;
+	size_t depth, stack_cap;
+	size_t overflow;
+} tl_import_track;
+
+typedef struct tl_import_slice {
+	tl_import_kind kind;
+	int64_t ts;
+	int64_t dur;                   /* -1: begun, never ended */
+	int64_t thread_ts, thread_dur; /* TL_IMPORT_NULL when unknown */
+	const char *name;
+	const char *cat; /* NULL when none */
+	size_t track;
+	unsigned depth;
+	int complete; /* internal: an X or instant whose end was known at begin */
+} tl_import_slice;
+
+typedef struct tl_import_thread {
+	uint32_t tid;
+	uint32_t pid;     /* 0: unknown (systrace) */
+	const char *name; /* NULL when unknown */
+	int has_sort_index;
+	int64_t sort_index;
+	size_t track; /* its main track */
+} tl_import_thread;
+
+typedef struct tl_import_process {
+	uint32_t pid;
+	const char *name; /* NULL when unknown */
+	int has_sort_index;
+	int64_t sort_index;
+} tl_import_process;
+
+typedef struct tl_import_counter {
+	int64_t ts;
+	double value;
+	size_t track; /* a TL_TRACK_COUNTER track: name and pid */
+} tl_import_counter;
+
+typedef struct tl_import_flow {
+	size_t out, in; /* slice indices */
+} tl_import_flow;
+
+typedef struct tl_import_arg {
+	size_t slice;
+	const char *key;     /* "args.<key>" */
+	tl_json_value value; /* TL_JSON_INT, DOUBLE or STRING (bools are ints) */
+} tl_import_arg;
+
+typedef struct tl_import {
+	tl_import_slice *slices;
+	size_t nslices;
+	tl_import_track *tracks;
+	size_t ntracks;
+	tl_import_thread *threads;
+	size_t nthreads;
+	tl_import_process *processes;
+	size_t nprocesses;
+	tl_import_counter *counters;
+	size_t ncounters;
+	tl_import_flow *flows;
+	size_t nflows;
+	tl_import_arg *args;
+	size_t nargs;
+	uint64_t stats[TL_STAT_COUNT];
+	tl_str_arena strings;
+	struct tl_import_maps *maps; /* internal lookup tables */
+} tl_import;
+
+/*
+ * Imports ftrace text and/or a JSON trace (either may be NULL; a JSON
+ * trace's systemTraceEvents are included) into *out, merged by time.
+ * Returns 0 or -ENOMEM. The inputs must outlive nothing: strings are
+ * copied. Free with tl_import_free.
+ */
+int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_import *out);
+
+/*
+ * Imports a decoded snapshot as Perfetto would read its Chrome JSON export:
+ * COMPLETE as X, instants with their scope, async b/e/n with local ids,
+ * counters as "<name> value", flows keyed by id alone and bound to the
+ * enclosing slice. Returns 0 or -ENOMEM.
+ */
+int tl_import_model(const tl_model *model, tl_import *out);
+
+/* Frees everything. Safe on a zeroed struct. */
+void tl_import_free(tl_import *imp);
+
+typedef enum tl_trace_format {
+	TL_TRACE_FORMAT_UNKNOWN = 0,
+	TL_TRACE_FORMAT_BINARY, /* a timeline binary snapshot */
+	TL_TRACE_FORMAT_JSON,   /* Chrome JSON (tl_json_sniff) */
+	TL_TRACE_FORMAT_FTRACE, /* ftrace / systrace text (tl_ftrace_text_sniff) */
+} tl_trace_format;
+
+/* What data[0..len) is: JSON first, then ftrace text, then a snapshot. */
+tl_trace_format tl_trace_format_sniff(const char *data, size_t len);
+
+/*
+ * Reads the file at path, whatever its format, and imports it. Returns 0,
+ * -errno when the file cannot be read, -ENOMEM, or -EINVAL with err (may be
+ * NULL) saying what is wrong and where (line and column for text formats).
+ * *format (may be NULL) receives the format found.
+ */
+int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
+                        tl_read_error *err);
+
+/*
+ * Builds a trace model from an import, for the exporters: ended thread
+ * slices become COMPLETE events and open ones a BEGIN (closed at the end of
+ * the trace by the exporters); instants keep their scope (a process track's
+ * name becomes the category); async slices become b/e pairs, one id per
+ * track; counters are double samples named after their track; flows become
+ * a flow begin and end on the slices they join; at most TL_MAX_ARGS args
+ * per event, without the "args." prefix. Each event and thread carries its
+ * pid; model->pid is the first process seen. Returns 0 or -ENOMEM; free the
+ * model with tl_model_free.
+ */
+int tl_import_to_model(const tl_import *imp, tl_model *out);
+
+/* The pid and tid shown for a slice (0 when unknown). */
+uint32_t tl_import_slice_pid(const tl_import *imp, const tl_import_slice *s);
+uint32_t tl_import_slice_tid(const tl_import *imp, const tl_import_slice *s);
+
+enum {
+	TL_PRINT_SLICE = 1u << 0,
+	TL_PRINT_INSTANT = 1u << 1,
+	TL_PRINT_ASYNC = 1u << 2,
+	TL_PRINT_COUNTER = 1u << 3,
+	TL_PRINT_FLOW = 1u << 4,
+	TL_PRINT_ARG = 1u << 5,
+	TL_PRINT_PROCESS = 1u << 6,
+	TL_PRINT_THREAD = 1u << 7,
+	TL_PRINT_STAT = 1u << 8,
+	TL_PRINT_DEFAULT =
+	    TL_PRINT_SLICE | TL_PRINT_INSTANT | TL_PRINT_ASYNC | TL_PRINT_COUNTER | TL_PRINT_FLOW,
+};
+
+/*
+ * Writes the items of the kinds asked, one per line, in the line format
+ * of the conformance files ("slice ts=... dur=... name=\"...\" ..."):
+ * strings JSON-escaped, absent values "null". Stats: only those not zero.
+ */
+void tl_import_print(const tl_import *imp, unsigned kinds, FILE *out);
+
+/* One marker parse as "parse result=ok phase=B tgid=42 name=\"foo\" ...". */
+void tl_import_print_marker(FILE *out, tl_atrace_result result, const tl_atrace_point *point);
+
+/* s as a JSON string literal (quotes included). */
+void tl_import_print_string(FILE *out, const char *s, size_t len);
+
+#endif /* TIMELINE_TRACE_IMPORT_H */

@@ -1,0 +1,12 @@
+/* libFuzzer target: the trace_marker payload parser, on any bytes. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recorder/atrace_parse.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	tl_atrace_point point;
+	tl_atrace_parse((const char *)data, size, &point);
+	return 0;
+}

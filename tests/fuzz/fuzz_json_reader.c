@@ -1,0 +1,32 @@
+/* libFuzzer target: the Chrome JSON reader and the importer behind it, and
+ * the model and exporters `timeline convert` runs on what they accept. */
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "recorder/json_reader.h"
+#include "recorder/trace_import.h"
+#include "recorder/trace_model.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int devnull = -1;
+	if (devnull < 0)
+		devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	tl_json_trace trace;
+	tl_read_error err;
+	if (tl_json_read((const char *)data, size, &trace, &err) != 0)
+		return 0;
+	tl_import imp;
+	if (tl_import_build(NULL, &trace, &imp) == 0) {
+		tl_model model;
+		if (tl_import_to_model(&imp, &model) == 0) {
+			tl_export_json(&model, devnull, NULL);
+			tl_model_free(&model);
+		}
+		tl_import_free(&imp);
+	}
+	tl_json_trace_free(&trace);
+	return 0;
+}

@@ -1,0 +1,161 @@
+/* The ftrace / systrace text reader (recorder/ftrace_text.h). */
+#include "support/test_support.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "recorder/ftrace_text.h"
+
+static int tokenize(const char *line, tl_ftrace_line *out)
+{
+	memset(out, 0, sizeof *out);
+	return tl_ftrace_line_tokenize(line, strlen(line), out);
+}
+
+static int view_is(tl_str_view v, const char *s)
+{
+	return v.len == strlen(s) && memcmp(v.ptr, s, v.len) == 0;
+}
+
+static void test_ftrace_line_with_tgid_and_flags(void **state)
+{
+	(void)state;
+	tl_ftrace_line l;
+	assert_int_equal(tokenize("           myapp-1000  ( 1000) [002] d..2   100.000001: "
+	                          "tracing_mark_write: B|1000|main:outer  ",
+	                          &l),
+	                 0);
+	assert_int_equal(l.tid, 1000);
+	assert_int_equal(l.tgid, 1000);
+	assert_int_equal(l.cpu, 2);
+	assert_int_equal(l.ts_ns, 100000001000);
+	assert_true(view_is(l.task, "myapp"));
+	assert_true(view_is(l.event, "tracing_mark_write"));
+	assert_true(view_is(l.text, "B|1000|main:outer"));
+	assert_int_equal(l.kind, TL_FTRACE_LINE_MARKER);
+}
+
+static void test_ftrace_task_name_with_dash_digits(void **state)
+{
+	(void)state;
+	tl_ftrace_line l;
+	assert_int_equal(tokenize("task-1234-567    ( 567) [000] ....   1.0: print: x", &l), 0);
+	assert_int_equal(l.tid, 567);
+	assert_true(view_is(l.task, "task-1234"));
+}
+
+static void test_ftrace_flags_glued_to_timestamp_eat_a_digit(void **state)
+{
+	(void)state;
+	tl_ftrace_line l;
+	assert_int_equal(
+	    tokenize("k-77 (   77) [004] ....316.196720: tracing_mark_write: B|77|x", &l), 0);
+	assert_int_equal(l.ts_ns, 16196720000);
+}
+
+static void test_ftrace_two_spaces_before_cpu_fail(void **state)
+{
+	(void)state;
+	tl_ftrace_line l;
+	assert_int_equal(tokenize("a-1 (  1)  [000] .... 1.0: print: x", &l), -EINVAL);
+}
+
+static void test_ftrace_timestamp_needs_a_dot(void **state)
+{
+	(void)state;
+	tl_ftrace_line l;
+	assert_int_equal(tokenize("a-1 (  1) [000] .... 12345: print: x", &l), -EINVAL);
+}
+
+static void test_ftrace_timestamp_truncates(void **state)
+{
+	(void)state;
+	tl_ftrace_line l;
+	assert_int_equal(tokenize("a-1 [000] 4213.033672: tracing_mark_write: E|1", &l), 0);
+	assert_int_equal(l.ts_ns, 4213033671999);
+	assert_int_equal(l.tgid, 0);
+}
+
+static void test_ftrace_other_events_are_kept_apart(void **state)
+{
+	(void)state;
+	tl_ftrace_line l;
+	assert_int_equal(tokenize("a-1 [000] 1.5: sched_switch: prev_comm=a", &l), 0);
+	assert_int_equal(l.kind, TL_FTRACE_LINE_OTHER);
+	assert_true(view_is(l.text, "prev_comm=a"));
+	assert_int_equal(tokenize("a-1 [000] 1.5: print: tracing_mark_write: B|1|x", &l), 0);
+	assert_true(view_is(l.text, "tracing_mark_write: B|1|x"));
+}
+
+static void test_ftrace_sniff(void **state)
+{
+	(void)state;
+	static const char *const yes[] = {"# tracer: nop\n", "  a-1 [0] 1.0: print: x\n",
+	                                  "cpus=4\n", "junk\nTRACE:\nx", "<html>"};
+	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+		assert_true(tl_ftrace_text_sniff(yes[i], strlen(yes[i])));
+	const char *no = "a-1 [0] 1.0: print: x\n";
+	assert_false(tl_ftrace_text_sniff(no, strlen(no)));
+}
+
+static void test_ftrace_file_skips_headers_and_counts_failures(void **state)
+{
+	(void)state;
+	const char text[] = "garbage before\nTRACE:\ncpus=2\n# comment\n\n"
+	                    "  a-1 (1) [0] 1.0: print: B|1|x\n"
+	                    "not a line\n"
+	                    "  a-1 (1) [0] 2.0: print: E|1\n"
+	                    "  a-1 (1) [0] 3.0: print: B|1|unterminated";
+	tl_ftrace_text t;
+	assert_int_equal(tl_ftrace_text_read(text, sizeof text - 1, 0, &t, NULL), 0);
+	assert_int_equal(t.nlines, 2);
+	assert_int_equal(t.lines[0].line_no, 6);
+	assert_int_equal(t.parse_failures, 1);
+	assert_int_equal(t.first_failure_line, 7);
+	assert_int_equal(t.unterminated, 1);
+	tl_ftrace_text_free(&t);
+}
+
+static void test_ftrace_strict_mode_reports_the_line(void **state)
+{
+	(void)state;
+	const char text[] = "  a-1 (1) [0] 1.0: print: B|1|x\nbad\n";
+	tl_ftrace_text t;
+	tl_read_error err = {0};
+	assert_int_equal(tl_ftrace_text_read(text, sizeof text - 1, TL_FTRACE_STRICT, &t, &err),
+	                 -EINVAL);
+	assert_int_equal(err.line, 2);
+}
+
+static void test_ftrace_html_trace_data_block(void **state)
+{
+	(void)state;
+	const char text[] = "<!DOCTYPE html>\n<html>\n"
+	                    "<script class=\"trace-data\" type=\"application/text\">\n"
+	                    "# tracer: nop\n#           TASK-PID    TGID   CPU#\n"
+	                    "  a-1 (1) [0] 1.0: print: B|1|x\n"
+	                    "</script>\n  a-1 (1) [0] 2.0: print: E|1\n";
+	tl_ftrace_text t;
+	assert_int_equal(tl_ftrace_text_read(text, sizeof text - 1, 0, &t, NULL), 0);
+	assert_int_equal(t.nlines, 1);
+	assert_true(t.html);
+	tl_ftrace_text_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_ftrace_line_with_tgid_and_flags),
+	    cmocka_unit_test(test_ftrace_task_name_with_dash_digits),
+	    cmocka_unit_test(test_ftrace_flags_glued_to_timestamp_eat_a_digit),
+	    cmocka_unit_test(test_ftrace_two_spaces_before_cpu_fail),
+	    cmocka_unit_test(test_ftrace_timestamp_needs_a_dot),
+	    cmocka_unit_test(test_ftrace_timestamp_truncates),
+	    cmocka_unit_test(test_ftrace_other_events_are_kept_apart),
+	    cmocka_unit_test(test_ftrace_sniff),
+	    cmocka_unit_test(test_ftrace_file_skips_headers_and_counts_failures),
+	    cmocka_unit_test(test_ftrace_strict_mode_reports_the_line),
+	    cmocka_unit_test(test_ftrace_html_trace_data_block),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,333 @@
+/* The importer (recorder/trace_import.h) and `timeline slices`. */
+#include "support/test_support.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recorder/trace_import.h"
+
+static void import_text(const char *text, tl_import *imp)
+{
+	tl_ftrace_text t;
+	assert_int_equal(tl_ftrace_text_read(text, strlen(text), 0, &t, NULL), 0);
+	assert_int_equal(tl_import_build(&t, NULL, imp), 0);
+	tl_ftrace_text_free(&t);
+}
+
+static void import_json(const char *text, tl_import *imp)
+{
+	tl_json_trace j;
+	tl_read_error err = {0};
+	if (tl_json_read(text, strlen(text), &j, &err))
+		fail_msg("json: %zu:%zu: %s", err.line, err.column, err.message);
+	assert_int_equal(tl_import_build(NULL, &j, imp), 0);
+	tl_json_trace_free(&j);
+}
+
+static const tl_import_slice *slice_named(const tl_import *imp, const char *name)
+{
+	for (size_t i = 0; i < imp->nslices; i++) {
+		if (strcmp(imp->slices[i].name, name) == 0)
+			return &imp->slices[i];
+	}
+	fail_msg("no slice named %s", name);
+	return NULL;
+}
+
+#define LINE(tid, tgid, ts, payload)                                                               \
+	"  t-" #tid " (" #tgid ") [000] .... " ts ": tracing_mark_write: " payload "\n"
+
+static void test_import_atrace_end_with_other_pid_leaves_begin_open(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_text(LINE(7, 10, "1.0", "B|10|a") LINE(7, 10, "2.0", "E|11"), &imp);
+	assert_int_equal(slice_named(&imp, "a")->dur, -1);
+	tl_import_free(&imp);
+}
+
+static void test_import_atrace_bare_end_closes_top_slice(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_text(LINE(7, 10, "1.0", "B|10|a") LINE(7, 10, "1.5", "B|10|b")
+	                LINE(7, 10, "2.0", "E") LINE(8, 10, "2.5", "E"),
+	            &imp);
+	assert_int_equal(slice_named(&imp, "b")->dur, 500000000);
+	assert_int_equal(slice_named(&imp, "a")->dur, -1);
+	assert_int_equal(imp.stats[TL_STAT_SLICE_END_UNMATCHED], 1);
+	tl_import_free(&imp);
+}
+
+static void test_import_atrace_lines_are_sorted_by_time(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_text(LINE(7, 10, "2.0", "E|10") LINE(7, 10, "1.0", "B|10|a"), &imp);
+	assert_int_equal(slice_named(&imp, "a")->dur, 1000000000);
+	tl_import_free(&imp);
+}
+
+static void test_import_atrace_depth_limit_is_counted(void **state)
+{
+	(void)state;
+	char *text = malloc(600 * 80);
+	assert_non_null(text);
+	size_t n = 0;
+	for (int i = 0; i < 600; i++)
+		n += (size_t)sprintf(text + n, LINE(7, 10, "1.0", "B|10|s%d"), i);
+	tl_import imp;
+	import_text(text, &imp);
+	assert_int_equal(imp.nslices, TL_IMPORT_MAX_DEPTH);
+	assert_int_equal(imp.stats[TL_STAT_SLICE_MAX_DEPTH_EXCEEDED], 600 - TL_IMPORT_MAX_DEPTH);
+	tl_import_free(&imp);
+	free(text);
+}
+
+static void test_import_atrace_track_async_nests(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_text(LINE(7, 10, "1.0", "G|10|net|outer|5") LINE(7, 10, "1.1", "G|10|net|inner|5")
+	                LINE(7, 10, "1.2", "H|10|net|5") LINE(7, 10, "1.3", "H|10|net|5"),
+	            &imp);
+	assert_int_equal(slice_named(&imp, "inner")->depth, 1);
+	assert_int_equal(slice_named(&imp, "inner")->dur, 100000000);
+	assert_int_equal(slice_named(&imp, "outer")->dur, 300000000);
+	tl_import_free(&imp);
+}
+
+static void test_import_atrace_counter_on_process_track(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_text(LINE(8, 10, "1.0", "C|10|queue|5") LINE(8, 10, "1.0", "C|10|queue|1.5"), &imp);
+	assert_int_equal(imp.ncounters, 1);
+	assert_string_equal(imp.tracks[imp.counters[0].track].name, "queue");
+	assert_int_equal(imp.tracks[imp.counters[0].track].pid, 10);
+	assert_int_equal(imp.stats[TL_STAT_SYSTRACE_PARSE_FAILURE], 1);
+	tl_import_free(&imp);
+}
+
+static void test_import_json_end_closes_innermost_matching(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json("[{\"ph\":\"B\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1},"
+	            "{\"ph\":\"B\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":2},"
+	            "{\"ph\":\"E\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":3},"
+	            "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":4}]",
+	            &imp);
+	assert_int_equal(slice_named(&imp, "a")->dur, 2000);
+	assert_int_equal(slice_named(&imp, "b")->dur, 2000);
+	tl_import_free(&imp);
+}
+
+static void test_import_json_complete_needs_nonnegative_dur(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"ts\":1},"
+	            "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"ts\":1,\"dur\":-1}]",
+	            &imp);
+	assert_int_equal(imp.nslices, 0);
+	assert_int_equal(imp.stats[TL_STAT_JSON_COMPLETE_MISSING_DUR], 1);
+	assert_int_equal(imp.stats[TL_STAT_JSON_COMPLETE_NEGATIVE_DUR], 1);
+	tl_import_free(&imp);
+}
+
+static void test_import_json_thread_instant_needs_tid(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json("[{\"ph\":\"i\",\"name\":\"a\",\"pid\":1,\"ts\":1}]", &imp);
+	assert_int_equal(imp.nslices, 0);
+	assert_int_equal(imp.stats[TL_STAT_JSON_INSTANT_MISSING_TID], 1);
+	tl_import_free(&imp);
+}
+
+static void test_import_json_counter_rejects_bool_and_objects(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json("[{\"ph\":\"C\",\"name\":\"c\",\"pid\":1,\"ts\":1,"
+	            "\"args\":{\"a\":true,\"b\":{\"x\":1},\"c\":null,\"d\":\"7\"}}]",
+	            &imp);
+	assert_int_equal(imp.ncounters, 1);
+	assert_string_equal(imp.tracks[imp.counters[0].track].name, "c d");
+	assert_int_equal(imp.stats[TL_STAT_JSON_COUNTER_INVALID_VALUE], 3);
+	tl_import_free(&imp);
+}
+
+static void test_import_json_async_float_id_is_dropped(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json("[{\"ph\":\"b\",\"name\":\"a\",\"cat\":\"c\",\"pid\":1,\"ts\":1,\"id\":1.5}]",
+	            &imp);
+	assert_int_equal(imp.nslices, 0);
+	assert_int_equal(imp.stats[TL_STAT_JSON_ASYNC_MISSING_ID], 1);
+	tl_import_free(&imp);
+}
+
+static void test_import_json_flow_v1_non_hex_id_is_invalid(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":5},"
+	            "{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"c\",\"pid\":1,\"tid\":1,\"ts\":2,"
+	            "\"id\":\"flow-1\"}]",
+	            &imp);
+	assert_int_equal(imp.nflows, 0);
+	assert_int_equal(imp.stats[TL_STAT_FLOW_INVALID_ID], 1);
+	tl_import_free(&imp);
+}
+
+static void test_import_json_flow_v1_bp_e_binds_enclosing(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json(
+	    "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":5},"
+	    "{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"c\",\"pid\":1,\"tid\":1,\"ts\":2,\"id\":16},"
+	    "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":5},"
+	    "{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"f\",\"cat\":\"c\",\"pid\":1,\"tid\":2,"
+	    "\"ts\":11,\"id\":\"10\"}]",
+	    &imp);
+	assert_int_equal(imp.nflows, 1);
+	assert_string_equal(imp.slices[imp.flows[0].out].name, "a");
+	assert_string_equal(imp.slices[imp.flows[0].in].name, "b");
+	tl_import_free(&imp);
+}
+
+static void test_import_json_flow_v2_without_direction_is_counted(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":5,"
+	            "\"bind_id\":3}]",
+	            &imp);
+	assert_int_equal(imp.stats[TL_STAT_FLOW_WITHOUT_DIRECTION], 1);
+	tl_import_free(&imp);
+}
+
+static void test_import_to_model_keeps_each_process(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json(
+	    "[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":7,\"args\":{\"name\":\"seven\"}},"
+	    "{\"ph\":\"X\",\"name\":\"a\",\"pid\":7,\"tid\":70,\"ts\":1,\"dur\":5},"
+	    "{\"ph\":\"X\",\"name\":\"b\",\"pid\":9,\"tid\":70,\"ts\":1,\"dur\":5}]",
+	    &imp);
+	tl_model model;
+	assert_int_equal(tl_import_to_model(&imp, &model), 0);
+	tl_import_free(&imp);
+
+	const char *path = tl_test_path("import-model", ".json");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(tl_export_json(&model, fd, NULL), 0);
+	close(fd);
+	tl_model_free(&model);
+
+	tl_read_error err = {0};
+	assert_int_equal(tl_import_read_file(path, &imp, NULL, &err), 0);
+	assert_int_equal(tl_import_slice_pid(&imp, slice_named(&imp, "a")), 7);
+	assert_int_equal(tl_import_slice_pid(&imp, slice_named(&imp, "b")), 9);
+	assert_int_equal(tl_import_slice_tid(&imp, slice_named(&imp, "b")), 70);
+	tl_import_free(&imp);
+}
+
+static void test_import_model_reads_a_snapshot_model(void **state)
+{
+	(void)state;
+	tl_model model = {0};
+	model.pid = 5;
+	tl_model_event *ev = tl_model_event_append(&model);
+	assert_non_null(ev);
+	ev->phase = TL_PHASE_COMPLETE;
+	ev->tid = 6;
+	ev->ts_ns = 100;
+	ev->end_ns = 300;
+	ev->name = tl_model_intern(&model, "work", 4);
+	tl_import imp;
+	assert_int_equal(tl_import_model(&model, &imp), 0);
+	const tl_import_slice *s = slice_named(&imp, "work");
+	assert_int_equal(s->dur, 200);
+	assert_int_equal(tl_import_slice_pid(&imp, s), 5);
+	tl_import_free(&imp);
+	tl_model_free(&model);
+}
+
+static void test_cli_slices_reports_malformed_json_with_position(void **state)
+{
+	(void)state;
+	const char *cli = tl_test_cli();
+	if (!cli)
+		skip();
+	const char *in = tl_test_path("bad", ".json");
+	FILE *f = fopen(in, "w");
+	assert_non_null(f);
+	fputs("{\"traceEvents\":[\n{\"ph\":\"B\",\"name\":\"a\x02\"}]}", f);
+	fclose(f);
+	const char *err = tl_test_path("bad", ".err");
+	assert_int_equal(tl_test_run("'%s' slices '%s' 2> '%s'", cli, in, err), 1);
+	char *text = tl_test_read_file(err, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, ":2:"));
+	assert_int_equal(tl_test_count(text, "\n"), 1);
+	free(text);
+}
+
+static void test_cli_convert_reads_systrace_text(void **state)
+{
+	(void)state;
+	const char *cli = tl_test_cli();
+	if (!cli)
+		skip();
+	const char *in = tl_test_path("in", ".systrace");
+	FILE *f = fopen(in, "w");
+	assert_non_null(f);
+	fputs("# tracer: nop\n" LINE(7, 10, "1.000000", "B|10|work")
+	          LINE(7, 10, "1.500000", "E|10"),
+	      f);
+	fclose(f);
+	const char *out = tl_test_path("out", ".json");
+	assert_int_equal(tl_test_run("'%s' convert '%s' -o '%s' 2>/dev/null", cli, in, out), 0);
+	const char *listing = tl_test_path("out", ".txt");
+	assert_int_equal(tl_test_run("'%s' slices '%s' > '%s'", cli, out, listing), 0);
+	char *text = tl_test_read_file(listing, NULL);
+	assert_non_null(text);
+	assert_non_null(
+	    strstr(text, "slice ts=1000000000 dur=500000000 name=\"work\" tid=7 pid=10"));
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_import_atrace_end_with_other_pid_leaves_begin_open),
+	    cmocka_unit_test(test_import_atrace_bare_end_closes_top_slice),
+	    cmocka_unit_test(test_import_atrace_lines_are_sorted_by_time),
+	    cmocka_unit_test(test_import_atrace_depth_limit_is_counted),
+	    cmocka_unit_test(test_import_atrace_track_async_nests),
+	    cmocka_unit_test(test_import_atrace_counter_on_process_track),
+	    cmocka_unit_test(test_import_json_end_closes_innermost_matching),
+	    cmocka_unit_test(test_import_json_complete_needs_nonnegative_dur),
+	    cmocka_unit_test(test_import_json_thread_instant_needs_tid),
+	    cmocka_unit_test(test_import_json_counter_rejects_bool_and_objects),
+	    cmocka_unit_test(test_import_json_async_float_id_is_dropped),
+	    cmocka_unit_test(test_import_json_flow_v1_non_hex_id_is_invalid),
+	    cmocka_unit_test(test_import_json_flow_v1_bp_e_binds_enclosing),
+	    cmocka_unit_test(test_import_json_flow_v2_without_direction_is_counted),
+	    cmocka_unit_test(test_import_to_model_keeps_each_process),
+	    cmocka_unit_test(test_import_model_reads_a_snapshot_model),
+	    cmocka_unit_test(test_cli_slices_reports_malformed_json_with_position),
+	    cmocka_unit_test(test_cli_convert_reads_systrace_text),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,265 @@
+/*
+ * `timeline slices IN [--kind LIST] [--stats]`: reads a trace (ftrace or
+ * systrace text, Chrome JSON, or a binary snapshot) the way Perfetto's
+ * trace processor does and prints what it contains, one item per line.
+ * `timeline slices --markers FILE` parses trace_marker payloads instead,
+ * one JSON string literal per line.
+ */
+#include "tools/commands.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder/trace_import.h"
+
+#define SLICES_PREFIX "timeline slices"
+
+static const char slices_usage[] =
+    "usage: timeline slices IN [--kind KINDS] [--stats]\n"
+    "       timeline slices --markers FILE\n"
+    "\n"
+    "Reads IN (ftrace/systrace text, Chrome JSON or a timeline binary snapshot)\n"
+    "the way Perfetto's trace processor reads it, and prints one item per line:\n"
+    "  slice ts=... dur=... name=\"...\" tid=... pid=... depth=... cat=... thread_ts=...\n"
+    "  instant ..., async ..., counter ..., flow out=\"...\" in=\"...\", arg ...\n"
+    "Times are nanoseconds; dur=-1 is a slice that never ended.\n"
+    "\n"
+    "options:\n"
+    "  -k, --kind KINDS   comma-separated: slice, instant, async, counter, flow,\n"
+    "                     arg, process, thread (default: the first five)\n"
+    "  -s, --stats        also print what was rejected, per reason (stat lines)\n"
+    "  -m, --markers      FILE holds one trace_marker payload per line, written as a\n"
+    "                     JSON string literal; print how each one parses\n"
+    "  -h, --help         print this help\n";
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs(SLICES_PREFIX ": ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs(" (see '" SLICES_PREFIX " --help')\n", stderr);
+	va_end(ap);
+	return 2;
+}
+
+static int parse_kinds(const char *list, unsigned *kinds)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = {
+	    {"slice", TL_PRINT_SLICE},     {"instant", TL_PRINT_INSTANT}, {"async", TL_PRINT_ASYNC},
+	    {"counter", TL_PRINT_COUNTER}, {"flow", TL_PRINT_FLOW},       {"arg", TL_PRINT_ARG},
+	    {"process", TL_PRINT_PROCESS}, {"thread", TL_PRINT_THREAD},   {"stat", TL_PRINT_STAT}};
+	*kinds = 0;
+	const char *p = list;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		size_t i = 0;
+		for (; i < sizeof names / sizeof names[0]; i++) {
+			if (strlen(names[i].name) == n && strncmp(p, names[i].name, n) == 0)
+				break;
+		}
+		if (i == sizeof names / sizeof names[0])
+			return usage_error("--kind: unknown kind '%.*s'", (int)n, p);
+		*kinds |= names[i].bit;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	if (!*kinds)
+		return usage_error("--kind: empty list");
+	return 0;
+}
+
+/*
+ * Decodes the JSON string literal at line[0..len) into out (capacity len:
+ * decoding never grows). Returns the decoded length, or -1 with *column
+ * set to where it is malformed.
+ */
+static long decode_string_literal(const char *line, size_t len, char *out, size_t *column)
+{
+	size_t i = 0, n = 0;
+	while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+		i++;
+	if (i >= len || line[i] != '"') {
+		*column = i + 1;
+		return -1;
+	}
+	for (i++; i < len; i++) {
+		char c = line[i];
+		if (c == '"') {
+			for (i++; i < len; i++) {
+				if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') {
+					*column = i + 1;
+					return -1;
+				}
+			}
+			return (long)n;
+		}
+		if (c != '\\') {
+			out[n++] = c;
+			continue;
+		}
+		if (++i >= len)
+			break;
+		const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
+		const char *hit = strchr(from, line[i]);
+		if (hit && line[i]) {
+			out[n++] = to[hit - from];
+			continue;
+		}
+		unsigned cp = 0;
+		if (line[i] != 'u' || i + 4 >= len) {
+			*column = i;
+			return -1;
+		}
+		for (int k = 1; k <= 4; k++) {
+			char h = line[i + (size_t)k];
+			int v = h >= '0' && h <= '9'   ? h - '0'
+			        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+			        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+			                               : -1;
+			if (v < 0) {
+				*column = i;
+				return -1;
+			}
+			cp = cp << 4 | (unsigned)v;
+		}
+		i += 4;
+		if (cp < 0x80) {
+			out[n++] = (char)cp;
+		} else if (cp < 0x800) {
+			out[n++] = (char)(0xc0 | cp >> 6);
+			out[n++] = (char)(0x80 | (cp & 0x3f));
+		} else {
+			out[n++] = (char)(0xe0 | cp >> 12);
+			out[n++] = (char)(0x80 | (cp >> 6 & 0x3f));
+			out[n++] = (char)(0x80 | (cp & 0x3f));
+		}
+	}
+	*column = len + 1;
+	return -1;
+}
+
+/* --markers: one parse line per input line (blank and '#' lines skipped). */
+static int run_markers(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, SLICES_PREFIX ": %s: cannot open: %s\n", path, strerror(errno));
+		return 1;
+	}
+	char *line = NULL;
+	size_t cap = 0, line_no = 0;
+	ssize_t got;
+	int status = 0;
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		line_no++;
+		size_t len = (size_t)got;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			len--;
+		size_t lead = strspn(line, " \t");
+		if (lead >= len || line[lead] == '#')
+			continue;
+		char *payload = malloc(len + 1);
+		size_t column = 0;
+		long n = payload ? decode_string_literal(line, len, payload, &column) : -1;
+		if (n < 0) {
+			if (payload)
+				fprintf(stderr,
+				        SLICES_PREFIX
+				        ": %s:%zu:%zu: expected a JSON string literal\n",
+				        path, line_no, column);
+			else
+				fprintf(stderr, SLICES_PREFIX ": out of memory\n");
+			free(payload);
+			status = 1;
+			break;
+		}
+		tl_atrace_point point;
+		tl_atrace_result result = tl_atrace_parse(payload, (size_t)n, &point);
+		tl_import_print_marker(stdout, result, &point);
+		free(payload);
+	}
+	free(line);
+	fclose(f);
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, SLICES_PREFIX ": writing: %s\n", strerror(errno));
+		return 1;
+	}
+	return status;
+}
+
+int tl_cmd_slices(int argc, char **argv)
+{
+	static const struct option options[] = {
+	    {"kind", required_argument, NULL, 'k'},
+	    {"stats", no_argument, NULL, 's'},
+	    {"markers", no_argument, NULL, 'm'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	unsigned kinds = TL_PRINT_DEFAULT;
+	int stats = 0, markers = 0, opt, rc;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":k:smh", options, NULL)) != -1) {
+		switch (opt) {
+		case 'k':
+			if ((rc = parse_kinds(optarg, &kinds)))
+				return rc;
+			break;
+		case 's':
+			stats = 1;
+			break;
+		case 'm':
+			markers = 1;
+			break;
+		case 'h':
+			fputs(slices_usage, stdout);
+			return 0;
+		case ':':
+			return usage_error("%s: missing value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return usage_error("missing the input file");
+	if (argc - optind > 1)
+		return usage_error("unexpected argument '%s'", argv[optind + 1]);
+	const char *path = argv[optind];
+	if (markers)
+		return run_markers(path);
+
+	tl_import imp;
+	tl_read_error err = {0};
+	rc = tl_import_read_file(path, &imp, NULL, &err);
+	if (rc) {
+		if (rc == -EINVAL && err.line)
+			fprintf(stderr, SLICES_PREFIX ": %s:%zu:%zu: %s\n", path, err.line,
+			        err.column, err.message);
+		else if (rc == -EINVAL)
+			fprintf(stderr, SLICES_PREFIX ": %s: %s\n", path, err.message);
+		else
+			fprintf(stderr, SLICES_PREFIX ": %s: %s\n", path, strerror(-rc));
+		return 1;
+	}
+	tl_import_print(&imp, kinds | (stats ? TL_PRINT_STAT : 0), stdout);
+	tl_import_free(&imp);
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, SLICES_PREFIX ": writing: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
