@@ -146,6 +146,13 @@ struct tl_recorder_ops {
 	struct tl_block *(*next_block)(struct tl_recorder *rec, struct tl_slot *slot);
 	/* Direct: one record to write out. */
 	void (*write_direct)(struct tl_recorder *rec, const uint64_t *record, size_t words);
+	/* Optional: fills the recorder's own counters into *st (direct
+	 * recorders; the pool counts for the buffering ones). Any thread,
+	 * async-signal-safe. */
+	void (*stats)(struct tl_recorder *rec, tl_stats *st);
+	/* Optional: the child of a fork, before its session restarts (the
+	 * forking thread is the only thread; no lock is held by anyone). */
+	void (*after_fork_child)(struct tl_recorder *rec);
 };
 
 struct tl_recorder {
@@ -158,6 +165,7 @@ struct tl_recorder {
 extern const struct tl_recorder_ops tl_ring_ops;
 extern const struct tl_recorder_ops tl_endless_ops;
 extern const struct tl_recorder_ops tl_startup_ops;
+extern const struct tl_recorder_ops tl_systrace_ops;
 
 /* ---- global state ----------------------------------------------------------
  * tl_state is the epoch of the running session (odd numbers, never 0), or

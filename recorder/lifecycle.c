@@ -26,7 +26,14 @@ _Atomic uint64_t tl_blocks_torn;
 
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static uint32_t last_epoch;
+static uint32_t last_epoch; /* odd once a session has run; never has TL_STATE_FULL */
+
+/* The next session's tl_state value: odd, never 0, never with the FULL bit. */
+static uint32_t next_epoch(void)
+{
+	last_epoch = ((last_epoch + 2) | 1) & ~TL_STATE_FULL;
+	return last_epoch;
+}
 static int membarrier_ok;
 static _Atomic uint64_t last_unmatched_begin, last_unmatched_end;
 
@@ -34,6 +41,7 @@ static const struct tl_recorder_ops *const recorders[] = {
 	&tl_ring_ops,
 	&tl_endless_ops,
 	&tl_startup_ops,
+	&tl_systrace_ops,
 };
 
 static const struct tl_recorder_ops *recorder_by_kind(tl_recorder_kind kind)
@@ -133,10 +141,11 @@ static void fork_child(void)
 		pthread_mutex_unlock(&tl_active.pool.lock);
 		tl_pool_reset(&tl_active.pool);
 	}
+	if (state && tl_active.ops->after_fork_child)
+		tl_active.ops->after_fork_child(&tl_active);
 	atomic_store(&tl_blocks_torn, 0);
 	if (state) {
-		last_epoch += 2;
-		atomic_store(&tl_state, last_epoch);
+		atomic_store(&tl_state, next_epoch());
 	}
 	tl_categories_unlock();
 	pthread_mutex_unlock(&life_lock);
@@ -175,6 +184,9 @@ static int parse_environment(tl_options *o)
 	v = getenv("TIMELINE_CATEGORIES");
 	if (v && *v)
 		o->categories = v;
+	v = getenv("TIMELINE_TRACEFS_INSTANCE");
+	if (v && *v)
+		o->tracefs_instance = v;
 	return 0;
 }
 
@@ -222,9 +234,8 @@ int tl_init(const tl_options *user)
 		o.recorder = TL_RECORDER_RING;
 	const struct tl_recorder_ops *ops = recorder_by_kind(o.recorder);
 	if (!ops) {
-		tl_log(TL_LOG_ERROR, "the %s recorder is not available in this build",
-		       o.recorder == TL_RECORDER_SYSTRACE ? "systrace" : "requested");
-		rc = o.recorder == TL_RECORDER_SYSTRACE ? -EOPNOTSUPP : -EINVAL;
+		tl_log(TL_LOG_ERROR, "recorder %d: unknown recorder", (int)o.recorder);
+		rc = -EINVAL;
 		goto out;
 	}
 	if (o.clock != TL_CLOCK_BOOTTIME && o.clock != TL_CLOCK_MONOTONIC) {
@@ -233,14 +244,16 @@ int tl_init(const tl_options *user)
 		rc = -EINVAL;
 		goto out;
 	}
-	size_t bytes = o.buffer_bytes ? o.buffer_bytes : ops->default_bytes;
-	if (bytes < TL_BUFFER_MIN_BYTES || bytes > BUFFER_MAX_BYTES) {
+	/* A direct recorder keeps no buffer: the sizes are not read. */
+	size_t bytes = ops->write_direct ? 0 : o.buffer_bytes ? o.buffer_bytes : ops->default_bytes;
+	if (!ops->write_direct && (bytes < TL_BUFFER_MIN_BYTES || bytes > BUFFER_MAX_BYTES)) {
 		tl_log(TL_LOG_ERROR, "buffer of %zu bytes: expected between %d and %zu", bytes,
 		       TL_BUFFER_MIN_BYTES, BUFFER_MAX_BYTES);
 		rc = -EINVAL;
 		goto out;
 	}
-	if (o.block_bytes && (o.block_bytes < TL_BLOCK_MIN_BYTES || o.block_bytes > TL_BLOCK_MAX_BYTES)) {
+	if (!ops->write_direct && o.block_bytes &&
+	    (o.block_bytes < TL_BLOCK_MIN_BYTES || o.block_bytes > TL_BLOCK_MAX_BYTES)) {
 		tl_log(TL_LOG_ERROR, "block of %zu bytes: expected between %d and %d", o.block_bytes,
 		       TL_BLOCK_MIN_BYTES, TL_BLOCK_MAX_BYTES);
 		rc = -EINVAL;
@@ -272,11 +285,7 @@ int tl_init(const tl_options *user)
 	atomic_store(&tl_blocks_torn, 0);
 	atomic_store(&last_unmatched_begin, 0);
 	atomic_store(&last_unmatched_end, 0);
-	last_epoch += 2;
-	if (last_epoch & TL_STATE_FULL)
-		last_epoch = 1;
-	atomic_store(&tl_state, last_epoch | 1);
-	last_epoch |= 1;
+	atomic_store(&tl_state, next_epoch());
 	tl_categories_set_running(true);
 out:
 	pthread_mutex_unlock(&life_lock);
@@ -348,6 +357,8 @@ void tl_stats_collect(tl_stats *out)
 	if (state) {
 		st.recorder = tl_active.ops->name;
 		st.buffer_bytes = tl_active.buffer_bytes;
+		if (tl_active.ops->stats)
+			tl_active.ops->stats(&tl_active, &st);
 		if (!tl_active.ops->write_direct) {
 			const struct tl_pool *pool = &tl_active.pool;
 			uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);

@@ -61,7 +61,7 @@ typedef enum tl_recorder_kind {
 	TL_RECORDER_RING,
 	TL_RECORDER_ENDLESS,
 	TL_RECORDER_STARTUP,
-	TL_RECORDER_SYSTRACE, /* not in this build: tl_init returns -EOPNOTSUPP */
+	TL_RECORDER_SYSTRACE, /* one trace_marker write per event (docs/systrace.md) */
 } tl_recorder_kind;
 
 typedef enum tl_clock_kind {
@@ -105,17 +105,26 @@ typedef struct tl_options {
 	/* systrace recorder: a named tracefs instance (NULL = top level or
 	 * TIMELINE_TRACEFS_INSTANCE). Not read by the in-memory recorders. */
 	const char *tracefs_instance;
+	/* systrace recorder: write every event, without re-reading the
+	 * tracefs `tracing_on` file (at most every 100 ms) to skip events
+	 * while tracing is off. With the gate off, a write while tracing is off
+	 * fails and is counted in write_errors and events_dropped. */
+	bool systrace_no_gate;
 } tl_options;
 
 /*
  * Starts recording. opts may be NULL for defaults. The environment overrides
  * the options: TIMELINE_RECORDER=ring|endless|startup|systrace,
  * TIMELINE_BUFFER_KB=N (16 or more), TIMELINE_CATEGORIES=list (comma
- * separated globs, "-glob" disables). A variable set to "" is ignored.
+ * separated globs, "-glob" disables), TIMELINE_TRACEFS_INSTANCE=name. A
+ * variable set to "" is ignored.
  * Returns 0, -EALREADY when already running, -EINVAL for a bad option or
  * environment value (logged, except a too small struct_size),
- * -EOPNOTSUPP for the systrace recorder (not in this build; logged),
- * -ENOMEM when the buffer cannot be allocated (logged).
+ * -ENOMEM when the buffer cannot be allocated (logged). The systrace
+ * recorder ignores the buffer sizes and returns -EINVAL for an instance
+ * name with '/' (or "." or ".."), and -errno from open(2) of trace_marker:
+ * -ENOENT when tracefs or the named instance is missing, -EACCES when it
+ * is not writable (logged with the path).
  * Not thread-safe against tl_init/tl_shutdown; safe against emitters.
  */
 TL_API int tl_init(const tl_options *opts);
@@ -320,9 +329,11 @@ TL_API int tl_process_set_name(const char *name);
 typedef struct tl_stats {
 	size_t struct_size;
 	const char *recorder;        /* static storage, NULL when not running */
-	uint64_t events_written;     /* events committed to the recorder */
+	uint64_t events_written;     /* events committed to the recorder (systrace: written) */
 	uint64_t events_overwritten; /* ring: lost to block reuse */
-	uint64_t events_dropped;     /* no block, stopped startup, re-entry, refused thread, bad phase/cat */
+	/* no block, stopped startup, re-entry, refused thread, bad phase/cat;
+	 * systrace: a failed write, or the recorder turned itself off */
+	uint64_t events_dropped;
 	uint64_t strings_truncated;  /* copies cut at TL_COPY_MAX */
 	uint64_t args_dropped;       /* beyond TL_MAX_ARGS, or of type NONE/unknown */
 	uint64_t unmatched_begin;    /* last JSON/ftrace snapshot: slices closed at snapshot time */
@@ -335,6 +346,14 @@ typedef struct tl_stats {
 	 * 1024; not reset by tl_init). */
 	uint32_t threads;
 	uint32_t categories;         /* registered, "overflow" included */
+	/* systrace recorder; 0 for the others. Every event it receives is
+	 * counted once: written, dropped, not representable, flow lost or
+	 * skipped while tracing was off. */
+	uint64_t names_truncated;          /* names (or tracks) cut to fit 1023 bytes; written */
+	uint64_t events_not_representable; /* late complete/async events, NaN counters */
+	uint64_t flows_lost;               /* flow events: atrace has no flows */
+	uint64_t events_tracing_off;       /* skipped by the tracing_on gate */
+	uint64_t write_errors;             /* failed write(2)s; those events are dropped */
 } tl_stats;
 
 /* Fills *out (set out->struct_size first). Returns 0, -EINVAL. Any thread,

@@ -1,0 +1,71 @@
+/*
+ * The atrace payloads the systrace recorder writes to trace_marker
+ * (formats.md §1 and §4.1). Internal.
+ *
+ * Everything here is async-signal-safe: no allocation, no locale, no stdio,
+ * no lock. Nothing is NUL-terminated: lengths are returned.
+ */
+#ifndef TIMELINE_ATRACE_FORMAT_H
+#define TIMELINE_ATRACE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+/* Largest payload of one write(2): AOSP's 1024-byte buffer minus its NUL. */
+#define TL_ATRACE_PAYLOAD_MAX 1023
+
+/*
+ * One payload. The fields a phase does not use are ignored:
+ *
+ *   B  B|pid|name             S  S|pid|name|number     N  N|pid|track|name
+ *   E  E|pid                  F  F|pid|name|number     G  G|pid|track|name|number
+ *   C  C|pid|name|number      I  I|pid|name            H  H|pid|track|number
+ */
+struct tl_atrace_payload {
+	char phase;
+	const char *pid; /* the tgid in decimal (tl_atrace_format_i64) */
+	size_t pid_len;
+	const char *track; /* N, G, H; not NUL-terminated */
+	size_t track_len;
+	const char *name; /* all but E and H; not NUL-terminated */
+	size_t name_len;
+	int64_t number; /* C: the value; S, F, G, H: the cookie */
+};
+
+/*
+ * Formats p into buf, which must hold TL_ATRACE_PAYLOAD_MAX bytes. In the
+ * name and the track, '|', '\n', '\r' and '\0' become spaces and trailing
+ * blanks are dropped. When the payload would pass TL_ATRACE_PAYLOAD_MAX
+ * bytes, the name is shortened (never inside a UTF-8 sequence), then, only
+ * if that is not enough, the track; the numbers are never cut. *truncated
+ * is set to 1 when something was shortened, and left alone otherwise.
+ * Returns the payload's length. An unknown phase gives 0.
+ */
+size_t tl_atrace_format(char *buf, const struct tl_atrace_payload *p, int *truncated);
+
+/* Writes v in decimal (at most 20 bytes, '-' included) and returns the length. */
+size_t tl_atrace_format_i64(char *out, int64_t v);
+
+/*
+ * A counter value for C: v rounded to the nearest integer, halves away from
+ * zero, saturated to the int64 range. Returns 0 for NaN (not representable),
+ * 1 otherwise.
+ */
+int tl_atrace_counter_from_double(double v, int64_t *out);
+
+/*
+ * The cookie of an async event with id `id`: the id's bits read as an int64.
+ * Ids up to INT32_MAX (and the sign extension of negative int32 values) stay
+ * in the int32 range AOSP writes; larger ones keep all 64 bits, so distinct
+ * ids never share a cookie, and the same id always gets the same one.
+ */
+static inline int64_t tl_atrace_cookie(uint64_t id)
+{
+	return (int64_t)id;
+}
+
+#pragma GCC visibility pop
+
+#endif /* TIMELINE_ATRACE_FORMAT_H */

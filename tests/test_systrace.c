@@ -1,0 +1,399 @@
+/*
+ * The systrace recorder on real tracefs: the exact payloads of every event
+ * type, read back from a private instance's trace file. Needs root (skips
+ * with the reason otherwise).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "systrace_fixture.h"
+
+#include <timeline/trace_event.h>
+
+#define MAX_MARKERS 64
+
+static struct fixture_marker markers[MAX_MARKERS];
+static tl_category *cat;
+static char pid_text[16];
+
+static int group_setup(void **state)
+{
+	(void)state;
+	tl_test_clear_environment();
+	fixture_create("systrace");
+	snprintf(pid_text, sizeof pid_text, "%d", (int)getpid());
+	cat = tl_category_get("systest");
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	fixture_destroy();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	return 0;
+}
+
+static void start(void)
+{
+	fixture_clear();
+	tl_options opts = {.struct_size = sizeof opts, .recorder = TL_RECORDER_SYSTRACE};
+	assert_int_equal(tl_init(&opts), 0);
+	assert_string_equal(tl_recorder_name(), "systrace");
+}
+
+/* Stops the recorder; returns its last stats, and the markers written. */
+static size_t finish(tl_stats *st)
+{
+	st->struct_size = sizeof *st;
+	assert_int_equal(tl_stats_get(st), 0);
+	tl_shutdown();
+	return fixture_markers(markers, MAX_MARKERS);
+}
+
+/* "<phase>|<this pid><rest>" */
+static const char *expect(const char *phase, const char *rest)
+{
+	static char buf[8][FIXTURE_PAYLOAD_MAX];
+	static int next;
+	char *out = buf[next++ % 8];
+	snprintf(out, FIXTURE_PAYLOAD_MAX, "%s|%s%s", phase, pid_text, rest);
+	return out;
+}
+
+static pid_t thread_id(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static void test_begin_and_end_carry_the_tgid_and_the_thread_tid(void **state)
+{
+	(void)state;
+	start();
+	TL_TRACE_EVENT_BEGIN0("systest", "frame");
+	TL_TRACE_EVENT_END0("systest", "frame");
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 2);
+	assert_string_equal(markers[0].payload, expect("B", "|frame"));
+	assert_string_equal(markers[1].payload, expect("E", ""));
+	/* formats.md §1.2: the tgid field parses as getpid() in B and in E */
+	for (size_t i = 0; i < n; i++) {
+		char *end;
+		unsigned long pid = strtoul(markers[i].payload + 2, &end, 10);
+		assert_int_equal(pid, (unsigned long)getpid());
+		assert_true(*end == '|' || *end == '\0');
+		assert_int_equal(markers[i].tid, thread_id());
+	}
+	assert_int_equal(st.events_written, 2);
+	assert_int_equal(st.events_dropped, 0);
+}
+
+static void test_counters_write_integers_and_round_doubles(void **state)
+{
+	(void)state;
+	start();
+	tl_emit_counter(cat, "queue", 42);
+	tl_emit_counter(cat, "debt", INT64_MIN);
+	tl_emit_counter_double(cat, "half", 2.5);
+	tl_emit_counter_double(cat, "minus_half", -2.5);
+	tl_emit_counter_double(cat, "below_half", 1.49);
+	tl_emit_counter_double(cat, "huge", 1e300);
+	tl_emit_counter_double(cat, "nan", NAN);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 6);
+	assert_string_equal(markers[0].payload, expect("C", "|queue|42"));
+	assert_string_equal(markers[1].payload, expect("C", "|debt|-9223372036854775808"));
+	assert_string_equal(markers[2].payload, expect("C", "|half|3"));
+	assert_string_equal(markers[3].payload, expect("C", "|minus_half|-3"));
+	assert_string_equal(markers[4].payload, expect("C", "|below_half|1"));
+	assert_string_equal(markers[5].payload, expect("C", "|huge|9223372036854775807"));
+	assert_int_equal(st.events_written, 6);
+	assert_int_equal(st.events_not_representable, 1); /* NaN */
+}
+
+static void test_async_events_write_s_and_f_with_stable_cookies(void **state)
+{
+	(void)state;
+	start();
+	TL_TRACE_EVENT_ASYNC_BEGIN0("systest", "load", 7);
+	TL_TRACE_EVENT_ASYNC_BEGIN0("systest", "load", 0x100000005ull);
+	TL_TRACE_EVENT_ASYNC_END0("systest", "load", 7);
+	TL_TRACE_EVENT_ASYNC_END0("systest", "load", 0x100000005ull);
+	TL_TRACE_EVENT_ASYNC_BEGIN0("systest", "wide", UINT64_MAX);
+	TL_TRACE_EVENT_ASYNC_END0("systest", "wide", UINT64_MAX);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 6);
+	assert_string_equal(markers[0].payload, expect("S", "|load|7"));
+	assert_string_equal(markers[1].payload, expect("S", "|load|4294967301"));
+	assert_string_equal(markers[2].payload, expect("F", "|load|7"));
+	assert_string_equal(markers[3].payload, expect("F", "|load|4294967301"));
+	assert_string_equal(markers[4].payload, expect("S", "|wide|-1"));
+	assert_string_equal(markers[5].payload, expect("F", "|wide|-1"));
+}
+
+static void test_async_events_naming_a_track_write_g_h_and_n(void **state)
+{
+	(void)state;
+	start();
+	tl_arg track = {.key = "track", .type = TL_ARG_STRING, .value.s = "network"};
+	tl_arg copied = {.key = "track", .type = TL_ARG_STRING_COPY, .value.s = "network"};
+	tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "fetch", 9, 0, &track, 1);
+	tl_emit(cat, TL_PHASE_ASYNC_INSTANT, 0, "retry", 9, 0, &copied, 1);
+	tl_emit(cat, TL_PHASE_ASYNC_END, 0, "fetch", 9, 0, &copied, 1);
+	/* an async instant without a track goes to the category's track */
+	tl_emit(cat, TL_PHASE_ASYNC_INSTANT, 0, "ping", 3, 0, NULL, 0);
+	/* a "track" that is not a string is an ordinary (dropped) argument */
+	tl_arg number = {.key = "track", .type = TL_ARG_INT, .value.i = 5};
+	tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "plain", 4, 0, &number, 1);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 5);
+	assert_string_equal(markers[0].payload, expect("G", "|network|fetch|9"));
+	assert_string_equal(markers[1].payload, expect("N", "|network|retry"));
+	assert_string_equal(markers[2].payload, expect("H", "|network|9"));
+	assert_string_equal(markers[3].payload, expect("N", "|systest|ping"));
+	assert_string_equal(markers[4].payload, expect("S", "|plain|4"));
+}
+
+static void test_instants_write_i_for_threads_and_n_for_processes(void **state)
+{
+	(void)state;
+	start();
+	TL_TRACE_EVENT_INSTANT0("systest", "tick", TL_SCOPE_THREAD);
+	TL_TRACE_EVENT_INSTANT0("systest", "config", TL_SCOPE_PROCESS);
+	TL_TRACE_EVENT_INSTANT0("systest", "wall", TL_SCOPE_GLOBAL);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 3);
+	assert_string_equal(markers[0].payload, expect("I", "|tick"));
+	assert_string_equal(markers[1].payload, expect("N", "|systest|config"));
+	assert_string_equal(markers[2].payload, expect("N", "|systest|wall"));
+}
+
+static void test_live_complete_event_writes_begin_and_end(void **state)
+{
+	(void)state;
+	start();
+	tl_timestamp t0 = tl_now();
+	TL_TRACE_EVENT_COMPLETE("systest", "quick", t0, tl_now());
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 2);
+	assert_string_equal(markers[0].payload, expect("B", "|quick"));
+	assert_string_equal(markers[1].payload, expect("E", ""));
+	assert_int_equal(st.events_written, 1);
+	assert_int_equal(st.events_not_representable, 0);
+}
+
+static void test_past_complete_events_are_counted_not_written(void **state)
+{
+	(void)state;
+	start();
+	/* started long before it reached the recorder */
+	tl_timestamp t0 = tl_now();
+	usleep(5000);
+	TL_TRACE_EVENT_COMPLETE("systest", "late", t0, tl_now());
+	/* started before the thread's previous event */
+	t0 = tl_now();
+	TL_TRACE_EVENT_BEGIN0("systest", "outer");
+	TL_TRACE_EVENT_COMPLETE("systest", "overlapping", t0, tl_now());
+	TL_TRACE_EVENT_END0("systest", "outer");
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 2);
+	assert_string_equal(markers[0].payload, expect("B", "|outer"));
+	assert_string_equal(markers[1].payload, expect("E", ""));
+	assert_int_equal(st.events_not_representable, 2);
+	assert_int_equal(st.events_written, 2);
+}
+
+static void test_flows_are_counted_as_lost(void **state)
+{
+	(void)state;
+	start();
+	TL_TRACE_EVENT_FLOW_BEGIN0("systest", "job", 1);
+	TL_TRACE_EVENT_FLOW_STEP0("systest", "job", 1);
+	TL_TRACE_EVENT_FLOW_END0("systest", "job", 1);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 0);
+	assert_int_equal(st.flows_lost, 3);
+	assert_int_equal(st.events_written, 0);
+	assert_int_equal(st.events_dropped, 0);
+}
+
+static void test_arguments_are_not_appended(void **state)
+{
+	(void)state;
+	start();
+	TL_TRACE_EVENT_BEGIN2("systest", "args", "size", 12, "path", "a|b");
+	TL_TRACE_EVENT_END0("systest", "args");
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 2);
+	assert_string_equal(markers[0].payload, expect("B", "|args"));
+}
+
+static void test_separators_in_names_become_spaces(void **state)
+{
+	(void)state;
+	start();
+	tl_emit_begin(cat, "a|b\nc\rd");
+	tl_emit_end(cat);
+	tl_emit_counter(cat, "x|y", 5);
+	TL_TRACE_EVENT_INSTANT0("systest", "trailing|\n", TL_SCOPE_THREAD);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 4);
+	assert_string_equal(markers[0].payload, expect("B", "|a b c d"));
+	assert_string_equal(markers[2].payload, expect("C", "|x y|5"));
+	assert_string_equal(markers[3].payload, expect("I", "|trailing"));
+	assert_int_equal(st.names_truncated, 0);
+}
+
+static void test_long_names_are_cut_to_a_1023_byte_payload(void **state)
+{
+	(void)state;
+	static char name[2001];
+	memset(name, 'n', 2000);
+	start();
+	tl_emit_begin(cat, name);
+	tl_emit_end(cat);
+	tl_emit_counter(cat, name, 5);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 3);
+	const char *b = expect("B", "|");
+	assert_int_equal(strlen(markers[0].payload), 1023);
+	assert_memory_equal(markers[0].payload, b, strlen(b));
+	assert_int_equal(strspn(markers[0].payload + strlen(b), "n"), 1023 - strlen(b));
+	/* the value is never cut, only the name */
+	assert_int_equal(strlen(markers[2].payload), 1023);
+	assert_string_equal(markers[2].payload + 1023 - 2, "|5");
+	assert_int_equal(st.names_truncated, 2);
+	assert_int_equal(st.events_written, 3);
+}
+
+static void test_forked_child_writes_its_own_pid(void **state)
+{
+	(void)state;
+	start();
+	TL_TRACE_EVENT_BEGIN0("systest", "parent");
+	TL_TRACE_EVENT_END0("systest", "parent");
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		TL_TRACE_EVENT_BEGIN0("systest", "child");
+		TL_TRACE_EVENT_END0("systest", "child");
+		tl_stats st = {.struct_size = sizeof st};
+		_exit(tl_stats_get(&st) == 0 && st.events_written == 2 ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 4);
+	char line[64];
+	snprintf(line, sizeof line, "B|%d|child", (int)child);
+	assert_string_equal(markers[2].payload, line);
+	snprintf(line, sizeof line, "E|%d", (int)child);
+	assert_string_equal(markers[3].payload, line);
+	assert_int_equal(markers[2].tid, child);
+	assert_int_equal(markers[3].tid, child);
+	assert_string_equal(markers[0].payload, expect("B", "|parent"));
+	assert_int_equal(st.events_written, 2); /* the parent's own */
+}
+
+static void *thread_main(void *arg)
+{
+	*(pid_t *)arg = thread_id();
+	TL_TRACE_EVENT_BEGIN0("systest", "worker");
+	TL_TRACE_EVENT_END0("systest", "worker");
+	return NULL;
+}
+
+static void test_thread_events_carry_the_thread_tid_and_the_tgid(void **state)
+{
+	(void)state;
+	start();
+	pthread_t thread;
+	pid_t tid = 0;
+	assert_int_equal(pthread_create(&thread, NULL, thread_main, &tid), 0);
+	pthread_join(thread, NULL);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 2);
+	assert_string_equal(markers[0].payload, expect("B", "|worker"));
+	assert_string_equal(markers[1].payload, expect("E", ""));
+	assert_int_not_equal(tid, getpid());
+	assert_int_equal(markers[0].tid, tid);
+	assert_int_equal(markers[1].tid, tid);
+}
+
+static void test_snapshots_return_enodev(void **state)
+{
+	(void)state;
+	start();
+	assert_int_equal(tl_snapshot_json_fd(1), -ENODEV);
+	assert_int_equal(tl_snapshot_ftrace_fd(1), -ENODEV);
+	assert_int_equal(tl_snapshot_binary_fd(1), -ENODEV);
+	tl_stats st;
+	finish(&st);
+	assert_string_equal(st.recorder, "systrace");
+	assert_int_equal(st.buffer_bytes, 0);
+}
+
+static void test_environment_selects_the_systrace_recorder(void **state)
+{
+	(void)state;
+	fixture_clear();
+	setenv("TIMELINE_RECORDER", "systrace", 1);
+	int rc = tl_init(NULL);
+	unsetenv("TIMELINE_RECORDER");
+	assert_int_equal(rc, 0);
+	assert_string_equal(tl_recorder_name(), "systrace");
+	TL_TRACE_EVENT_INSTANT0("systest", "from_env", TL_SCOPE_THREAD);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 1);
+	assert_string_equal(markers[0].payload, expect("I", "|from_env"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_teardown(test_begin_and_end_carry_the_tgid_and_the_thread_tid,
+	                              teardown),
+	    cmocka_unit_test_teardown(test_counters_write_integers_and_round_doubles, teardown),
+	    cmocka_unit_test_teardown(test_async_events_write_s_and_f_with_stable_cookies,
+	                              teardown),
+	    cmocka_unit_test_teardown(test_async_events_naming_a_track_write_g_h_and_n, teardown),
+	    cmocka_unit_test_teardown(test_instants_write_i_for_threads_and_n_for_processes,
+	                              teardown),
+	    cmocka_unit_test_teardown(test_live_complete_event_writes_begin_and_end, teardown),
+	    cmocka_unit_test_teardown(test_past_complete_events_are_counted_not_written, teardown),
+	    cmocka_unit_test_teardown(test_flows_are_counted_as_lost, teardown),
+	    cmocka_unit_test_teardown(test_arguments_are_not_appended, teardown),
+	    cmocka_unit_test_teardown(test_separators_in_names_become_spaces, teardown),
+	    cmocka_unit_test_teardown(test_long_names_are_cut_to_a_1023_byte_payload, teardown),
+	    cmocka_unit_test_teardown(test_forked_child_writes_its_own_pid, teardown),
+	    cmocka_unit_test_teardown(test_thread_events_carry_the_thread_tid_and_the_tgid,
+	                              teardown),
+	    cmocka_unit_test_teardown(test_snapshots_return_enodev, teardown),
+	    cmocka_unit_test_teardown(test_environment_selects_the_systrace_recorder, teardown),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
