@@ -15,6 +15,11 @@ int tl_cmd_demo(int argc, char **argv);
  * Chrome JSON or ftrace text. */
 int tl_cmd_convert(int argc, char **argv);
 
+/* `timeline record [-o FILE] [--format ftrace|json] [-e EVENT]... [-- COMMAND]`:
+ * records trace_marker writes and sched events from a private tracefs
+ * instance. */
+int tl_cmd_record(int argc, char **argv);
+
 /* `timeline slices IN [--kind KINDS] [--stats]`: what a trace contains, read the
  * way Perfetto reads it, one item per line; `--markers FILE` parses payloads. */
 int tl_cmd_slices(int argc, char **argv);

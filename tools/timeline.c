@@ -21,6 +21,7 @@ static const struct tl_command commands[] = {
      tl_cmd_convert},
     {"slices", "print the slices, counters and flows of a trace, as Perfetto reads it",
      tl_cmd_slices},
+    {"record", "record a systrace (ftrace) trace from the kernel, around a command", tl_cmd_record},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

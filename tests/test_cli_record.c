@@ -1,0 +1,400 @@
+/*
+ * `timeline record` on the real tracefs: markers written by a command come
+ * out as tracing_mark_write lines with the writer's pid, sched events are
+ * there, the private instance is removed on every way out, lost events are
+ * reported, and the options are checked.
+ *
+ * Needs root; mounts tracefs at /sys/kernel/tracing when it is not mounted.
+ * Without root, or where tracefs cannot be mounted, the suite is skipped
+ * (exit 77) with the reason printed.
+ */
+#include "support/test_support.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TRACING_DIR "/sys/kernel/tracing"
+#define MARKER_OF_INSTANCE TRACING_DIR "/instances/$TIMELINE_TRACEFS_INSTANCE/trace_marker"
+
+static const char *cli;
+
+static int tracefs_mounted(void)
+{
+	struct stat st;
+	return stat(TRACING_DIR "/instances", &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Exits 77 with a reason when the suite cannot run here. */
+static void require_root_and_tracefs(void)
+{
+	cli = tl_test_cli();
+	if (!cli) {
+		printf("skipped: TIMELINE_CLI is not set (the CLI was not built)\n");
+		exit(TL_TEST_SKIP_EXIT);
+	}
+	if (geteuid() != 0) {
+		printf("skipped: timeline record needs root (CAP_SYS_ADMIN)\n");
+		exit(TL_TEST_SKIP_EXIT);
+	}
+	if (!tracefs_mounted() && mount("nodev", TRACING_DIR, "tracefs", 0, NULL) != 0) {
+		printf("skipped: tracefs is not mounted and cannot be mounted at %s: %s\n",
+		       TRACING_DIR, strerror(errno));
+		exit(TL_TEST_SKIP_EXIT);
+	}
+}
+
+static int instance_exists(const char *name)
+{
+	char path[512];
+	struct stat st;
+	snprintf(path, sizeof path, TRACING_DIR "/instances/%s", name);
+	return stat(path, &st) == 0;
+}
+
+/* The first line of a file, without its newline; "" when missing. */
+static void read_word(const char *path, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	char *text = tl_test_read_file(path, NULL);
+	if (!text)
+		return;
+	snprintf(buf, len, "%.*s", (int)strcspn(text, "\n"), text);
+	free(text);
+}
+
+struct run {
+	const char *trace;
+	const char *errors; /* the command's standard error */
+	char *text;         /* the trace, read back */
+	char *summary;      /* the standard error, read back */
+	int status;
+};
+
+/* Runs `timeline record -o TRACE <args>` with stderr to a file. */
+static void record(struct run *run, const char *args)
+{
+	run->trace = tl_test_path("record", ".txt");
+	run->errors = tl_test_path("record", ".err");
+	run->status =
+	    tl_test_run("'%s' record -o '%s' %s 2>'%s'", cli, run->trace, args, run->errors);
+	run->text = tl_test_read_file(run->trace, NULL);
+	run->summary = tl_test_read_file(run->errors, NULL);
+	printf("%s", run->summary ? run->summary : "(no standard error)\n");
+}
+
+static void run_free(struct run *run)
+{
+	free(run->text);
+	free(run->summary);
+}
+
+/* Whether some line of text contains all of a, b and c. */
+static int line_has(const char *text, const char *a, const char *b, const char *c)
+{
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char *copy = strndup(line, len);
+		int hit = strstr(copy, a) && (!b || strstr(copy, b)) && (!c || strstr(copy, c));
+		free(copy);
+		if (hit)
+			return 1;
+		line = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+static void test_record_help_prints_usage(void **state)
+{
+	(void)state;
+	const char *out = tl_test_path("help", ".txt");
+	assert_int_equal(tl_test_run("'%s' record --help >'%s'", cli, out), 0);
+	char *text = tl_test_read_file(out, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "usage: timeline record"));
+	assert_non_null(strstr(text, "--buffer-kb"));
+	free(text);
+}
+
+static void test_record_bad_options_exit_2_with_one_line(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+	    "--bogus",     "--format xml", "--buffer-kb 0", "--buffer-kb lots", "--duration -1",
+	    "--clock tai", "-e sched",     "-e 'a/b c'",    "--output",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const char *err = tl_test_path("bad", ".err");
+		assert_int_equal(tl_test_run("'%s' record %s 2>'%s'", cli, bad[i], err), 2);
+		char *text = tl_test_read_file(err, NULL);
+		assert_non_null(text);
+		printf("%s", text);
+		assert_int_equal(tl_test_count(text, "\n"), 1);
+		assert_non_null(strstr(text, "timeline record: "));
+		free(text);
+	}
+}
+
+static void test_record_markers_become_tracing_mark_write_lines(void **state)
+{
+	(void)state;
+	const char *pidfile = tl_test_path("pid", ".txt");
+	char args[2048];
+	snprintf(args, sizeof args,
+	         "-- sh -c 'echo $$ >%s; echo \"B|$$|hello\" >" MARKER_OF_INSTANCE "; "
+	         "echo \"C|$$|queue|7\" >" MARKER_OF_INSTANCE "; sleep 0.05; "
+	         "echo \"E|$$\" >" MARKER_OF_INSTANCE "'",
+	         pidfile);
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 0);
+	assert_non_null(run.text);
+
+	char pid[32], expect[128], task[64];
+	read_word(pidfile, pid, sizeof pid);
+	assert_true(pid[0] != '\0');
+	snprintf(task, sizeof task, "-%s ", pid);
+	snprintf(expect, sizeof expect, "tracing_mark_write: B|%s|hello", pid);
+	assert_true(line_has(run.text, expect, task, NULL));
+	snprintf(expect, sizeof expect, "tracing_mark_write: C|%s|queue|7", pid);
+	assert_true(line_has(run.text, expect, task, NULL));
+	snprintf(expect, sizeof expect, "tracing_mark_write: E|%s\n", pid);
+	assert_non_null(strstr(run.text, expect));
+
+	assert_true(line_has(run.text, "sched_switch: prev_comm=", "==> next_comm=", NULL));
+	assert_int_equal(strncmp(run.text, "# tracer: nop\n", 14), 0);
+	assert_int_equal(run.text[strlen(run.text) - 1], '\n');
+	assert_non_null(strstr(run.summary, "markers    3 (B 1, E 1, C 1)"));
+	assert_non_null(strstr(run.summary, "missed     0"));
+	run_free(&run);
+}
+
+static void test_record_lines_are_sorted_by_timestamp(void **state)
+{
+	(void)state;
+	struct run run;
+	record(&run, "--duration 0.3");
+	assert_int_equal(run.status, 0);
+	assert_non_null(run.text);
+	double last = 0;
+	size_t lines = 0;
+	for (const char *line = run.text; *line;) {
+		const char *end = strchr(line, '\n');
+		assert_non_null(end);
+		if (line[0] != '#') {
+			const char *ts = strstr(line, "] ");
+			assert_non_null(ts);
+			double t = strtod(ts + 2 + strcspn(ts + 2, " ") + 1, NULL);
+			assert_true(t >= last);
+			last = t;
+			lines++;
+		}
+		line = end + 1;
+	}
+	assert_true(lines > 0);
+	run_free(&run);
+}
+
+static void test_record_instance_removed_after_command_fails(void **state)
+{
+	(void)state;
+	const char *namefile = tl_test_path("instance", ".txt");
+	char args[512], name[128];
+	snprintf(args, sizeof args, "-- sh -c 'echo $TIMELINE_TRACEFS_INSTANCE >%s; exit 3'",
+	         namefile);
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 3); /* the command's status */
+	read_word(namefile, name, sizeof name);
+	assert_int_equal(strncmp(name, "timeline-", 9), 0);
+	assert_false(instance_exists(name));
+	assert_non_null(run.text);
+	assert_non_null(strstr(run.summary, "exited with status 3"));
+	run_free(&run);
+}
+
+static void test_record_command_not_found_exits_127(void **state)
+{
+	(void)state;
+	struct run run;
+	record(&run, "-- /nonexistent/program");
+	assert_int_equal(run.status, 127);
+	assert_non_null(strstr(run.summary, "cannot run '/nonexistent/program'"));
+	run_free(&run);
+}
+
+static void test_record_instance_removed_after_sigint(void **state)
+{
+	(void)state;
+	const char *trace = tl_test_path("sigint", ".txt");
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(cli, cli, "record", "-o", trace, "--duration", "60", (char *)NULL);
+		_exit(127);
+	}
+	char name[64];
+	snprintf(name, sizeof name, "timeline-%d", (int)pid);
+	for (int i = 0; i < 500 && !instance_exists(name); i++)
+		usleep(10000);
+	assert_true(instance_exists(name));
+	usleep(200000);
+	kill(pid, SIGINT);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_false(instance_exists(name));
+	char *text = tl_test_read_file(trace, NULL);
+	assert_non_null(text);
+	assert_int_equal(strncmp(text, "# tracer: nop\n", 14), 0);
+	free(text);
+}
+
+static void test_record_sigint_reaches_the_command(void **state)
+{
+	(void)state;
+	const char *trace = tl_test_path("sigint-cmd", ".txt");
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(cli, cli, "record", "-o", trace, "--", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	char name[64];
+	snprintf(name, sizeof name, "timeline-%d", (int)pid);
+	for (int i = 0; i < 500 && !instance_exists(name); i++)
+		usleep(10000);
+	usleep(200000);
+	kill(pid, SIGINT);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 128 + SIGINT); /* sleep was interrupted */
+	assert_false(instance_exists(name));
+}
+
+static void test_record_reports_missed_events(void **state)
+{
+	(void)state;
+	const char *child = getenv("TL_TRACED_CHILD");
+	if (!child || !*child)
+		skip();
+	char args[512];
+	snprintf(args, sizeof args, "--buffer-kb 8 -- '%s' flood 300000", child);
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 0);
+	const char *missed = strstr(run.summary, "missed     ");
+	assert_non_null(missed);
+	unsigned long long n = strtoull(missed + 11, NULL, 10);
+	assert_true(n > 0);
+	assert_non_null(strstr(run.summary, "raise --buffer-kb"));
+	char header[96];
+	snprintf(header, sizeof header, "missed_events=%llu\n", n);
+	assert_non_null(strstr(run.text, header));
+	run_free(&run);
+}
+
+static void test_record_mono_clock_is_set(void **state)
+{
+	(void)state;
+	struct run run;
+	record(&run, "--clock mono -e irq/irq_handler_entry --duration 0.1");
+	assert_int_equal(run.status, 0);
+	assert_non_null(strstr(run.text, "clock=mono"));
+	assert_non_null(strstr(run.summary, "trace_clock mono"));
+	run_free(&run);
+}
+
+static void test_record_unknown_event_is_named(void **state)
+{
+	(void)state;
+	struct run run;
+	record(&run, "-e nosuch/event --duration 0.1");
+	assert_int_equal(run.status, 1);
+	assert_non_null(strstr(run.summary, "no event 'nosuch/event'"));
+	run_free(&run);
+}
+
+static void test_record_unwritable_output_is_named(void **state)
+{
+	(void)state;
+	const char *err = tl_test_path("output", ".err");
+	assert_int_equal(
+	    tl_test_run("'%s' record -o /nonexistent/dir/t.txt --duration 0.1 2>'%s'", cli, err),
+	    1);
+	char *text = tl_test_read_file(err, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "/nonexistent/dir/t.txt: cannot open for writing"));
+	free(text);
+}
+
+static void test_record_without_tracefs_says_how_to_mount(void **state)
+{
+	(void)state;
+	if (tl_test_run("unshare -m true 2>/dev/null") != 0)
+		skip();
+	const char *err = tl_test_path("nomount", ".err");
+	int status = tl_test_run("unshare -m sh -c 'umount " TRACING_DIR " 2>/dev/null; "
+	                         "umount /sys/kernel/debug 2>/dev/null; "
+	                         "exec \"%s\" record -o /dev/null --duration 0.1' 2>'%s'",
+	                         cli, err);
+	char *text = tl_test_read_file(err, NULL);
+	assert_non_null(text);
+	printf("%s", text);
+	assert_int_equal(status, 1);
+	assert_non_null(strstr(text, "tracefs is not mounted: run 'mount -t tracefs nodev "
+	                             "/sys/kernel/tracing' as root"));
+	free(text);
+}
+
+static void test_record_without_root_says_needs_root(void **state)
+{
+	(void)state;
+	if (tl_test_run("setpriv --reuid=65534 --regid=65534 --clear-groups '%s' --version "
+	                ">/dev/null 2>&1",
+	                cli) != 0)
+		skip(); /* no setpriv, or the CLI is not reachable by an unprivileged user */
+	const char *err = tl_test_path("noroot", ".err");
+	int status = tl_test_run("setpriv --reuid=65534 --regid=65534 --clear-groups '%s' record "
+	                         "-o /dev/null --duration 0.1 2>'%s'",
+	                         cli, err);
+	char *text = tl_test_read_file(err, NULL);
+	assert_non_null(text);
+	printf("%s", text);
+	assert_int_equal(status, 1);
+	assert_non_null(strstr(text, "needs root (CAP_SYS_ADMIN)"));
+	free(text);
+}
+
+int main(void)
+{
+	require_root_and_tracefs();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_record_help_prints_usage),
+	    cmocka_unit_test(test_record_bad_options_exit_2_with_one_line),
+	    cmocka_unit_test(test_record_markers_become_tracing_mark_write_lines),
+	    cmocka_unit_test(test_record_lines_are_sorted_by_timestamp),
+	    cmocka_unit_test(test_record_instance_removed_after_command_fails),
+	    cmocka_unit_test(test_record_command_not_found_exits_127),
+	    cmocka_unit_test(test_record_instance_removed_after_sigint),
+	    cmocka_unit_test(test_record_sigint_reaches_the_command),
+	    cmocka_unit_test(test_record_reports_missed_events),
+	    cmocka_unit_test(test_record_mono_clock_is_set),
+	    cmocka_unit_test(test_record_unknown_event_is_named),
+	    cmocka_unit_test(test_record_unwritable_output_is_named),
+	    cmocka_unit_test(test_record_without_tracefs_says_how_to_mount),
+	    cmocka_unit_test(test_record_without_root_says_needs_root),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,647 @@
+/*
+ * `timeline record`: captures a systrace (ftrace) trace from the kernel in
+ * a private tracefs instance, optionally around a command, and writes it
+ * as ftrace text or Chrome JSON. The tracefs side is record_session.c;
+ * this file is the command line, the child process, the signals, the live
+ * progress and the summary.
+ *
+ * Exit status: 0, 1 for a recording or I/O error (tracefs missing, no
+ * permission, a file that cannot be written), 2 for a usage error. With a
+ * COMMAND, when the recording itself succeeded, the command's own status
+ * when it is not 0 (128 + N when it was killed by signal N, 127 when it
+ * could not be run), so that `timeline record -- make test` fails when
+ * the tests fail.
+ */
+#include "tools/commands.h"
+#include "tools/record_json.h"
+#include "tools/record_session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RECORD_PREFIX "timeline record"
+#define RECORD_DEFAULT_BUFFER_KB 4096u
+#define RECORD_MAX_BUFFER_KB (1024u * 1024u)
+#define RECORD_MAX_EVENTS 64
+#define RECORD_POLL_MS 100
+#define RECORD_PROGRESS_NS 250000000LL
+
+static const char record_usage[] =
+    "usage: timeline record [-o FILE] [--format ftrace|json] [-e EVENT]...\n"
+    "                       [--buffer-kb N] [--duration S] [--clock boot|mono]\n"
+    "                       [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "Records the kernel's trace in a private tracefs instance: trace_marker\n"
+    "writes (the systrace recorder's events, atrace), sched_switch, sched_waking\n"
+    "and the events named with -e. With a COMMAND, runs it with\n"
+    "TIMELINE_RECORDER=systrace and TIMELINE_TRACEFS_INSTANCE set, and records\n"
+    "until it exits; without one, records the whole system until --duration\n"
+    "or Ctrl-C. Needs root and a mounted tracefs.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE   where to write the trace ('-': standard output);\n"
+    "                      default timeline-record.txt, or .json with --format json\n"
+    "  -f, --format FMT    ftrace (text, as the kernel prints it) or json (Chrome\n"
+    "                      JSON: markers as slices, sched as per-CPU slices);\n"
+    "                      default: json for a FILE\n"
+    "                      ending in .json, else ftrace\n"
+    "  -e, --event EVENT   also record SYSTEM/EVENT (or SYSTEM:EVENT), e.g.\n"
+    "                      irq/irq_handler_entry; may be repeated\n"
+    "  --buffer-kb N       kernel buffer per CPU in KiB (default 4096)\n"
+    "  --duration S        stop after S seconds (fractions allowed); a COMMAND\n"
+    "                      still running then gets SIGTERM\n"
+    "  --clock CLOCK       boot (CLOCK_BOOTTIME, default) or mono (CLOCK_MONOTONIC):\n"
+    "                      must match the clock of the program's own recorder\n"
+    "  -h, --help          print this help\n"
+    "\n"
+    "Exit status: 0; 1 when recording or writing failed; 2 for a bad option;\n"
+    "otherwise the COMMAND's own non-zero status.\n";
+
+enum record_format {
+	RECORD_FORMAT_UNSET,
+	RECORD_FORMAT_FTRACE,
+	RECORD_FORMAT_JSON,
+};
+
+struct record_args {
+	const char *output;
+	enum record_format format;
+	const char *events[RECORD_MAX_EVENTS];
+	char event_names[RECORD_MAX_EVENTS][128];
+	size_t nevents;
+	unsigned buffer_kb;
+	double duration; /* 0: none */
+	enum record_clock clock;
+	char **command; /* NULL-terminated, or NULL */
+	int help;
+};
+
+/* Set by SIGINT, SIGTERM and SIGHUP: the signal number, and whether it was
+ * sent with kill(2) rather than by the terminal (which signals the whole
+ * foreground process group, the command included). */
+static volatile sig_atomic_t record_stop_signal;
+static volatile sig_atomic_t record_stop_by_kill;
+static volatile sig_atomic_t record_signal_seen; /* never cleared during a run */
+
+static void record_on_signal(int sig, siginfo_t *info, void *context)
+{
+	(void)context;
+	record_stop_by_kill = info && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+	record_stop_signal = sig;
+	record_signal_seen = 1;
+}
+
+/* ---- options -------------------------------------------------------------------- */
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Reports a usage error on one line; returns the exit status for it. */
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs(RECORD_PREFIX ": ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs(" (see '" RECORD_PREFIX " --help')\n", stderr);
+	va_end(ap);
+	return 2;
+}
+
+static bool is_event_word(const char *s, size_t len)
+{
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* SYSTEM/EVENT or SYSTEM:EVENT, stored as SYSTEM/EVENT. */
+static int add_event(struct record_args *args, const char *value)
+{
+	size_t sep = strcspn(value, "/:");
+	const char *event = value + sep + 1;
+	if (value[sep] == '\0' || !is_event_word(value, sep) ||
+	    !is_event_word(event, strlen(event)) || sep + strlen(event) + 2 > 128)
+		return usage_error("-e: expected SYSTEM/EVENT or SYSTEM:EVENT, got '%s'", value);
+	if (args->nevents == RECORD_MAX_EVENTS)
+		return usage_error("-e: at most %d events", RECORD_MAX_EVENTS);
+	char *name = args->event_names[args->nevents];
+	snprintf(name, 128, "%.*s/%s", (int)sep, value, event);
+	args->events[args->nevents++] = name;
+	return 0;
+}
+
+static int parse_buffer_kb(const char *value, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long kb = strtoull(value, &end, 10);
+	if (errno || end == value || *end != '\0' || value[0] == '-' || kb == 0 ||
+	    kb > RECORD_MAX_BUFFER_KB)
+		return usage_error("--buffer-kb: expected a whole number from 1 to %u, got '%s'",
+		                   RECORD_MAX_BUFFER_KB, value);
+	*out = (unsigned)kb;
+	return 0;
+}
+
+static int parse_duration(const char *value, double *out)
+{
+	char *end;
+	errno = 0;
+	double s = strtod(value, &end);
+	if (errno || end == value || *end != '\0' || !isfinite(s) || s <= 0 || s > 1e9)
+		return usage_error("--duration: expected a positive number of seconds, got '%s'",
+		                   value);
+	*out = s;
+	return 0;
+}
+
+enum {
+	OPT_BUFFER_KB = 256,
+	OPT_DURATION,
+	OPT_CLOCK,
+};
+
+/* Returns 0, or the exit status of a usage error (already reported). */
+static int parse_args(int argc, char **argv, struct record_args *args)
+{
+	static const struct option options[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"event", required_argument, NULL, 'e'},
+	    {"buffer-kb", required_argument, NULL, OPT_BUFFER_KB},
+	    {"duration", required_argument, NULL, OPT_DURATION},
+	    {"clock", required_argument, NULL, OPT_CLOCK},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	optind = 1;
+	opterr = 0;
+	int opt, status = 0;
+	/* '+': stop at the first non-option, which starts the COMMAND. */
+	while (status == 0 && (opt = getopt_long(argc, argv, "+:o:f:e:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			args->output = optarg;
+			break;
+		case 'f':
+			if (strcmp(optarg, "ftrace") == 0)
+				args->format = RECORD_FORMAT_FTRACE;
+			else if (strcmp(optarg, "json") == 0)
+				args->format = RECORD_FORMAT_JSON;
+			else
+				status = usage_error("--format: expected ftrace or json, got '%s'",
+				                     optarg);
+			break;
+		case 'e':
+			status = add_event(args, optarg);
+			break;
+		case OPT_BUFFER_KB:
+			status = parse_buffer_kb(optarg, &args->buffer_kb);
+			break;
+		case OPT_DURATION:
+			status = parse_duration(optarg, &args->duration);
+			break;
+		case OPT_CLOCK:
+			if (strcmp(optarg, "boot") == 0)
+				args->clock = RECORD_CLOCK_BOOT;
+			else if (strcmp(optarg, "mono") == 0)
+				args->clock = RECORD_CLOCK_MONO;
+			else
+				status =
+				    usage_error("--clock: expected boot or mono, got '%s'", optarg);
+			break;
+		case 'h':
+			args->help = 1;
+			return 0;
+		case ':':
+			return usage_error("%s: missing value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (status)
+		return status;
+	if (optind < argc)
+		args->command = argv + optind;
+	return 0;
+}
+
+static bool has_json_suffix(const char *path)
+{
+	size_t n = strlen(path);
+	return n >= 5 && strcasecmp(path + n - 5, ".json") == 0;
+}
+
+/* ---- time and progress ------------------------------------------------------------ */
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void format_size(char *buf, size_t len, uint64_t bytes)
+{
+	if (bytes >= 1024 * 1024)
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
+	else if (bytes >= 1024)
+		snprintf(buf, len, "%.1f KiB", (double)bytes / 1024.0);
+	else
+		snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+}
+
+/* One line, rewritten in place on the terminal. */
+static void show_progress(struct record_session *session, int64_t elapsed_ns)
+{
+	struct record_counts c;
+	record_session_counts(session, &c);
+	char size[32];
+	format_size(size, sizeof size, c.bytes);
+	fprintf(stderr, "\r" RECORD_PREFIX ": %.1f s, %llu events, %s, %llu missed\033[K",
+	        (double)elapsed_ns / 1e9, (unsigned long long)c.events, size,
+	        (unsigned long long)c.missed);
+	fflush(stderr);
+}
+
+/* ---- the command ------------------------------------------------------------------- */
+
+struct record_child {
+	pid_t pid; /* 0: none, or already reaped */
+	int status;
+	int exited;
+	int signalled; /* a stop was forwarded */
+};
+
+/*
+ * Forks and runs args->command with the recorder's environment. A failed
+ * exec is reported through a close-on-exec pipe. Returns 0, or -errno with
+ * the problem reported (the child, if any, reaped).
+ */
+static int start_command(char **command, const char *instance, struct record_child *child)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		fprintf(stderr, RECORD_PREFIX ": cannot create a pipe: %s\n", strerror(errno));
+		return -errno;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		fprintf(stderr, RECORD_PREFIX ": cannot start '%s': %s\n", command[0], strerror(e));
+		return -e;
+	}
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		setenv("TIMELINE_RECORDER", "systrace", 1);
+		setenv("TIMELINE_TRACEFS_INSTANCE", instance, 1);
+		execvp(command[0], command);
+		int e = errno;
+		ssize_t w = write(pipefd[1], &e, sizeof e);
+		(void)w;
+		_exit(127);
+	}
+	close(pipefd[1]);
+	int e = 0;
+	ssize_t n;
+	do
+		n = read(pipefd[0], &e, sizeof e);
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	child->pid = pid;
+	if (n == (ssize_t)sizeof e) {
+		fprintf(stderr, RECORD_PREFIX ": cannot run '%s': %s\n", command[0], strerror(e));
+		while (waitpid(pid, &child->status, 0) < 0 && errno == EINTR)
+			;
+		child->pid = 0;
+		child->exited = 1;
+		return -e;
+	}
+	return 0;
+}
+
+/* Reaps the child if it has exited; returns 1 when it has. */
+static int poll_child(struct record_child *child)
+{
+	if (!child->pid)
+		return child->exited;
+	pid_t r = waitpid(child->pid, &child->status, WNOHANG);
+	if (r == child->pid) {
+		child->pid = 0;
+		child->exited = 1;
+	}
+	return child->exited;
+}
+
+/* Shell convention: the exit code, or 128 + the signal. */
+static int child_exit_status(const struct record_child *child)
+{
+	if (WIFEXITED(child->status))
+		return WEXITSTATUS(child->status);
+	if (WIFSIGNALED(child->status))
+		return 128 + WTERMSIG(child->status);
+	return 1;
+}
+
+/*
+ * Records until the command exits, the duration elapses or a signal comes.
+ * A stop asked while the command runs is passed on to it (SIGTERM at the
+ * end of the duration, the same signal for a signal; SIGKILL for a second
+ * one) and the recording goes on until it exits. Returns 0 or -errno.
+ */
+static int record_loop(struct record_session *session, const struct record_args *args,
+                       struct record_child *child, int64_t start_ns, int progress)
+{
+	char err[RECORD_ERR_MAX];
+	int64_t last_progress = 0;
+	for (;;) {
+		int rc = record_session_wait_read(session, RECORD_POLL_MS, err, sizeof err);
+		if (rc < 0) {
+			fprintf(stderr, "%s" RECORD_PREFIX ": %s\n", progress ? "\n" : "", err);
+			return rc;
+		}
+		int64_t now = now_ns();
+		if (progress && now - last_progress >= RECORD_PROGRESS_NS) {
+			show_progress(session, now - start_ns);
+			last_progress = now;
+		}
+		if (args->command && poll_child(child))
+			return 0;
+		int sig = record_stop_signal;
+		bool timed_out =
+		    args->duration > 0 && (double)(now - start_ns) >= args->duration * 1e9;
+		if (!args->command) {
+			if (sig || timed_out)
+				return 0;
+			continue;
+		}
+		if (sig) {
+			/* The first stop is passed on (unless the terminal already
+			 * sent it to the command), a second one kills. */
+			record_stop_signal = 0;
+			if (child->signalled)
+				kill(child->pid, SIGKILL);
+			else if (record_stop_by_kill)
+				kill(child->pid, sig);
+			child->signalled = 1;
+		} else if (timed_out && !child->signalled) {
+			kill(child->pid, SIGTERM);
+			child->signalled = 1;
+		}
+	}
+}
+
+static void print_summary(struct record_session *session, const struct record_args *args,
+                          const char *path, const char *format_label, uint64_t size,
+                          int64_t elapsed_ns, const struct record_child *child, bool stopped)
+{
+	struct record_counts c;
+	record_session_counts(session, &c);
+	char size_text[32];
+	format_size(size_text, sizeof size_text, size);
+	uint64_t markers = c.markers_other;
+	for (size_t i = 0; i < RECORD_PHASE_COUNT; i++)
+		markers += c.markers[i];
+
+	fprintf(stderr, RECORD_PREFIX ": wrote %s (%s, %s)\n", path, format_label, size_text);
+	fprintf(stderr, "  duration   %.2f s (trace_clock %s)%s\n", (double)elapsed_ns / 1e9,
+	        args->clock == RECORD_CLOCK_MONO ? "mono" : "boot",
+	        stopped ? ", stopped by a signal" : "");
+	fprintf(stderr, "  events     %llu\n", (unsigned long long)c.events);
+	fprintf(stderr, "  markers    %llu", (unsigned long long)markers);
+	const char *sep = " (";
+	for (size_t i = 0; i < RECORD_PHASE_COUNT; i++) {
+		if (!c.markers[i])
+			continue;
+		fprintf(stderr, "%s%c %llu", sep, RECORD_MARKER_PHASES[i],
+		        (unsigned long long)c.markers[i]);
+		sep = ", ";
+	}
+	if (c.markers_other) {
+		fprintf(stderr, "%sother %llu", sep, (unsigned long long)c.markers_other);
+		sep = ", ";
+	}
+	fputs(sep[0] == ',' ? ")\n" : "\n", stderr);
+	fprintf(stderr, "  sched      %llu sched_switch, %llu sched_waking\n",
+	        (unsigned long long)c.sched_switch, (unsigned long long)c.sched_waking);
+	fprintf(stderr, "  others     %llu\n", (unsigned long long)c.others);
+	fprintf(stderr, "  processes  %llu\n", (unsigned long long)c.processes);
+	fprintf(stderr, "  missed     %llu", (unsigned long long)c.missed);
+	if (c.missed) {
+		sep = " (";
+		for (int i = 0; i < record_session_cpus(session); i++) {
+			uint64_t m = record_session_missed_on(session, i);
+			if (!m)
+				continue;
+			fprintf(stderr, "%scpu%d %llu", sep, i, (unsigned long long)m);
+			sep = ", ";
+		}
+		fputs("): the kernel buffer overflowed; raise --buffer-kb or record fewer "
+		      "events",
+		      stderr);
+	}
+	fputc('\n', stderr);
+	if (args->command && child->exited) {
+		if (WIFSIGNALED(child->status))
+			fprintf(stderr, "  command    '%s' killed by signal %d\n", args->command[0],
+			        WTERMSIG(child->status));
+		else
+			fprintf(stderr, "  command    '%s' exited with status %d\n",
+			        args->command[0], child_exit_status(child));
+	}
+}
+
+/* Opens the output; sets *created for a regular file this run truncated. */
+static int open_output(const char *path, int *created)
+{
+	*created = 0;
+	if (strcmp(path, "-") == 0)
+		return STDOUT_FILENO;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		*created = 1;
+	return fd;
+}
+
+/* Writes the trace to fd. 0 or -errno; reported. */
+static int write_trace(struct record_session *session, int fd, const char *label,
+		       enum record_format format)
+{
+	if (format == RECORD_FORMAT_JSON) {
+		char err[RECORD_ERR_MAX] = "";
+		int rc = record_write_json(session, fd, err, sizeof err);
+		if (rc < 0)
+			fprintf(stderr, RECORD_PREFIX ": %s: %s\n", label, err);
+		return rc;
+	}
+	int rc = record_session_write_text(session, fd);
+	if (rc < 0)
+		fprintf(stderr, RECORD_PREFIX ": %s: write failed: %s\n", label, strerror(-rc));
+	return rc;
+}
+
+static void install_signals(struct sigaction *old)
+{
+	static const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa = {0};
+	sa.sa_sigaction = record_on_signal;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: a signal ends the poll at once. */
+	for (size_t i = 0; i < 3; i++)
+		sigaction(signals[i], &sa, &old[i]);
+}
+
+static void restore_signals(const struct sigaction *old)
+{
+	static const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t i = 0; i < 3; i++)
+		sigaction(signals[i], &old[i], NULL);
+}
+
+int tl_cmd_record(int argc, char **argv)
+{
+	struct record_args args = {
+	    .buffer_kb = RECORD_DEFAULT_BUFFER_KB,
+	    .clock = RECORD_CLOCK_BOOT,
+	};
+	int status = parse_args(argc, argv, &args);
+	if (status)
+		return status;
+	if (args.help) {
+		fputs(record_usage, stdout);
+		return 0;
+	}
+	enum record_format format = args.format;
+	if (format == RECORD_FORMAT_UNSET)
+		format = args.output && has_json_suffix(args.output) ? RECORD_FORMAT_JSON
+		                                                     : RECORD_FORMAT_FTRACE;
+	const char *path = args.output ? args.output
+	                               : (format == RECORD_FORMAT_JSON ? "timeline-record.json"
+	                                                               : "timeline-record.txt");
+	const char *label = strcmp(path, "-") == 0 ? "standard output" : path;
+	const char *format_label = format == RECORD_FORMAT_JSON ? "Chrome JSON" : "ftrace text";
+
+	struct sigaction old_signals[3];
+	record_stop_signal = 0;
+	record_signal_seen = 0;
+	install_signals(old_signals);
+
+	struct record_session *session = NULL;
+	struct record_child child = {0};
+	char err[RECORD_ERR_MAX] = "";
+	int created = 0;
+	status = 1;
+
+	/* Open the output first: a bad path fails before anything is set up. */
+	int fd = open_output(path, &created);
+	if (fd < 0) {
+		fprintf(stderr, RECORD_PREFIX ": %s: cannot open for writing: %s\n", path,
+		        strerror(errno));
+		goto out_signals;
+	}
+
+	struct record_config config = {
+	    .events = args.events,
+	    .nevents = args.nevents,
+	    .buffer_kb = args.buffer_kb,
+	    .clock = args.clock,
+	};
+	enum record_open_failure failure;
+	if (record_session_open(&session, &config, &failure, err, sizeof err) < 0) {
+		fprintf(stderr, RECORD_PREFIX ": %s\n", err);
+		goto out_output;
+	}
+	if (record_session_start(session, err, sizeof err) < 0) {
+		fprintf(stderr, RECORD_PREFIX ": %s\n", err);
+		goto out_session;
+	}
+	int64_t start_ns = now_ns();
+	if (args.command &&
+	    start_command(args.command, record_session_instance(session), &child) < 0) {
+		status = 127;
+		goto out_session;
+	}
+
+	int progress = isatty(STDERR_FILENO);
+	int rc = 0;
+	if (!record_stop_signal || args.command)
+		rc = record_loop(session, &args, &child, start_ns, progress);
+	bool stopped = record_signal_seen;
+	int64_t elapsed_ns = now_ns() - start_ns;
+	if (progress)
+		fputs("\r\033[K", stderr);
+	if (rc < 0)
+		goto out_child;
+
+	if (record_session_stop(session, err, sizeof err) < 0) {
+		fprintf(stderr, RECORD_PREFIX ": %s\n", err);
+		goto out_child;
+	}
+	if (write_trace(session, fd, label, format) < 0)
+		goto out_child;
+	if (fd != STDOUT_FILENO) {
+		int closed = close(fd);
+		fd = -1;
+		if (closed < 0) {
+			fprintf(stderr, RECORD_PREFIX ": %s: write failed: %s\n", label,
+			        strerror(errno));
+			goto out_child;
+		}
+	}
+	struct stat st;
+	uint64_t size = created && stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+	print_summary(session, &args, label, format_label, size, elapsed_ns, &child, stopped);
+	created = 0; /* written: keep it */
+	status = 0;
+	if (args.command && child.exited && child_exit_status(&child) != 0)
+		status = child_exit_status(&child);
+
+out_child:
+	/* On an error while the command still runs: stop it, never leave it behind
+	 * writing into a removed instance. */
+	if (child.pid) {
+		if (status == 1 || !child.exited) {
+			kill(child.pid, SIGTERM);
+			while (waitpid(child.pid, &child.status, 0) < 0 && errno == EINTR)
+				;
+		}
+	}
+out_session:
+	record_session_close(session);
+out_output:
+	if (fd >= 0 && fd != STDOUT_FILENO)
+		close(fd);
+	if (created)
+		unlink(path); /* no half-written trace left behind */
+out_signals:
+	restore_signals(old_signals);
+	return status;
+}
