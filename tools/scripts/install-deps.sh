@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake make gcc g++ pkg-config libcmocka-dev libtracefs-dev libtraceevent-dev
-	python3 valgrind clang libclang-rt-14-dev libfuzzer-14-dev)
+	python3 valgrind clang libclang-rt-14-dev libfuzzer-14-dev libuv1-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,203 @@
+/*
+ * Thread marks: a position in the calling thread's recorded events, read
+ * back later by the same thread. Tracers use them to find the timestamp of
+ * the event they just emitted and to copy what the thread recorded since
+ * a point (the looper's slow dispatches).
+ *
+ * A mark names a block by address, generation and hand-out order, plus a
+ * word offset. The block pool recycles retired blocks oldest first, so the
+ * thread's later blocks outlive the mark's block: the mark stays valid as
+ * long as its block keeps its generation.
+ *
+ * Like an emit, each call marks the thread's slot busy while it reads its
+ * block, so tl_shutdown waits for it and a signal handler's emit on the
+ * same thread is dropped rather than interleaved.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder/thread_mark.h"
+
+/* Enters the calling thread's slot as an emit does; NULL when the thread
+ * has no slot, is inside an emit, or is not recording this session. */
+static struct tl_slot *enter(uint32_t *state)
+{
+	struct tl_slot *slot = tl_self;
+	if (slot == &tl_slot_none || atomic_load_explicit(&slot->busy, memory_order_relaxed))
+		return NULL;
+	atomic_store_explicit(&slot->busy, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	*state = atomic_load_explicit(&tl_state, memory_order_relaxed);
+	if (*state == 0 || slot->epoch != *state) {
+		atomic_store_explicit(&slot->busy, 0, memory_order_release);
+		return NULL;
+	}
+	return slot;
+}
+
+static void leave(struct tl_slot *slot)
+{
+	atomic_store_explicit(&slot->busy, 0, memory_order_release);
+}
+
+static void mark_block(struct tl_thread_mark *mark, const struct tl_block *block, uint32_t state,
+                       size_t offset)
+{
+	mark->block = block;
+	mark->gen = atomic_load_explicit(&block->gen, memory_order_relaxed);
+	mark->seq = atomic_load_explicit(&block->seq, memory_order_relaxed);
+	mark->offset = (uint32_t)offset;
+	mark->epoch = state;
+}
+
+void tl_thread_mark(struct tl_thread_mark *mark)
+{
+	memset(mark, 0, sizeof *mark);
+	uint32_t state;
+	struct tl_slot *slot = enter(&state);
+	if (!slot)
+		return;
+	const struct tl_block *block = slot->block;
+	if (block != &tl_block_none && !block->direct) {
+		const _Atomic uint64_t *cur =
+		    atomic_load_explicit(&block->cur, memory_order_relaxed);
+		mark_block(mark, block, state, (size_t)(cur - block->data));
+	}
+	leave(slot);
+}
+
+uint64_t tl_thread_mark_record_ts(struct tl_thread_mark *mark, char phase, unsigned category)
+{
+	uint32_t state;
+	struct tl_slot *slot = enter(&state);
+	if (!slot)
+		return 0;
+	uint64_t ts = 0;
+	const struct tl_block *block = slot->block;
+	if (block != &tl_block_none && !block->direct) {
+		/* the record is at the mark, or it opened the thread's next block */
+		size_t at = block == mark->block && mark->epoch == state ? mark->offset : 0;
+		const _Atomic uint64_t *cur =
+		    atomic_load_explicit(&block->cur, memory_order_relaxed);
+		size_t end = (size_t)(cur - block->data);
+		if (at + 2 <= end) {
+			uint64_t header =
+			    atomic_load_explicit(&block->data[at + 1], memory_order_relaxed);
+			if (TL_REC_PHASE(header) == phase && TL_REC_CATEGORY(header) == category &&
+			    at + TL_REC_WORDS(header) == end) {
+				ts = atomic_load_explicit(&block->data[at], memory_order_relaxed);
+				if (block != mark->block || mark->epoch != state)
+					mark_block(mark, block, state, at);
+			}
+		}
+	}
+	leave(slot);
+	return ts;
+}
+
+/* ---- copying since a mark ------------------------------------------------ */
+
+struct block_ref {
+	uint64_t seq;
+	uint32_t index;
+};
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct block_ref *x = a, *y = b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int out_reserve(struct tl_thread_copy *out, size_t words, size_t *cap)
+{
+	if (out->nwords + words <= *cap)
+		return 0;
+	size_t want = *cap ? *cap : 1024;
+	while (want < out->nwords + words)
+		want *= 2;
+	uint64_t *p = realloc(out->words, want * sizeof *p);
+	if (!p)
+		return -ENOMEM;
+	out->words = p;
+	*cap = want;
+	return 0;
+}
+
+/* Appends block b's records from word `from` on; false when the block
+ * changed hands while it was read (its copy is dropped). */
+static bool copy_block(const struct tl_block *b, uint32_t gen, size_t from,
+                       struct tl_thread_copy *out, size_t *cap, int *err)
+{
+	const _Atomic uint64_t *cur = atomic_load_explicit(&b->cur, memory_order_acquire);
+	size_t end = (size_t)(cur - b->data);
+	if (end <= from)
+		return true;
+	if ((*err = out_reserve(out, end - from, cap)) != 0)
+		return false;
+	for (size_t i = from; i < end; i++)
+		out->words[out->nwords + i - from] =
+		    atomic_load_explicit(&b->data[i], memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&b->gen, memory_order_relaxed) != gen)
+		return false;
+	out->nwords += end - from;
+	return true;
+}
+
+int tl_thread_copy_since(const struct tl_thread_mark *mark, struct tl_thread_copy *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!mark->block)
+		return -ENODATA;
+	uint32_t state;
+	struct tl_slot *slot = enter(&state);
+	if (!slot)
+		return -ENODATA;
+	if (state != mark->epoch) {
+		leave(slot);
+		return -ENODATA;
+	}
+	uint32_t tid = atomic_load_explicit(&slot->tid, memory_order_relaxed);
+	const struct tl_pool *pool = &tl_active.pool;
+	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
+	struct block_ref *refs = malloc((size_t)(handed ? handed : 1) * sizeof *refs);
+	if (!refs) {
+		leave(slot);
+		return -ENOMEM;
+	}
+	/* this thread's blocks handed out after the mark's, oldest first */
+	size_t nrefs = 0;
+	for (uint32_t i = 0; i < handed; i++) {
+		const struct tl_block *b = tl_pool_block(pool, i);
+		uint32_t gen = atomic_load_explicit(&b->gen, memory_order_acquire);
+		if ((gen & 1) ||
+		    atomic_load_explicit(&b->state, memory_order_relaxed) == TL_BLOCK_FREE ||
+		    atomic_load_explicit(&b->tid, memory_order_relaxed) != tid)
+			continue;
+		uint64_t seq = atomic_load_explicit(&b->seq, memory_order_relaxed);
+		if (seq > mark->seq)
+			refs[nrefs++] = (struct block_ref){seq, i};
+	}
+	qsort(refs, nrefs, sizeof *refs, by_seq);
+
+	size_t cap = 0;
+	int err = 0;
+	out->intact = atomic_load_explicit(&mark->block->gen, memory_order_acquire) == mark->gen &&
+	              copy_block(mark->block, mark->gen, mark->offset, out, &cap, &err);
+	for (size_t i = 0; i < nrefs && !err; i++) {
+		const struct tl_block *b = tl_pool_block(pool, refs[i].index);
+		uint32_t gen = atomic_load_explicit(&b->gen, memory_order_acquire);
+		if ((gen & 1) ||
+		    atomic_load_explicit(&b->seq, memory_order_relaxed) != refs[i].seq ||
+		    !copy_block(b, gen, 0, out, &cap, &err))
+			out->intact = false; /* recycled since: a hole in the copy */
+	}
+	free(refs);
+	leave(slot);
+	if (err) {
+		free(out->words);
+		memset(out, 0, sizeof *out);
+	}
+	return err;
+}
