@@ -20,6 +20,11 @@ int tl_cmd_convert(int argc, char **argv);
  * instance. */
 int tl_cmd_record(int argc, char **argv);
 
+/* `timeline fps FILE... [--json] [--plot OUT.svg]`: frame rate, jank and
+ * frame times from dumpsys SurfaceFlinger --latency output or from the frame
+ * slices of a trace. */
+int tl_cmd_fps(int argc, char **argv);
+
 /* `timeline slices IN [--kind KINDS] [--stats]`: what a trace contains, read the
  * way Perfetto reads it, one item per line; `--markers FILE` parses payloads. */
 int tl_cmd_slices(int argc, char **argv);

@@ -22,6 +22,7 @@ static const struct tl_command commands[] = {
     {"slices", "print the slices, counters and flows of a trace, as Perfetto reads it",
      tl_cmd_slices},
     {"record", "record a systrace (ftrace) trace from the kernel, around a command", tl_cmd_record},
+    {"fps", "frame rate and jank from SurfaceFlinger --latency dumps or frame slices", tl_cmd_fps},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

@@ -1,0 +1,313 @@
+/*
+ * `timeline fps` on a trace: the frame slices the frame tracer recorded
+ * ("frame <n>", with vsync_ns / period_ns / present_ns arguments where the
+ * format keeps arguments), read through the importer from a binary
+ * snapshot, Chrome JSON or ftrace text. One series per thread.
+ *
+ * A frame's present time is its present_ns argument; without one, the
+ * vsync slot it made (vsync + max(1, ceil((end - vsync) / period)) periods);
+ * without a vsync (ftrace text keeps no arguments), its end. Its period is
+ * its period_ns argument, else the last refresh_period_ns counter sample of
+ * its process at or before its start, else the median interval between
+ * frame ends (flagged as estimated).
+ */
+#include "tools/fps.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder/ftrace_text.h"
+#include "recorder/json_reader.h"
+#include "recorder/snapshot_format.h"
+#include "recorder/trace_import.h"
+#include "recorder/trace_model.h"
+
+#define FPS_PREFIX "timeline fps"
+#define PERIOD_COUNTER "refresh_period_ns"
+
+fps_series *fps_series_add(fps_series_list *list)
+{
+	if (list->count == list->cap) {
+		size_t cap = list->cap ? 2 * list->cap : 4;
+		fps_series *grown = realloc(list->items, cap * sizeof *grown);
+		if (!grown)
+			return NULL;
+		list->items = grown;
+		list->cap = cap;
+	}
+	fps_series *s = &list->items[list->count++];
+	memset(s, 0, sizeof *s);
+	return s;
+}
+
+void fps_series_list_free(fps_series_list *list)
+{
+	for (size_t i = 0; i < list->count; i++) {
+		fps_series *s = &list->items[i];
+		if (s->latency.frames == s->presents)
+			s->presents = NULL;
+		free(s->presents);
+		free(s->chart_ns);
+		tl_sf_latency_free(&s->latency);
+	}
+	free(list->items);
+	memset(list, 0, sizeof *list);
+}
+
+static bool is_binary(const char *data, size_t len)
+{
+	return len >= TL_SNAPSHOT_MAGIC_LEN &&
+	       memcmp(data, TL_SNAPSHOT_MAGIC, TL_SNAPSHOT_MAGIC_LEN) == 0;
+}
+
+bool fps_trace_sniff(const char *data, size_t len)
+{
+	return is_binary(data, len) || tl_json_sniff(data, len) || tl_ftrace_text_sniff(data, len);
+}
+
+/* "frame <digits>" */
+static bool is_frame_name(const char *name)
+{
+	if (!name || strncmp(name, "frame ", 6) != 0 || !name[6])
+		return false;
+	for (const char *p = name + 6; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/* One frame slice and what its arguments say. */
+struct trace_frame {
+	size_t slice;
+	uint32_t tid, pid;
+	int64_t start, end;
+	int64_t vsync, period, present; /* 0: unknown */
+};
+
+static int compare_frames(const void *a, const void *b)
+{
+	const struct trace_frame *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static int64_t arg_int(const tl_json_value *v)
+{
+	if (v->type == TL_JSON_INT)
+		return v->i;
+	if (v->type == TL_JSON_DOUBLE)
+		return (int64_t)v->d;
+	return 0;
+}
+
+/* The last sample of the period counter of pid at or before ts, or 0. */
+static int64_t period_at(const tl_import *imp, uint32_t pid, int64_t ts)
+{
+	int64_t best_ts = INT64_MIN, value = 0;
+	for (size_t i = 0; i < imp->ncounters; i++) {
+		const tl_import_counter *c = &imp->counters[i];
+		const tl_import_track *t = &imp->tracks[c->track];
+		if (c->ts > ts || c->ts < best_ts || (t->pid != pid && t->pid != 0))
+			continue;
+		if (strcmp(t->name, PERIOD_COUNTER) != 0 &&
+		    strcmp(t->name, PERIOD_COUNTER " value") != 0)
+			continue;
+		best_ts = c->ts;
+		value = (int64_t)(c->value + 0.5);
+	}
+	return value;
+}
+
+static int64_t median_end_interval(const struct trace_frame *f, size_t n)
+{
+	if (n < 2)
+		return 0;
+	int64_t *d = malloc((n - 1) * sizeof *d);
+	if (!d)
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		d[i - 1] = f[i].end - f[i - 1].end;
+	tl_frame_sort_i64(d, n - 1);
+	int64_t median = tl_frame_percentile(d, n - 1, 50);
+	free(d);
+	return median;
+}
+
+/* Fills one series from the frames of one thread. Returns 0 or -ENOMEM. */
+static int series_from_frames(fps_series *s, struct trace_frame *f, size_t n)
+{
+	s->from_trace = true;
+	s->slices = n;
+	int64_t fallback = 0;
+	for (size_t i = 0; i < n; i++)
+		if (f[i].period <= 0) {
+			fallback = median_end_interval(f, n);
+			s->period_estimated = true;
+			break;
+		}
+	if (fallback <= 0)
+		fallback = 16666667;
+	s->presents = malloc(n * sizeof *s->presents);
+	s->chart_ns = malloc(n * sizeof *s->chart_ns);
+	int64_t *durations = malloc(n * sizeof *durations);
+	if (!s->presents || !s->chart_ns || !durations) {
+		free(durations);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t period = f[i].period > 0 ? f[i].period : fallback;
+		int64_t present = f[i].end;
+		if (f[i].present > 0) {
+			present = f[i].present;
+		} else if (f[i].vsync > 0) {
+			int64_t late = f[i].end - f[i].vsync;
+			int64_t slots = late > period ? (late + period - 1) / period : 1;
+			present = f[i].vsync + slots * period;
+		}
+		int64_t lateness = f[i].vsync > 0 ? f[i].end - (f[i].vsync + period) : 0;
+		uint64_t dropped = lateness > 0 ? (uint64_t)((lateness + period - 1) / period) : 0;
+		s->dropped_frames += dropped;
+		s->janky_frames += dropped != 0;
+		s->presents[i] = (tl_present_frame){present, period};
+		durations[i] = f[i].end - f[i].start;
+		s->chart_ns[i] = durations[i];
+	}
+	s->npresents = n;
+	s->nchart = n;
+	tl_frame_sort_i64(durations, n);
+	s->duration_p50_ns = tl_frame_percentile(durations, n, 50);
+	s->duration_p90_ns = tl_frame_percentile(durations, n, 90);
+	s->duration_p99_ns = tl_frame_percentile(durations, n, 99);
+	s->duration_max_ns = n ? durations[n - 1] : 0;
+	free(durations);
+	return tl_present_stats_compute(s->presents, s->npresents, &s->stats);
+}
+
+static const char *thread_name(const tl_import *imp, uint32_t tid)
+{
+	for (size_t i = 0; i < imp->nthreads; i++)
+		if (imp->threads[i].tid == tid && imp->threads[i].name)
+			return imp->threads[i].name;
+	return NULL;
+}
+
+/* The frames of the import, by thread; one series each. */
+static int series_from_import(const char *path, const tl_import *imp, fps_series_list *out)
+{
+	size_t n = 0;
+	struct trace_frame *frames = NULL;
+	size_t *frame_of_slice = malloc((imp->nslices ? imp->nslices : 1) * sizeof *frame_of_slice);
+	if (!frame_of_slice)
+		return -ENOMEM;
+	for (size_t i = 0; i < imp->nslices; i++) {
+		const tl_import_slice *sl = &imp->slices[i];
+		frame_of_slice[i] = SIZE_MAX;
+		if (sl->kind != TL_IMPORT_SLICE || sl->dur < 0 || !is_frame_name(sl->name))
+			continue;
+		struct trace_frame *grown = realloc(frames, (n + 1) * sizeof *frames);
+		if (!grown) {
+			free(frames);
+			free(frame_of_slice);
+			return -ENOMEM;
+		}
+		frames = grown;
+		frames[n] = (struct trace_frame){.slice = i,
+		                                 .tid = tl_import_slice_tid(imp, sl),
+		                                 .pid = tl_import_slice_pid(imp, sl),
+		                                 .start = sl->ts,
+		                                 .end = sl->ts + sl->dur};
+		frame_of_slice[i] = n++;
+	}
+	for (size_t i = 0; i < imp->nargs; i++) {
+		const tl_import_arg *a = &imp->args[i];
+		if (a->slice >= imp->nslices || frame_of_slice[a->slice] == SIZE_MAX)
+			continue;
+		struct trace_frame *f = &frames[frame_of_slice[a->slice]];
+		if (strcmp(a->key, "args.vsync_ns") == 0)
+			f->vsync = arg_int(&a->value);
+		else if (strcmp(a->key, "args.period_ns") == 0)
+			f->period = arg_int(&a->value);
+		else if (strcmp(a->key, "args.present_ns") == 0)
+			f->present = arg_int(&a->value);
+	}
+	free(frame_of_slice);
+	for (size_t i = 0; i < n; i++)
+		if (frames[i].period <= 0)
+			frames[i].period = period_at(imp, frames[i].pid, frames[i].start);
+	if (n)
+		qsort(frames, n, sizeof *frames, compare_frames);
+
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0;) {
+		size_t j = i;
+		while (j < n && frames[j].tid == frames[i].tid)
+			j++;
+		fps_series *s = fps_series_add(out);
+		if (!s) {
+			rc = -ENOMEM;
+			break;
+		}
+		const char *name = thread_name(imp, frames[i].tid);
+		snprintf(s->label, sizeof s->label, "%s: thread %s (tid %u)", path,
+		         name ? name : "?", frames[i].tid);
+		rc = series_from_frames(s, frames + i, j - i);
+		i = j;
+	}
+	free(frames);
+	return rc;
+}
+
+int fps_read_trace(const char *path, const char *data, size_t len, fps_series_list *out)
+{
+	tl_import imp;
+	memset(&imp, 0, sizeof imp);
+	int rc;
+	char err[256] = "";
+	if (is_binary(data, len)) {
+		tl_model model;
+		rc = tl_model_read_binary(data, len, &model, err, sizeof err);
+		if (rc < 0) {
+			fprintf(stderr, FPS_PREFIX ": %s: %s\n", path,
+			        err[0] ? err : strerror(-rc));
+			return 1;
+		}
+		rc = tl_import_model(&model, &imp);
+		tl_model_free(&model);
+	} else if (tl_json_sniff(data, len)) {
+		tl_json_trace json;
+		tl_read_error rerr = {0};
+		rc = tl_json_read(data, len, &json, &rerr);
+		if (rc == -EINVAL) {
+			fprintf(stderr, FPS_PREFIX ": %s:%zu:%zu: %s\n", path, rerr.line,
+			        rerr.column, rerr.message);
+			return 1;
+		}
+		if (rc == 0) {
+			rc = tl_import_build(NULL, &json, &imp);
+			tl_json_trace_free(&json);
+		}
+	} else {
+		tl_ftrace_text text;
+		rc = tl_ftrace_text_read(data, len, 0, &text, NULL);
+		if (rc == 0) {
+			rc = tl_import_build(&text, NULL, &imp);
+			tl_ftrace_text_free(&text);
+		}
+	}
+	size_t before = out->count;
+	if (rc == 0)
+		rc = series_from_import(path, &imp, out);
+	tl_import_free(&imp);
+	if (rc < 0) {
+		fprintf(stderr, FPS_PREFIX ": %s: %s\n", path, strerror(-rc));
+		return 1;
+	}
+	if (out->count == before) {
+		fprintf(stderr, FPS_PREFIX ": %s: no frame slices ('frame <n>') in this trace\n",
+		        path);
+		return 1;
+	}
+	return 0;
+}
