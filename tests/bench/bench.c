@@ -44,6 +44,8 @@
 #define TARGET_DISABLED_NS 0.5
 #define TARGET_EVENT_OVER_FLOOR 1.15
 #define TARGET_TWO_THREADS_OVER_ONE 1.10
+#define TARGET_FRAME_OVER_BEGIN_END 1.5
+#define TARGET_LOOPER_OVER_BEGIN_END 1.3
 
 typedef struct bench_config {
 	int reps;
@@ -73,7 +75,18 @@ static const struct floor_spec {
     [FLOOR_RDTSC_STORE] = {"rdtsc_store32", "rdtsc + 32 B store"},
 };
 
-enum event_kind { EVENT_DISABLED, EVENT_BEGIN_END, EVENT_COPY, EVENT_COUNTER, EVENT_COUNT };
+enum event_kind {
+	EVENT_DISABLED,
+	EVENT_BEGIN_END,
+	EVENT_COPY,
+	EVENT_COUNTER,
+	EVENT_FRAME,
+	EVENT_LOOPER,
+	EVENT_COUNT
+};
+
+/* bench_frame.c: one frame tracer frame (tl_frame_begin + tl_frame_end) per pair. */
+void bench_frame_begin_end(uint64_t iters, bench_thread *thread);
 
 static const struct event_spec {
 	const char *key;
@@ -86,6 +99,8 @@ static const struct event_spec {
     [EVENT_BEGIN_END] = {"begin_end", "begin+end", bench_events_begin_end, true, 48},
     [EVENT_COPY] = {"copy_begin_end", "copy begin2+end", bench_events_copy_begin_end, true, 160},
     [EVENT_COUNTER] = {"counter", "counter i64", bench_events_counter, false, 64},
+    [EVENT_FRAME] = {"frame_begin_end", "frame begin+end", bench_frame_begin_end, true, 80},
+    [EVENT_LOOPER] = {"looper_dispatch", "looper dispatch", bench_looper_dispatch, true, 24},
 };
 
 enum recorder_index { REC_RING, REC_ENDLESS, REC_STARTUP, REC_COUNT };
@@ -415,7 +430,7 @@ typedef struct target {
 	double floor_ratio; /* 2-thread targets: the same ratio for the floor */
 } target;
 
-#define MAX_TARGETS (REC_COUNT * (3 + EVENT_COUNT))
+#define MAX_TARGETS (REC_COUNT * (5 + EVENT_COUNT))
 
 /* How much the machine alone slows a loop down when two threads run it. */
 static double floor_two_threads_over_one(enum event_kind ev)
@@ -445,6 +460,16 @@ static size_t collect_targets(target *out)
 			out[n].limit = TARGET_EVENT_OVER_FLOOR;
 			out[n++].unit = "x";
 		}
+		snprintf(out[n].name, sizeof out[n].name, "frame begin+end / begin+end, %s", name);
+		out[n].value = event_results[rec][EVENT_FRAME][0].ns /
+		               event_results[rec][EVENT_BEGIN_END][0].ns;
+		out[n].limit = TARGET_FRAME_OVER_BEGIN_END;
+		out[n++].unit = "x";
+		snprintf(out[n].name, sizeof out[n].name, "looper dispatch / begin+end, %s", name);
+		out[n].value = event_results[rec][EVENT_LOOPER][0].ns /
+		               event_results[rec][EVENT_BEGIN_END][0].ns;
+		out[n].limit = TARGET_LOOPER_OVER_BEGIN_END;
+		out[n++].unit = "x";
 		for (int ev = 0; ev < EVENT_COUNT; ev++) {
 			snprintf(out[n].name, sizeof out[n].name, "%s, %s, 2 threads / 1 thread",
 			         event_specs[ev].label, name);
@@ -619,7 +644,9 @@ static void print_json(const bench_config *cfg, const target *targets, size_t nt
 		printf(",\"unit\":\"%s\",\"met\":%s}", targets[i].unit,
 		       target_met(&targets[i]) ? "true" : "false");
 	}
-	printf("]}\n");
+	printf("]");
+	bench_systrace_print_json();
+	printf("}\n");
 }
 
 /* ---- main ---------------------------------------------------------------- */
@@ -632,6 +659,8 @@ static void usage(FILE *out)
 	        "\n"
 	        "Measures ns per event of the ring, endless and startup recorders with 1 and\n"
 	        "2 threads, next to the floors (clock read, clock read + 32-byte store), and\n"
+	        "of the systrace recorder next to raw write(2) and snprintf + write(2) on a\n"
+	        "private tracefs instance (as root; skipped otherwise), and\n"
 	        "prints a table and one JSON line. Exits 0 whatever the figures: the targets\n"
 	        "are reported as PASS or MISS, never enforced.\n"
 	        "\n"
@@ -686,11 +715,14 @@ int main(int argc, char **argv)
 	ignore_environment();
 
 	measure_all(&cfg);
+	bench_systrace_measure(cfg.reps, cfg.run_ns);
 
 	target targets[MAX_TARGETS];
 	size_t ntargets = collect_targets(targets);
-	if (!cfg.json_only)
+	if (!cfg.json_only) {
 		print_table(&cfg, targets, ntargets);
+		bench_systrace_print_table();
+	}
 	print_json(&cfg, targets, ntargets);
 	return 0;
 }

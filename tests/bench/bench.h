@@ -70,6 +70,8 @@ void bench_events_end(uint64_t iters, bench_thread *thread);
 void bench_events_begin_end(uint64_t iters, bench_thread *thread);
 void bench_events_copy_begin_end(uint64_t iters, bench_thread *thread);
 void bench_events_counter(uint64_t iters, bench_thread *thread);
+/* A looper dispatch (begin + end) with the watchdog armed (bench_looper.c). */
+void bench_looper_dispatch(uint64_t iters, bench_thread *thread);
 /* The library's own hot-path clock read, eight times per iteration. */
 void bench_events_clock_read(uint64_t iters, bench_thread *thread);
 
@@ -80,6 +82,13 @@ void bench_events_clock_read(uint64_t iters, bench_thread *thread);
  */
 int bench_callgrind_main(const char *kernel, const char *events);
 void bench_callgrind_list(FILE *out); /* the kernel names, one line */
+
+/* The systrace rows (bench_systrace.c): measured on a private tracefs
+ * instance, or skipped with a reason; printed after the table, and as a
+ * "systrace" member of the JSON object. */
+void bench_systrace_measure(int reps, double run_ns);
+void bench_systrace_print_table(void);
+void bench_systrace_print_json(void);
 
 /* Prepares and frees a thread's state. Returns 0 or -ENOMEM. */
 int bench_thread_init(bench_thread *thread, unsigned index);
