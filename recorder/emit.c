@@ -55,9 +55,8 @@ static inline _Atomic uint64_t *reserve(struct tl_slot **slotp, size_t words)
 	 * shutdown the slot's block may be unmapped. */
 	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed)))
 		return tl_thread_reserve_slow(slot, words);
-	struct tl_block *block = slot->block;
-	_Atomic uint64_t *p = atomic_load_explicit(&block->cur, memory_order_relaxed);
-	if (TL_UNLIKELY((size_t)(block->limit - p) < words))
+	_Atomic uint64_t *p = slot->cur;
+	if (TL_UNLIKELY((size_t)(slot->limit - p) < words))
 		return tl_thread_reserve_slow(slot, words);
 	return p;
 }
@@ -70,6 +69,7 @@ static inline __attribute__((always_inline)) void commit(struct tl_slot *slot,
 			      atomic_load_explicit(&block->records, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	atomic_store_explicit(&block->cur, end, memory_order_release);
+	slot->cur = end;
 	atomic_store_explicit(&slot->busy, 0, memory_order_release);
 }
 
@@ -92,13 +92,12 @@ static inline __attribute__((always_inline)) bool fast_reserve(struct tl_slot *s
 		atomic_store_explicit(&slot->busy, 0, memory_order_relaxed);
 		return false; /* not running, or a new session: the block may be gone */
 	}
-	struct tl_block *block = slot->block;
-	_Atomic uint64_t *p = atomic_load_explicit(&block->cur, memory_order_relaxed);
-	if (TL_UNLIKELY((size_t)(block->limit - p) < words)) {
+	_Atomic uint64_t *p = slot->cur;
+	if (TL_UNLIKELY((size_t)(slot->limit - p) < words)) {
 		atomic_store_explicit(&slot->busy, 0, memory_order_relaxed);
 		return false;
 	}
-	*block_out = block;
+	*block_out = slot->block;
 	*out = p;
 	return true;
 }

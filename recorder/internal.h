@@ -71,7 +71,8 @@ struct tl_slot {
 	_Atomic uint64_t truncated;
 	_Atomic uint64_t args_dropped;
 	struct tl_block *scratch; /* direct recorders: one record */
-	uint64_t pad_[1];
+	_Atomic uint64_t *cur;   /* mirror of block->cur, owner-only */
+	_Atomic uint64_t *limit; /* mirror of block->limit */
 	/* metadata */
 	_Atomic uint32_t tid;   /* 0: never used */
 	_Atomic uint32_t alive; /* 0 once the thread exited */
@@ -80,6 +81,14 @@ struct tl_slot {
 	_Atomic uint32_t named;    /* set by tl_thread_set_name (not comm) */
 	char name[TL_NAME_MAX];
 } __attribute__((aligned(TL_CACHELINE)));
+
+/* Makes block b the slot's current block. Owner thread only. */
+static inline void tl_slot_use_block(struct tl_slot *slot, struct tl_block *b)
+{
+	slot->block = b;
+	slot->cur = atomic_load_explicit(&b->cur, memory_order_relaxed);
+	slot->limit = b->limit;
+}
 
 /* ---- block pool --------------------------------------------------------- */
 enum {

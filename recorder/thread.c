@@ -108,7 +108,7 @@ static void thread_exit(void *arg)
 	if (slot->epoch == atomic_load(&tl_state) && block != &tl_block_none &&
 	    block != slot->scratch)
 		tl_pool_retire(&tl_active.pool, block);
-	slot->block = &tl_block_none;
+	tl_slot_use_block(slot, &tl_block_none);
 	atomic_store_explicit(&slot->busy, 0, memory_order_release);
 
 	pthread_mutex_lock(&slots_lock);
@@ -159,7 +159,7 @@ struct tl_slot *tl_thread_slot(void)
 	pthread_mutex_lock(&slots_lock);
 	slot = slot_pick();
 	if (slot) {
-		slot->block = &tl_block_none;
+		tl_slot_use_block(slot, &tl_block_none);
 		slot->epoch = 0;
 		atomic_store(&slot->busy, 0);
 		atomic_store(&slot->dropped, 0);
@@ -232,7 +232,7 @@ _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
 	if (slot->epoch != state) {
 		/* first event of this session: the old block belongs to a pool
 		 * that is gone */
-		slot->block = &tl_block_none;
+		tl_slot_use_block(slot, &tl_block_none);
 		slot->epoch = state;
 	}
 	if (words > TL_REC_MAX_WORDS)
@@ -245,7 +245,7 @@ _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
 		struct tl_block *b = scratch_block(slot);
 		if (!b)
 			return refuse(slot, 1);
-		slot->block = b;
+		tl_slot_use_block(slot, b);
 		return atomic_load_explicit(&b->cur, memory_order_relaxed);
 	}
 	struct tl_block *block = slot->block;
@@ -254,10 +254,10 @@ _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
 		return p;
 	block = ops->next_block(&tl_active, slot);
 	if (!block) {
-		slot->block = &tl_block_none;
+		tl_slot_use_block(slot, &tl_block_none);
 		return refuse(slot, 1);
 	}
-	slot->block = block;
+	tl_slot_use_block(slot, block);
 	/* keeps the tick-to-ns conversion piecewise over long runs */
 	tl_clock_calibrate(1, TL_CALIBRATION_INTERVAL_NS);
 	p = atomic_load_explicit(&block->cur, memory_order_relaxed);
@@ -272,6 +272,7 @@ void tl_thread_commit_direct(struct tl_slot *slot, struct tl_block *block)
 	tl_active.ops->write_direct(&tl_active, (const uint64_t *)(const void *)block->data,
 				    (size_t)(end - block->data));
 	atomic_store_explicit(&block->cur, block->data, memory_order_relaxed);
+	slot->cur = block->data;
 	atomic_store_explicit(&slot->busy, 0, memory_order_release);
 }
 
@@ -329,7 +330,7 @@ void tl_threads_after_fork_child(void)
 		atomic_store(&s->busy, 0);
 	}
 	if (self) {
-		self->block = &tl_block_none;
+		tl_slot_use_block(self, &tl_block_none);
 		self->epoch = 0;
 		atomic_store(&self->busy, 0);
 		atomic_store(&self->tid, current_tid());
