@@ -102,14 +102,43 @@ static inline __attribute__((always_inline)) bool fast_reserve(struct tl_slot *s
 	return true;
 }
 
+/*
+ * A direct recorder (systrace) gets a plain begin or end as a record built
+ * on the stack, without the general path's sizing and scratch block: the
+ * write(2) behind it is the cost, and this keeps the rest small. Returns
+ * false when the general path must handle it (first event of a thread,
+ * re-entry, not running, a buffering recorder).
+ */
+static bool direct_plain(const tl_category *cat, char phase, const char *name)
+{
+	struct tl_slot *slot = tl_self;
+	if (slot == &tl_slot_none || atomic_load_explicit(&slot->busy, memory_order_relaxed))
+		return false;
+	atomic_store_explicit(&slot->busy, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst); /* see reserve() */
+	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
+	if (state == 0 || (state & TL_STATE_FULL) || !tl_active.ops->write_direct) {
+		atomic_store_explicit(&slot->busy, 0, memory_order_relaxed);
+		return false;
+	}
+	uint64_t record[3] = {tl_clock_read(), 0, (uint64_t)(uintptr_t)(name ? name : "")};
+	size_t words = phase == TL_PHASE_BEGIN ? 3 : 2;
+	record[1] = TL_REC_HEADER(phase, words, 0, cat->index, 0);
+	tl_active.ops->write_direct(&tl_active, record, words);
+	atomic_store_explicit(&slot->busy, 0, memory_order_release);
+	return true;
+}
+
 static __attribute__((noinline)) void begin_slow(const tl_category *cat, const char *name)
 {
-	tl_emit(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
+	if (!direct_plain(cat, TL_PHASE_BEGIN, name))
+		tl_emit(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
 }
 
 static __attribute__((noinline)) void end_slow(const tl_category *cat)
 {
-	tl_emit(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
+	if (!direct_plain(cat, TL_PHASE_END, NULL))
+		tl_emit(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
 }
 
 /* Reads the clock once the record has room: the microcoded rdtsc then
