@@ -255,10 +255,17 @@ static size_t copy_length(const char *s, int *truncated)
 static _Atomic uint64_t *put_string(_Atomic uint64_t *p, const char *s, size_t len)
 {
 	put(p++, len);
-	for (size_t off = 0; off < len; off += 8) {
+	size_t off = 0;
+	for (; off + 8 <= len; off += 8) {
+		uint64_t word;
+		memcpy(&word, s + off, 8); /* a constant size: one load */
+		put(p++, word);
+	}
+	if (off < len) {
+		/* the tail, little-endian byte by byte: no memcpy call */
 		uint64_t word = 0;
-		size_t chunk = len - off < 8 ? len - off : 8;
-		memcpy(&word, s + off, chunk);
+		for (size_t i = 0; off + i < len; i++)
+			word |= (uint64_t)(unsigned char)s[off + i] << (8 * i);
 		put(p++, word);
 	}
 	return p;
@@ -270,8 +277,63 @@ static void count(_Atomic uint64_t *counter, uint64_t n)
 			      memory_order_relaxed);
 }
 
-void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
-	     uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs)
+static inline unsigned record_flags(unsigned flags, int copy_name)
+{
+	return (copy_name ? TL_REC_F_NAME_INLINE : 0) |
+	       (((flags & TL_EVENT_SCOPE_MASK) >> 1) << TL_REC_F_SCOPE_SHIFT) |
+	       ((flags & TL_EVENT_COUNTER_DOUBLE) ? TL_REC_F_COUNTER_DOUBLE : 0);
+}
+
+/* Publishes a record of the general paths, or hands it to a direct
+ * recorder. */
+static inline void finish(struct tl_slot *slot, _Atomic uint64_t *end)
+{
+	struct tl_block *block = slot->block;
+	if (TL_UNLIKELY(block->direct)) {
+		atomic_store_explicit(&block->cur, end, memory_order_relaxed);
+		tl_thread_commit_direct(slot, block); /* leaves the slot not busy */
+		return;
+	}
+	commit(slot, block, end);
+}
+
+/* An event without arguments (counters, instants, async, flows, complete),
+ * its name kept or copied: no argument loop, and a small frame. */
+static __attribute__((noinline)) void emit_plain(const tl_category *cat, tl_phase phase,
+						 unsigned flags, const char *name, uint64_t id,
+						 tl_timestamp ts)
+{
+	int has_name = tl_record_has_name((char)phase);
+	int has_value = tl_record_has_value((char)phase);
+	int copy_name = has_name && (flags & TL_EVENT_COPY_NAME);
+	if (has_name && !name)
+		name = "";
+	int truncated = 0;
+	size_t name_len = copy_name ? copy_length(name, &truncated) : 0;
+	size_t words = 2 + (copy_name ? TL_REC_STRING_WORDS(name_len) : (size_t)has_name) +
+		       (size_t)has_value;
+	struct tl_slot *slot;
+	_Atomic uint64_t *w = reserve(&slot, words);
+	if (TL_UNLIKELY(!w))
+		return;
+	put(w++, ts ? ts : tl_clock_read());
+	put(w++, TL_REC_HEADER(phase, words, record_flags(flags, copy_name), cat->index, 0));
+	if (copy_name)
+		w = put_string(w, name, name_len);
+	else if (has_name)
+		put(w++, (uint64_t)(uintptr_t)name);
+	if (has_value)
+		put(w++, id);
+	if (TL_UNLIKELY(truncated))
+		count(&slot->truncated, (uint64_t)truncated);
+	finish(slot, w);
+}
+
+/* Any event: arguments, copies, bad input. */
+static __attribute__((noinline)) void emit_general(const tl_category *cat, tl_phase phase,
+						   unsigned flags, const char *name, uint64_t id,
+						   tl_timestamp ts, const tl_arg *args,
+						   unsigned nargs)
 {
 	struct tl_slot *slot = NULL;
 	if (TL_UNLIKELY(!phase_known(phase) || !cat)) {
@@ -323,9 +385,7 @@ void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char 
 		types |= (uint64_t)a->type << (4 * kept++);
 	}
 
-	unsigned rec_flags = (copy_name ? TL_REC_F_NAME_INLINE : 0) |
-			     (((flags & TL_EVENT_SCOPE_MASK) >> 1) << TL_REC_F_SCOPE_SHIFT) |
-			     ((flags & TL_EVENT_COUNTER_DOUBLE) ? TL_REC_F_COUNTER_DOUBLE : 0);
+	unsigned rec_flags = record_flags(flags, copy_name);
 
 	_Atomic uint64_t *p = reserve(&slot, words);
 	if (TL_UNLIKELY(!p))
@@ -366,13 +426,16 @@ void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char 
 		count(&slot->truncated, (uint64_t)truncated);
 	if (TL_UNLIKELY(args_dropped))
 		count(&slot->args_dropped, args_dropped);
-	struct tl_block *block = slot->block;
-	if (TL_UNLIKELY(block->direct)) {
-		atomic_store_explicit(&block->cur, w, memory_order_relaxed);
-		tl_thread_commit_direct(slot, block); /* leaves the slot not busy */
-		return;
-	}
-	commit(slot, block, w);
+	finish(slot, w);
+}
+
+void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
+	     uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs)
+{
+	if (TL_LIKELY((nargs == 0 || !args) && cat && phase_known(phase)))
+		emit_plain(cat, phase, flags, name, id, ts);
+	else
+		emit_general(cat, phase, flags, name, id, ts, args, nargs);
 }
 
 void tl_emit_counter(const tl_category *cat, const char *name, int64_t value)
