@@ -125,6 +125,29 @@ static int add_sched_slices(const tl_ftrace_text *text, tl_model *model)
 	return rc;
 }
 
+/* A process the markers did not name takes the name of its main thread
+ * (tid == pid), as the kernel's task name shows it. */
+static int name_processes(tl_model *model)
+{
+	for (size_t i = 0; i < model->nthreads; i++) {
+		const tl_model_thread *t = &model->threads[i];
+		uint32_t pid = t->pid ? t->pid : model->pid;
+		if (t->tid != pid || !t->name[0])
+			continue;
+		const char *have = tl_model_process_name(model, pid);
+		if (have && have[0])
+			continue;
+		if (pid == model->pid) {
+			model->process_name = t->name;
+			continue;
+		}
+		int rc = tl_model_process_set(model, pid, t->name, strlen(t->name));
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int record_write_json(struct record_session *session, int fd, char *err, size_t errlen)
 {
 	int rc;
@@ -167,6 +190,8 @@ int record_write_json(struct record_session *session, int fd, char *err, size_t 
 	if (rc == 0)
 		rc = tl_import_to_model(&imp, &model);
 	have_model = rc == 0;
+	if (rc == 0)
+		rc = name_processes(&model);
 	if (rc == 0)
 		rc = add_sched_slices(&text, &model);
 	if (rc) {
