@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "recorder/clock.h"
+#include "recorder/format_int.h"
 #include "recorder/internal.h"
 #include "recorder/record.h"
 #include "recorder/snapshot_format.h"
@@ -127,25 +128,12 @@ static void chunk_u32_string(struct tl_snapshot_sink *s, uint32_t type, uint32_t
 
 /* ---- small signal-safe helpers ------------------------------------------------ */
 
-static size_t format_u32(char *out, uint32_t v)
-{
-	char tmp[10];
-	size_t n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (size_t i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
-	return n;
-}
-
 /* The kernel's name of a thread (comm), read from procfs with open/read. */
 static size_t read_comm(uint32_t tid, char *out, size_t size)
 {
 	char path[64] = "/proc/self/task/";
 	size_t n = strlen(path);
-	n += format_u32(path + n, tid);
+	n += tl_format_u64(path + n, tid);
 	memcpy(path + n, "/comm", 6);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -17,6 +17,8 @@
 #include <timeline/looper.h>
 #include <timeline/timeline.h>
 
+#include "recorder/format_int.h"
+
 #define DIR_MAX 200
 #define ALT_STACK_BYTES (64 * 1024)
 
@@ -43,19 +45,6 @@ int tl_set_dump_directory(const char *dir)
 	return 0;
 }
 
-static size_t put_u64(char *out, uint64_t v)
-{
-	char tmp[20];
-	size_t n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (size_t i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
-	return n;
-}
-
 static size_t put_str(char *out, const char *s)
 {
 	size_t n = strlen(s);
@@ -68,9 +57,9 @@ static void dump(void)
 	char path[DIR_MAX + 64];
 	size_t n = put_str(path, dirs[atomic_load(&dir_current)]);
 	n += put_str(path + n, "/dump-");
-	n += put_u64(path + n, (uint64_t)getpid());
+	n += tl_format_u64(path + n, (uint64_t)getpid());
 	path[n++] = '-';
-	n += put_u64(path + n, atomic_fetch_add(&counter, 1) + 1);
+	n += tl_format_u64(path + n, atomic_fetch_add(&counter, 1) + 1);
 	n += put_str(path + n, ".tlsnap");
 	path[n] = '\0';
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
