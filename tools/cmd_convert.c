@@ -6,6 +6,7 @@
  * importer (recorder/trace_import.h), so what is written is what Perfetto
  * would read from IN.
  */
+#include "tools/cli.h"
 #include "tools/commands.h"
 
 #include <errno.h>
@@ -67,19 +68,7 @@ static const struct convert_format *format_from_path(const char *path)
 	return &format_json;
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Reports a usage error on one line; returns the exit status for it. */
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs(CONVERT_PREFIX ": ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs(" (see '" CONVERT_PREFIX " --help')\n", stderr);
-	va_end(ap);
-	return 2;
-}
+#define usage_error(...) tl_cli_usage_error(CONVERT_PREFIX, __VA_ARGS__)
 
 struct convert_args {
 	const char *input;

@@ -3,6 +3,7 @@
  * frame-time statistics from `dumpsys SurfaceFlinger --latency` output or
  * from the frame slices of a trace. Formulas: docs/frame.md.
  */
+#include "tools/cli.h"
 #include "tools/commands.h"
 
 #include <errno.h>
@@ -44,18 +45,7 @@ struct fps_args {
 	int first_file;
 };
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs(FPS_PREFIX ": ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs(" (see '" FPS_PREFIX " --help')\n", stderr);
-	va_end(ap);
-	return 2;
-}
+#define usage_error(...) tl_cli_usage_error(FPS_PREFIX, __VA_ARGS__)
 
 static int parse_args(int argc, char **argv, struct fps_args *args)
 {

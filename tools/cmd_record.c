@@ -12,6 +12,7 @@
  * could not be run), so that `timeline record -- make test` fails when
  * the tests fail.
  */
+#include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/record_json.h"
 #include "tools/record_session.h"
@@ -106,19 +107,7 @@ static void record_on_signal(int sig, siginfo_t *info, void *context)
 
 /* ---- options -------------------------------------------------------------------- */
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Reports a usage error on one line; returns the exit status for it. */
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs(RECORD_PREFIX ": ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs(" (see '" RECORD_PREFIX " --help')\n", stderr);
-	va_end(ap);
-	return 2;
-}
+#define usage_error(...) tl_cli_usage_error(RECORD_PREFIX, __VA_ARGS__)
 
 static bool is_event_word(const char *s, size_t len)
 {

@@ -5,6 +5,7 @@
  * `timeline slices --markers FILE` parses trace_marker payloads instead,
  * one JSON string literal per line.
  */
+#include "tools/cli.h"
 #include "tools/commands.h"
 
 #include <errno.h>
@@ -36,18 +37,7 @@ static const char slices_usage[] =
     "                     JSON string literal; print how each one parses\n"
     "  -h, --help         print this help\n";
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs(SLICES_PREFIX ": ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs(" (see '" SLICES_PREFIX " --help')\n", stderr);
-	va_end(ap);
-	return 2;
-}
+#define usage_error(...) tl_cli_usage_error(SLICES_PREFIX, __VA_ARGS__)
 
 static int parse_kinds(const char *list, unsigned *kinds)
 {
