@@ -14,26 +14,6 @@
 	(TL_REC_F_NAME_INLINE | (3u << TL_REC_F_SCOPE_SHIFT) | TL_REC_F_COUNTER_DOUBLE |           \
 	 TL_REC_F_STRINGS_INLINE | TL_REC_F_TS_NS)
 
-static int phase_is_known(char phase)
-{
-	switch (phase) {
-	case TL_PHASE_BEGIN:
-	case TL_PHASE_END:
-	case TL_PHASE_COMPLETE:
-	case TL_PHASE_INSTANT:
-	case TL_PHASE_ASYNC_BEGIN:
-	case TL_PHASE_ASYNC_END:
-	case TL_PHASE_ASYNC_INSTANT:
-	case TL_PHASE_FLOW_BEGIN:
-	case TL_PHASE_FLOW_STEP:
-	case TL_PHASE_FLOW_END:
-	case TL_PHASE_COUNTER:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 /*
  * Counts the arguments of a header: the non-zero type nibbles, which must
  * come first and be valid tl_arg_type values. Returns -1 when they are not.
@@ -109,7 +89,7 @@ size_t tl_record_decode(const uint64_t *words, size_t avail, tl_record_view *out
 	size_t length = TL_REC_WORDS(header);
 	char phase = TL_REC_PHASE(header);
 	unsigned flags = TL_REC_FLAGS(header);
-	if (length < 2 || length > avail || !phase_is_known(phase) || (flags & ~TL_REC_F_KNOWN))
+	if (length < 2 || length > avail || !tl_record_phase_known(phase) || (flags & ~TL_REC_F_KNOWN))
 		return 0;
 	int nargs = count_args(header);
 	if (nargs < 0)

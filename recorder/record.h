@@ -87,6 +87,13 @@ static inline int tl_record_has_value(char phase)
 	}
 }
 
+/* One of the tl_phase values a record may hold. */
+static inline int tl_record_phase_known(char phase)
+{
+	return phase == TL_PHASE_BEGIN || phase == TL_PHASE_END || phase == TL_PHASE_INSTANT ||
+	       phase == TL_PHASE_COUNTER || tl_record_has_value(phase);
+}
+
 /* One record decoded. Strings point into the record or at kept pointers. */
 typedef struct tl_record_view {
 	uint64_t ts;
