@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "recorder/clock.h"
+#include "recorder/emit_internal.h"
 #include "recorder/internal.h"
 #include "recorder/record.h"
 
@@ -215,6 +216,87 @@ void tl_emit_end(const tl_category *cat)
 	end_vdso(cat);
 }
 
+/* ---- internal forms returning their timestamp (emit_internal.h) -------- */
+
+static __attribute__((noinline)) tl_timestamp begin_copy_slow(const tl_category *cat,
+                                                              const char *name)
+{
+	return tl_i_emit_ts(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0);
+}
+
+static __attribute__((noinline)) tl_timestamp end_ts_slow(const tl_category *cat)
+{
+	return tl_i_emit_ts(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
+}
+
+/* begin_at with a copied name, by whole words (see emit_internal.h). */
+static inline __attribute__((always_inline)) tl_timestamp
+begin_copy_at(const tl_category *cat, const char *name, size_t len, bool tsc)
+{
+	size_t name_words = (len + 7) / 8;
+	size_t words = 3 + name_words;
+	struct tl_slot *slot = tl_self;
+	struct tl_block *block;
+	_Atomic uint64_t *p;
+	if (TL_UNLIKELY(len > TL_COPY_MAX || !fast_reserve(slot, words, &block, &p)))
+		return begin_copy_slow(cat, name);
+	uint64_t ts = read_clock(tsc);
+	put(p, ts);
+	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, words, TL_REC_F_NAME_INLINE, cat->index, 0));
+	put(p + 2, len);
+	for (size_t i = 0; i < name_words; i++) {
+		uint64_t word;
+		memcpy(&word, name + 8 * i, 8); /* zero-padded by the caller */
+		put(p + 3 + i, word);
+	}
+	commit(slot, block, p + words);
+	return ts;
+}
+
+static inline __attribute__((always_inline)) tl_timestamp end_ts_at(const tl_category *cat,
+                                                                    bool tsc)
+{
+	struct tl_slot *slot = tl_self;
+	struct tl_block *block;
+	_Atomic uint64_t *p;
+	if (TL_UNLIKELY(!fast_reserve(slot, 2, &block, &p)))
+		return end_ts_slow(cat);
+	uint64_t ts = read_clock(tsc);
+	put(p, ts);
+	put(p + 1, TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0));
+	commit(slot, block, p + 2);
+	return ts;
+}
+
+static __attribute__((noinline)) tl_timestamp begin_copy_vdso(const tl_category *cat,
+                                                              const char *name, size_t len)
+{
+	return begin_copy_at(cat, name, len, false);
+}
+
+static __attribute__((noinline)) tl_timestamp end_ts_vdso(const tl_category *cat)
+{
+	return end_ts_at(cat, false);
+}
+
+tl_timestamp tl_i_emit_begin_copy_ts(const tl_category *cat, const char *name, size_t len)
+{
+#if TL_HAVE_TSC
+	if (TL_LIKELY(tl_clock_use_tsc))
+		return begin_copy_at(cat, name, len, true);
+#endif
+	return begin_copy_vdso(cat, name, len);
+}
+
+tl_timestamp tl_i_emit_end_ts(const tl_category *cat)
+{
+#if TL_HAVE_TSC
+	if (TL_LIKELY(tl_clock_use_tsc))
+		return end_ts_at(cat, true);
+#endif
+	return end_ts_vdso(cat);
+}
+
 /* ---- the general form -------------------------------------------------- */
 
 static int phase_known(tl_phase phase)
@@ -299,9 +381,9 @@ static inline void finish(struct tl_slot *slot, _Atomic uint64_t *end)
 
 /* An event without arguments (counters, instants, async, flows, complete),
  * its name kept or copied: no argument loop, and a small frame. */
-static __attribute__((noinline)) void emit_plain(const tl_category *cat, tl_phase phase,
-						 unsigned flags, const char *name, uint64_t id,
-						 tl_timestamp ts)
+static __attribute__((noinline)) tl_timestamp emit_plain(const tl_category *cat, tl_phase phase,
+                                                         unsigned flags, const char *name,
+                                                         uint64_t id, tl_timestamp ts)
 {
 	int has_name = tl_record_has_name((char)phase);
 	int has_value = tl_record_has_value((char)phase);
@@ -315,8 +397,10 @@ static __attribute__((noinline)) void emit_plain(const tl_category *cat, tl_phas
 	struct tl_slot *slot;
 	_Atomic uint64_t *w = reserve(&slot, words);
 	if (TL_UNLIKELY(!w))
-		return;
-	put(w++, ts ? ts : tl_clock_read());
+		return 0;
+	if (!ts)
+		ts = tl_clock_read();
+	put(w++, ts);
 	put(w++, TL_REC_HEADER(phase, words, record_flags(flags, copy_name), cat->index, 0));
 	if (copy_name)
 		w = put_string(w, name, name_len);
@@ -327,20 +411,21 @@ static __attribute__((noinline)) void emit_plain(const tl_category *cat, tl_phas
 	if (TL_UNLIKELY(truncated))
 		count(&slot->truncated, (uint64_t)truncated);
 	finish(slot, w);
+	return ts;
 }
 
 /* Any event: arguments, copies, bad input. */
-static __attribute__((noinline)) void emit_general(const tl_category *cat, tl_phase phase,
-						   unsigned flags, const char *name, uint64_t id,
-						   tl_timestamp ts, const tl_arg *args,
-						   unsigned nargs)
+static __attribute__((noinline)) tl_timestamp emit_general(const tl_category *cat, tl_phase phase,
+                                                           unsigned flags, const char *name,
+                                                           uint64_t id, tl_timestamp ts,
+                                                           const tl_arg *args, unsigned nargs)
 {
 	struct tl_slot *slot = NULL;
 	if (TL_UNLIKELY(!phase_known(phase) || !cat)) {
 		slot = tl_thread_slot();
 		if (slot)
 			count(&slot->dropped, 1);
-		return;
+		return 0;
 	}
 	unsigned args_dropped = 0;
 	if (nargs > TL_MAX_ARGS) {
@@ -389,9 +474,11 @@ static __attribute__((noinline)) void emit_general(const tl_category *cat, tl_ph
 
 	_Atomic uint64_t *p = reserve(&slot, words);
 	if (TL_UNLIKELY(!p))
-		return;
+		return 0;
 	_Atomic uint64_t *w = p;
-	put(w++, ts ? ts : tl_clock_read());
+	if (!ts)
+		ts = tl_clock_read();
+	put(w++, ts);
 	put(w++, TL_REC_HEADER(phase, words, rec_flags, cat->index, types));
 	if (copy_name)
 		w = put_string(w, name, name_len);
@@ -427,6 +514,7 @@ static __attribute__((noinline)) void emit_general(const tl_category *cat, tl_ph
 	if (TL_UNLIKELY(args_dropped))
 		count(&slot->args_dropped, args_dropped);
 	finish(slot, w);
+	return ts;
 }
 
 void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
@@ -436,6 +524,14 @@ void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char 
 		emit_plain(cat, phase, flags, name, id, ts);
 	else
 		emit_general(cat, phase, flags, name, id, ts, args, nargs);
+}
+
+tl_timestamp tl_i_emit_ts(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
+                          uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs)
+{
+	if (TL_LIKELY((nargs == 0 || !args) && cat && phase_known(phase)))
+		return emit_plain(cat, phase, flags, name, id, ts);
+	return emit_general(cat, phase, flags, name, id, ts, args, nargs);
 }
 
 void tl_emit_counter(const tl_category *cat, const char *name, int64_t value)

@@ -2,17 +2,24 @@
  * The frame tracer: measures frames, aggregates them per scene and time
  * slice, and emits every frame, counter and report through the timeline API.
  *
- * Per frame (tl_frame_end, the hot path): one clock read, integer math, one
- * COMPLETE record with a copied name, a store into the scene's frame-time
- * array; the janky-frame instant, the real-time counters (once per window)
- * and the reports (once per slice) are off the common path. No lock unless a
- * scene change is pending; no allocation unless a frame-time array grows.
+ * Per frame (tl_frame_begin + tl_frame_end, the hot path): a BEGIN record
+ * named "frame <n>" (copied; the name is kept in the tracer and counted up
+ * in place) and a plain END, both on the recorder's fast path, whose
+ * timestamps are the frame's start and end: the emitters hand them back, so
+ * the clock is read once per edge, inside the emit. Then integer math and a
+ * store into the scene's frame-time array; the janky-frame instant, the
+ * real-time counters (once per window) and the reports (once per slice) are
+ * off the common path. A frame with a vsync argument, a period change, or
+ * the category off at its begin takes a slower path (the clock read apart,
+ * the general emitter); tl_frame_record and looper frames are COMPLETE
+ * records with their own timestamps. No lock unless a scene change is
+ * pending; no allocation unless a frame-time array grows.
  *
  * Timestamps: the recorder stores raw tl_timestamp values (TSC ticks on
- * machines where the library uses the TSC). The tracer reads one raw value
- * per frame edge and turns it into nanoseconds with a linear map it
- * recalibrates once per real-time window, and maps caller-supplied
- * nanoseconds back into ticks for tl_frame_record.
+ * machines where the library uses the TSC). The tracer turns the raw value
+ * of each frame edge into nanoseconds with a linear map it recalibrates
+ * once per real-time window, and maps caller-supplied nanoseconds back into
+ * ticks for tl_frame_record.
  */
 #include <timeline/frame.h>
 #include <timeline/looper.h>
@@ -26,6 +33,8 @@
 #include <string.h>
 
 #include "recorder/clock.h"
+#include "recorder/emit_internal.h"
+#include "recorder/internal.h"
 #include "tracers/frame_stats.h"
 
 #define DEFAULT_RATE_HZ 60.0
@@ -96,15 +105,23 @@ struct tl_frame_tracer {
 
 	/* frame thread */
 	struct clock_map map;
-	struct scene_slice scenes[MAX_SCENES];
-	struct scene_slice *current;
-	uint64_t use_counter;
 	bool open;
-	int64_t open_vsync_ns;
-	int64_t open_start_ns;
+	bool open_recorded;    /* the open frame's BEGIN is in the trace */
+	uint32_t open_state;   /* tl_state when it was recorded */
+	int64_t open_vsync_ns; /* as passed: <= 0 for none */
 	uint64_t open_start_raw;
 	int64_t open_period_ns;
 	int64_t emitted_period_ns;
+	/* "frame <n>" for n = name_number, NUL-padded to whole words */
+	union {
+		char c[32];
+		uint64_t words[4];
+	} name;
+	size_t name_len;
+	uint64_t name_number; /* 0: not built yet */
+	struct scene_slice scenes[MAX_SCENES];
+	struct scene_slice *current;
+	uint64_t use_counter;
 	uint64_t window_frames;
 	int64_t window_wall_ns;
 	uint64_t window_dropped;
@@ -330,17 +347,23 @@ static void slice_add_period(struct scene_slice *s, int64_t period_ns)
 		s->periods_ns[s->nperiods++] = period_ns;
 }
 
-static void slice_store_duration(tl_frame_tracer *ft, struct scene_slice *s, int64_t duration)
+/* Room for one more frame time; false when out of memory (the percentiles
+ * then cover the frames stored). */
+static __attribute__((noinline)) bool slice_grow(struct scene_slice *s)
 {
-	if (s->ndurations == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1024;
-		int64_t *grown = realloc(s->durations, cap * sizeof *grown);
-		if (!grown)
-			return; /* the percentiles then cover the frames stored */
-		s->durations = grown;
-		s->cap = cap;
-	}
-	(void)ft;
+	size_t cap = s->cap ? 2 * s->cap : 1024;
+	int64_t *grown = realloc(s->durations, cap * sizeof *grown);
+	if (!grown)
+		return false;
+	s->durations = grown;
+	s->cap = cap;
+	return true;
+}
+
+static inline void slice_store_duration(struct scene_slice *s, int64_t duration)
+{
+	if (__builtin_expect(s->ndurations == s->cap, 0) && !slice_grow(s))
+		return;
 	s->durations[s->ndurations++] = duration;
 }
 
@@ -354,20 +377,35 @@ static tl_frame_bucket bucket_of(const tl_frame_tracer *ft, uint64_t dropped)
 	return TL_FRAME_BEST;
 }
 
-/* "frame <n>" into buf; returns buf. */
-static const char *frame_name(char *buf, uint64_t n)
+/* Spells "frame <n>" into ft->name (NUL-padded), counting up in place from
+ * the number it holds when n is the next one. */
+static inline void name_set(tl_frame_tracer *ft, uint64_t n)
 {
+	if (__builtin_expect(n == ft->name_number + 1 && ft->name_number != 0, 1)) {
+		char *d = ft->name.c + ft->name_len - 1;
+		while (*d == '9')
+			*d-- = '0';
+		if (__builtin_expect(*d != ' ', 1)) {
+			(*d)++;
+			ft->name_number = n;
+			return;
+		}
+	}
+	if (n == ft->name_number)
+		return;
 	char digits[24];
 	size_t len = 0;
+	uint64_t v = n;
 	do {
-		digits[len++] = (char)('0' + n % 10);
-		n /= 10;
-	} while (n);
-	memcpy(buf, "frame ", 6);
+		digits[len++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memset(ft->name.c, 0, sizeof ft->name.c);
+	memcpy(ft->name.c, "frame ", 6);
 	for (size_t i = 0; i < len; i++)
-		buf[6 + i] = digits[len - 1 - i];
-	buf[6 + len] = '\0';
-	return buf;
+		ft->name.c[6 + i] = digits[len - 1 - i];
+	ft->name_len = 6 + len;
+	ft->name_number = n;
 }
 
 static void emit_janky(tl_frame_tracer *ft, const tl_frame_info *info, uint64_t raw_end)
@@ -382,7 +420,7 @@ static void emit_janky(tl_frame_tracer *ft, const tl_frame_info *info, uint64_t 
 	        4);
 }
 
-static void window_close(tl_frame_tracer *ft, uint64_t raw_end)
+static __attribute__((noinline)) void window_close(tl_frame_tracer *ft, uint64_t raw_end)
 {
 	double fps = (double)ft->window_frames * 1e9 / (double)ft->window_wall_ns;
 	double cap = 1e9 / (double)ft->window_min_period_ns;
@@ -408,86 +446,134 @@ static void window_close(tl_frame_tracer *ft, uint64_t raw_end)
 		map_refresh(&ft->map);
 }
 
+/* The refresh_period_ns counter, at the first frame and when it changes. */
+static void emit_period(tl_frame_tracer *ft, int64_t period_ns, uint64_t raw)
+{
+	if (__builtin_expect(period_ns != ft->emitted_period_ns, 0)) {
+		tl_emit(ft->cat, TL_PHASE_COUNTER, 0, "refresh_period_ns", (uint64_t)period_ns, raw,
+		        NULL, 0);
+		ft->emitted_period_ns = period_ns;
+	}
+}
+
 /*
- * Measures, emits and aggregates one frame. raw_start/raw_end are the
- * recorder timestamps of start_ns/end_ns.
+ * The frame as one COMPLETE slice "frame <n>" (the category enabled): the
+ * frames of tl_frame_record and the looper, and begin/end frames whose
+ * BEGIN is not in the trace. The period counter comes first. The vsync
+ * and present time are arguments only when they say something: no
+ * vsync_ns means the frame started at its vsync.
  */
+static void emit_complete(tl_frame_tracer *ft, int64_t vsync_ns, int64_t start_ns,
+                          int64_t present_ns, int64_t period_ns, uint64_t raw_start,
+                          uint64_t raw_end)
+{
+	emit_period(ft, period_ns, raw_start);
+	tl_arg args[2];
+	unsigned nargs = 0;
+	if (vsync_ns != start_ns)
+		args[nargs++] =
+		    (tl_arg){.key = "vsync_ns", .type = TL_ARG_INT, .value.i = vsync_ns};
+	if (present_ns > 0)
+		args[nargs++] =
+		    (tl_arg){.key = "present_ns", .type = TL_ARG_INT, .value.i = present_ns};
+	name_set(ft, ft->stats.frames + 1);
+	tl_emit(ft->cat, TL_PHASE_COMPLETE, TL_EVENT_COPY_NAME, ft->name.c, raw_end, raw_start,
+	        args, nargs);
+}
+
+/* A late frame: its dropped frames and bucket, counted in the tracer, the
+ * slice s and the window; the janky-frame instant. Returns its wall time
+ * with frames. */
+static __attribute__((noinline)) int64_t frame_late(tl_frame_tracer *ft, tl_frame_info *info,
+                                                    struct scene_slice *s, uint64_t raw_end)
+{
+	uint64_t dropped = (uint64_t)((info->lateness_ns + info->period_ns - 1) / info->period_ns);
+	info->dropped = dropped;
+	info->bucket = bucket_of(ft, dropped);
+	ft->stats.dropped_frames += dropped;
+	ft->stats.janky_frames++;
+	if (tl_category_enabled(ft->cat))
+		emit_janky(ft, info, raw_end);
+	/* frames counts it in the best bucket first */
+	s->bucket_frames[TL_FRAME_BEST]--;
+	s->bucket_frames[info->bucket]++;
+	s->bucket_dropped[info->bucket] += dropped;
+	s->dropped += dropped;
+	s->janky++;
+	ft->window_dropped += dropped;
+	return (int64_t)(dropped + 1) * info->period_ns;
+}
+
+/*
+ * Measures and aggregates one frame (its events are emitted by the
+ * caller); may emit the janky-frame instant, the window's counters and a
+ * report. raw_end is the recorder timestamp of end_ns.
+ */
+static inline __attribute__((always_inline)) void frame_account(tl_frame_tracer *ft,
+                                                                int64_t vsync_ns, int64_t start_ns,
+                                                                int64_t end_ns, int64_t period_ns,
+                                                                uint64_t raw_end)
+{
+	tl_frame_info *info = &ft->last;
+	struct scene_slice *s = ft->current;
+	info->number = ft->stats.frames + 1;
+	info->duration_ns = end_ns - start_ns;
+	info->period_ns = period_ns;
+	info->lateness_ns = end_ns - (vsync_ns + period_ns);
+	/* on time: no dropped frame, the best bucket (the normal threshold is
+	 * >= 1), a wall time of one period */
+	info->dropped = 0;
+	info->bucket = TL_FRAME_BEST;
+	ft->have_last = true;
+	ft->stats.frames++;
+	if (s->frames == 0)
+		s->begin_ns = start_ns;
+	s->end_ns = end_ns;
+	s->frames++;
+	s->bucket_frames[TL_FRAME_BEST]++;
+	int64_t wall = period_ns;
+	if (__builtin_expect(info->lateness_ns > 0, 0))
+		wall = frame_late(ft, info, s, raw_end);
+	s->wall_ns += wall;
+	if (info->duration_ns > s->max_ns)
+		s->max_ns = info->duration_ns;
+	if (__builtin_expect(period_ns != s->min_period_ns, 0) || s->nperiods == 0)
+		slice_add_period(s, period_ns);
+	slice_store_duration(s, info->duration_ns);
+	s->last_use = ++ft->use_counter;
+
+	ft->window_frames++;
+	ft->window_wall_ns += wall;
+	if (__builtin_expect(period_ns != ft->window_min_period_ns, 0) &&
+	    (ft->window_min_period_ns == 0 || period_ns < ft->window_min_period_ns))
+		ft->window_min_period_ns = period_ns;
+	if (__builtin_expect(ft->window_wall_ns >= ft->window_ns, 0))
+		window_close(ft, raw_end);
+
+	if (__builtin_expect(s->wall_ns >= ft->slice_ns, 0))
+		slice_close(ft, s, false);
+}
+
+/* A frame with all its timestamps (tl_frame_record, the looper): one
+ * COMPLETE record. raw_start/raw_end are the recorder timestamps of
+ * start_ns/end_ns. */
 static void frame_commit(tl_frame_tracer *ft, int64_t vsync_ns, int64_t start_ns, int64_t end_ns,
                          int64_t present_ns, int64_t period_ns, uint64_t raw_start,
                          uint64_t raw_end)
 {
 	if (__builtin_expect(atomic_load_explicit(&ft->scene_pending, memory_order_relaxed), 0))
 		scene_take_pending(ft);
+	if (tl_category_enabled(ft->cat))
+		emit_complete(ft, vsync_ns, start_ns, present_ns, period_ns, raw_start, raw_end);
+	frame_account(ft, vsync_ns, start_ns, end_ns, period_ns, raw_end);
+}
 
-	tl_frame_info *info = &ft->last;
-	info->number = ft->stats.frames + 1;
-	info->duration_ns = end_ns - start_ns;
-	info->period_ns = period_ns;
-	info->lateness_ns = end_ns - (vsync_ns + period_ns);
-	info->dropped =
-	    info->lateness_ns > 0 ? (uint64_t)((info->lateness_ns + period_ns - 1) / period_ns) : 0;
-	info->bucket = bucket_of(ft, info->dropped);
-	ft->have_last = true;
-	ft->stats.frames++;
-	ft->stats.dropped_frames += info->dropped;
-
-	bool enabled = tl_category_enabled(ft->cat);
-	if (enabled) {
-		if (__builtin_expect(period_ns != ft->emitted_period_ns, 0)) {
-			tl_emit(ft->cat, TL_PHASE_COUNTER, 0, "refresh_period_ns",
-			        (uint64_t)period_ns, raw_start, NULL, 0);
-			ft->emitted_period_ns = period_ns;
-		}
-		/* The period is the refresh_period_ns counter; the vsync and
-		 * present time are arguments only when they say something: no
-		 * vsync_ns means the frame started at its vsync. */
-		char name[32];
-		tl_arg args[2];
-		unsigned nargs = 0;
-		if (vsync_ns != start_ns)
-			args[nargs++] =
-			    (tl_arg){.key = "vsync_ns", .type = TL_ARG_INT, .value.i = vsync_ns};
-		if (present_ns > 0)
-			args[nargs++] = (tl_arg){
-			    .key = "present_ns", .type = TL_ARG_INT, .value.i = present_ns};
-		tl_emit(ft->cat, TL_PHASE_COMPLETE, TL_EVENT_COPY_NAME,
-		        frame_name(name, info->number), raw_end, raw_start, args, nargs);
-	}
-
-	int64_t wall = (int64_t)(info->dropped + 1) * period_ns;
-	if (info->dropped) {
-		ft->stats.janky_frames++;
-		if (enabled)
-			emit_janky(ft, info, raw_end);
-	}
-
-	struct scene_slice *s = ft->current;
-	if (s->frames == 0)
-		s->begin_ns = start_ns;
-	s->end_ns = end_ns;
-	s->frames++;
-	s->wall_ns += wall;
-	s->dropped += info->dropped;
-	s->bucket_frames[info->bucket]++;
-	s->bucket_dropped[info->bucket] += info->dropped;
-	s->janky += info->dropped != 0;
-	if (info->duration_ns > s->max_ns)
-		s->max_ns = info->duration_ns;
-	if (__builtin_expect(period_ns != s->min_period_ns, 0) || s->nperiods == 0)
-		slice_add_period(s, period_ns);
-	slice_store_duration(ft, s, info->duration_ns);
-	s->last_use = ++ft->use_counter;
-
-	ft->window_frames++;
-	ft->window_wall_ns += wall;
-	ft->window_dropped += info->dropped;
-	if (ft->window_min_period_ns == 0 || period_ns < ft->window_min_period_ns)
-		ft->window_min_period_ns = period_ns;
-	if (ft->window_wall_ns >= ft->window_ns)
-		window_close(ft, raw_end);
-
-	if (s->wall_ns >= ft->slice_ns)
-		slice_close(ft, s, false);
+/* Whether the open frame's BEGIN is in the trace of the session running
+ * now: its END then closes it. */
+static inline bool open_in_trace(const tl_frame_tracer *ft)
+{
+	return ft->open_recorded &&
+	       atomic_load_explicit(&tl_state, memory_order_relaxed) == ft->open_state;
 }
 
 /* ---- public API ------------------------------------------------------------ */
@@ -569,6 +655,8 @@ void tl_frame_tracer_destroy(tl_frame_tracer *ft)
 		return;
 	if (ft->looper)
 		tl_frame_tracer_detach_looper(ft);
+	if (ft->open && open_in_trace(ft))
+		tl_i_emit_end_ts(ft->cat); /* the open frame's slice ends here */
 	tl_frame_tracer_flush(ft);
 	for (size_t i = 0; i < MAX_SCENES; i++)
 		free(ft->scenes[i].durations);
@@ -576,32 +664,89 @@ void tl_frame_tracer_destroy(tl_frame_tracer *ft)
 	free(ft);
 }
 
+/* A begin while a frame is open: the open frame is not measured; its slice,
+ * when recorded, ends here. */
+static __attribute__((noinline)) void frame_abandon(tl_frame_tracer *ft)
+{
+	ft->stats.abandoned++;
+	if (open_in_trace(ft))
+		tl_i_emit_end_ts(ft->cat);
+	ft->open = false;
+}
+
+/*
+ * tl_frame_begin off the fast path: a vsync (an argument, which needs the
+ * start time first), a period to emit, the category off. Returns the raw
+ * start; sets open_recorded.
+ */
+static __attribute__((noinline)) uint64_t frame_begin_slow(tl_frame_tracer *ft, int64_t vsync_ns,
+                                                           int64_t period_ns)
+{
+	uint64_t raw = tl_clock_read();
+	ft->open_recorded = false;
+	if (!tl_category_enabled(ft->cat))
+		return raw;
+	emit_period(ft, period_ns, raw);
+	tl_arg arg = {.key = "vsync_ns", .type = TL_ARG_INT, .value.i = vsync_ns};
+	unsigned nargs = vsync_ns > 0 && vsync_ns != map_to_ns(&ft->map, raw);
+	name_set(ft, ft->stats.frames + 1);
+	ft->open_recorded = tl_i_emit_ts(ft->cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, ft->name.c, 0,
+	                                 raw, &arg, nargs) != 0;
+	return raw;
+}
+
 void tl_frame_begin(tl_frame_tracer *ft, int64_t vsync_ns)
 {
 	map_check(&ft->map);
-	uint64_t raw = tl_now();
 	if (__builtin_expect(ft->open, 0))
-		ft->stats.abandoned++;
+		frame_abandon(ft);
+	int64_t period = atomic_load_explicit(&ft->period_ns, memory_order_relaxed);
+	uint64_t raw;
+	if (__builtin_expect(vsync_ns <= 0 && period == ft->emitted_period_ns &&
+	                         tl_category_enabled(ft->cat),
+	                     1)) {
+		name_set(ft, ft->stats.frames + 1);
+		raw = tl_i_emit_begin_copy_ts(ft->cat, ft->name.c, ft->name_len);
+		ft->open_recorded = raw != 0;
+		if (__builtin_expect(!raw, 0))
+			raw = tl_clock_read();
+	} else {
+		raw = frame_begin_slow(ft, vsync_ns, period);
+	}
+	if (__builtin_expect(ft->open_recorded, 1))
+		ft->open_state = atomic_load_explicit(&tl_state, memory_order_relaxed);
 	ft->open = true;
 	ft->open_start_raw = raw;
-	ft->open_start_ns = map_to_ns(&ft->map, raw);
-	ft->open_vsync_ns = vsync_ns > 0 ? vsync_ns : ft->open_start_ns;
-	ft->open_period_ns = atomic_load_explicit(&ft->period_ns, memory_order_relaxed);
+	ft->open_vsync_ns = vsync_ns;
+	ft->open_period_ns = period;
 }
 
 void tl_frame_end(tl_frame_tracer *ft)
 {
-	uint64_t raw = tl_now();
 	if (__builtin_expect(!ft->open, 0)) {
 		ft->stats.unmatched_ends++;
 		return;
 	}
 	ft->open = false;
+	bool in_trace = open_in_trace(ft);
+	uint64_t raw = 0;
+	if (__builtin_expect(in_trace, 1))
+		raw = tl_i_emit_end_ts(ft->cat);
+	if (__builtin_expect(!raw, 0))
+		raw = tl_clock_read();
+	int64_t start_ns = map_to_ns(&ft->map, ft->open_start_raw);
 	int64_t end_ns = map_to_ns(&ft->map, raw);
-	if (end_ns < ft->open_start_ns)
-		end_ns = ft->open_start_ns;
-	frame_commit(ft, ft->open_vsync_ns, ft->open_start_ns, end_ns, 0, ft->open_period_ns,
-	             ft->open_start_raw, raw);
+	if (end_ns < start_ns)
+		end_ns = start_ns;
+	int64_t vsync_ns = ft->open_vsync_ns > 0 ? ft->open_vsync_ns : start_ns;
+	if (__builtin_expect(atomic_load_explicit(&ft->scene_pending, memory_order_relaxed), 0))
+		scene_take_pending(ft);
+	/* the BEGIN missed the trace (category off then, a new session): the
+	 * frame is one COMPLETE slice, as tl_frame_record's */
+	if (__builtin_expect(!in_trace, 0) && tl_category_enabled(ft->cat))
+		emit_complete(ft, vsync_ns, start_ns, 0, ft->open_period_ns, ft->open_start_raw,
+		              raw);
+	frame_account(ft, vsync_ns, start_ns, end_ns, ft->open_period_ns, raw);
 }
 
 int tl_frame_record(tl_frame_tracer *ft, const tl_frame_times *t, tl_frame_info *info)

@@ -5,6 +5,7 @@
 #include "tracers/frame_stats.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,25 +55,81 @@ static void select_kth(int64_t *v, size_t n, size_t k)
 	}
 }
 
+/* Moves the values of v[0..n) below pivot (or_equal: at or below) to the
+ * front, the others after them, through tmp[n] without a data-dependent
+ * branch; returns how many went to the front. */
+static inline size_t partition_below(int64_t *v, int64_t *tmp, size_t n, int64_t pivot,
+                                     bool or_equal)
+{
+	size_t front = 0, back = n;
+	for (size_t i = 0; i < n; i++) {
+		int64_t x = v[i];
+		size_t below = or_equal ? x <= pivot : x < pivot;
+		tmp[front] = x;
+		tmp[back - 1] = x;
+		front += below;
+		back -= 1 - below;
+	}
+	memcpy(v, tmp, n * sizeof *v);
+	return front;
+}
+
+static int64_t median3(int64_t a, int64_t b, int64_t c)
+{
+	if (a > b) {
+		int64_t t = a;
+		a = b;
+		b = t;
+	}
+	return c <= a ? a : c >= b ? b : c;
+}
+
+/* select_kth with branch-free partitions (random data mispredicts half of
+ * Hoare's comparisons); tmp holds n values. */
+static void select_kth_buffered(int64_t *v, int64_t *tmp, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n;
+	while (hi - lo > 1) {
+		int64_t *a = v + lo;
+		size_t m = hi - lo;
+		int64_t pivot = median3(a[0], a[m / 2], a[m - 1]);
+		size_t below = partition_below(a, tmp, m, pivot, false);
+		if (k - lo < below) {
+			hi = lo + below;
+			continue;
+		}
+		/* the pivot's equals, then the larger values */
+		size_t upto = below + partition_below(a + below, tmp, m - below, pivot, true);
+		if (k - lo < upto)
+			return; /* v[k] == pivot */
+		lo += upto;
+	}
+}
+
 void tl_frame_percentiles(int64_t *values, size_t n, const unsigned *pcts, size_t npcts,
                           int64_t *out)
 {
-	/* from the highest rank down, each selection within the part below
-	 * the previous one */
-	size_t limit = n;
-	for (size_t i = npcts; i-- > 0;) {
+	int64_t *tmp = n ? malloc(n * sizeof *tmp) : NULL;
+	/* from the lowest rank up, each selection within the part above the
+	 * previous one: the median halves what the higher ranks look at */
+	size_t base = 0;
+	for (size_t i = 0; i < npcts; i++) {
 		if (n == 0) {
 			out[i] = 0;
 			continue;
 		}
 		size_t rank = ((size_t)pcts[i] * n + 99) / 100;
 		size_t k = rank ? rank - 1 : 0;
-		if (k < limit) {
-			select_kth(values, limit, k);
-			limit = k + 1;
+		if (k >= base) {
+			if (tmp)
+				select_kth_buffered(values + base, tmp, n - base, k - base);
+			else
+				select_kth(values + base, n - base, k - base);
+			base = k;
 		}
 		out[i] = values[k];
 	}
+	free(tmp);
 }
 
 void tl_frame_sort_i64(int64_t *values, size_t n)

@@ -1,0 +1,38 @@
+/*
+ * Emitters for the library's own tracers (emit.c): like tl_emit_begin,
+ * tl_emit_end and tl_emit, but each returns the raw timestamp of the record
+ * it wrote, so that a tracer needing the time of its event does not read
+ * the clock a second time. Each returns 0 when the event was not recorded
+ * (not running, re-entry, recorder full, bad input); the tracer then reads
+ * the clock itself. A direct recorder (systrace) counts as recorded. They
+ * do not look at the category's enabled flag, as tl_emit does not. Not
+ * exported; internal.
+ */
+#ifndef TIMELINE_EMIT_INTERNAL_H
+#define TIMELINE_EMIT_INTERNAL_H
+
+#include <stddef.h>
+
+#include <timeline/timeline.h>
+
+#pragma GCC visibility push(hidden)
+
+/*
+ * A BEGIN whose name is copied into the record (TL_EVENT_COPY_NAME), by
+ * whole words: name is a NUL-terminated string of len bytes, zero-padded
+ * to the next multiple of 8 bytes (len + 1 bytes at least). Same record as
+ * tl_emit(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0),
+ * on the fast path of tl_emit_begin.
+ */
+tl_timestamp tl_i_emit_begin_copy_ts(const tl_category *cat, const char *name, size_t len);
+
+/* tl_emit_end, returning the END's timestamp. */
+tl_timestamp tl_i_emit_end_ts(const tl_category *cat);
+
+/* tl_emit, returning the record's timestamp (ts itself when not 0). */
+tl_timestamp tl_i_emit_ts(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
+                          uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs);
+
+#pragma GCC visibility pop
+
+#endif /* TIMELINE_EMIT_INTERNAL_H */
