@@ -379,7 +379,7 @@ static long block_copy(const struct tl_block *b, uint64_t *out, size_t max_words
 static void write_block(struct tl_snapshot_sink *s, const uint64_t *words, size_t n, uint32_t tid,
 			uint64_t seq)
 {
-	struct block_chunk chunk;
+	struct block_chunk chunk = {0, 0};
 	uint32_t index = 0;
 	block_chunk_begin(s, &chunk, tid, 0, seq);
 	size_t at = 0;

@@ -332,8 +332,9 @@ static void test_dump_signal_while_threads_write(void **state)
 	assert_int_equal(tl_dump_signal_count(&failed) - before, 3);
 	assert_int_equal(failed, failed_before);
 	assert_int_equal(atomic_load(&chained), 3);
-	char path[4096];
-	snprintf(path, sizeof path, "%s/dump-%d-3.tlsnap", dir, (int)getpid());
+	char path[4096 + 64];
+	int written = snprintf(path, sizeof path, "%s/dump-%d-3.tlsnap", dir, (int)getpid());
+	assert_true(written > 0 && (size_t)written < sizeof path);
 	tl_model m;
 	char err[256];
 	assert_int_equal(tl_model_read_binary_file(path, &m, err, sizeof err), 0);

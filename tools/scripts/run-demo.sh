@@ -5,6 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 tools/scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTIMELINE_BUILD_TESTS=OFF >/dev/null
-cmake --build build -j"$(nproc)" --target timeline-cli >/dev/null
-exec build/tools/timeline demo "$@"
+cmake -S . -B build-demo -DCMAKE_BUILD_TYPE=Release -DTIMELINE_BUILD_TESTS=OFF -DTIMELINE_BUILD_BENCH=OFF >/dev/null
+cmake --build build-demo -j"$(nproc)" --target timeline-cli >/dev/null
+exec build-demo/tools/timeline demo "$@"
