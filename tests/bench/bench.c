@@ -85,8 +85,10 @@ enum event_kind {
 	EVENT_COUNT
 };
 
-/* bench_frame.c: one frame tracer frame (tl_frame_begin + tl_frame_end) per pair. */
+/* bench_frame.c: one frame tracer frame (tl_frame_begin + tl_frame_end) per pair;
+ * the thread's tracer is destroyed by bench_frame_release. */
 void bench_frame_begin_end(uint64_t iters, bench_thread *thread);
+void bench_frame_release(bench_thread *thread);
 
 static const struct event_spec {
 	const char *key;
@@ -145,6 +147,7 @@ int bench_thread_init(bench_thread *thread, unsigned index)
 
 void bench_thread_release(bench_thread *thread)
 {
+	bench_frame_release(thread);
 	free(thread->buffer);
 	thread->buffer = NULL;
 }

@@ -47,6 +47,7 @@ typedef struct bench_thread {
 	size_t pos;            /* floors: next record offset in buffer */
 	char name[32];         /* copied-name events: the (per-thread) name */
 	char label[32];        /* copied-name events: the copied string argument */
+	void *frame_tracer;    /* frame kernel: the thread's tracer (bench_frame.c) */
 } bench_thread;
 
 typedef void (*bench_kernel_fn)(uint64_t iters, bench_thread *thread);

@@ -9,37 +9,29 @@
  */
 #include "bench.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 
 #include <timeline/frame.h>
 
-static pthread_key_t tracer_key;
-static pthread_once_t tracer_key_once = PTHREAD_ONCE_INIT;
-
-static void tracer_release(void *ft)
+/* The thread's tracer, created on first use. It is destroyed by the main
+ * thread once the worker is joined (bench_frame_release), so the report and
+ * slice it emits then are recorded, not refused as a late event of an
+ * exiting thread. */
+static tl_frame_tracer *thread_tracer(bench_thread *thread)
 {
-	tl_frame_tracer_destroy(ft);
-}
-
-static void tracer_key_create(void)
-{
-	pthread_key_create(&tracer_key, tracer_release);
-}
-
-/* The calling thread's tracer, created on first use, freed at thread exit. */
-static tl_frame_tracer *thread_tracer(void)
-{
-	pthread_once(&tracer_key_once, tracer_key_create);
-	tl_frame_tracer *ft = pthread_getspecific(tracer_key);
-	if (!ft) {
+	if (!thread->frame_tracer) {
 		tl_frame_options o = {.struct_size = sizeof o, .category = BENCH_CATEGORY};
-		ft = tl_frame_tracer_create(&o);
-		if (!ft)
+		thread->frame_tracer = tl_frame_tracer_create(&o);
+		if (!thread->frame_tracer)
 			abort();
-		pthread_setspecific(tracer_key, ft);
 	}
-	return ft;
+	return thread->frame_tracer;
+}
+
+void bench_frame_release(bench_thread *thread)
+{
+	tl_frame_tracer_destroy(thread->frame_tracer);
+	thread->frame_tracer = NULL;
 }
 
 #define FRAME(ft)                                                                                  \
@@ -50,8 +42,7 @@ static tl_frame_tracer *thread_tracer(void)
 
 void bench_frame_begin_end(uint64_t iters, bench_thread *thread)
 {
-	(void)thread;
-	tl_frame_tracer *ft = thread_tracer();
+	tl_frame_tracer *ft = thread_tracer(thread);
 	for (uint64_t i = 0; i < iters; i++) {
 		FRAME(ft);
 		FRAME(ft);
