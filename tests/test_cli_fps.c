@@ -17,8 +17,10 @@
 static const char *cli(void)
 {
 	const char *path = tl_test_cli();
-	if (!path)
+	if (!path) {
+		print_message("skipped: TIMELINE_CLI is not set; run this suite through ctest\n");
 		skip();
+	}
 	return path;
 }
 

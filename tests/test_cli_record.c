@@ -287,8 +287,10 @@ static void test_record_reports_missed_events(void **state)
 {
 	(void)state;
 	const char *child = getenv("TL_TRACED_CHILD");
-	if (!child || !*child)
+	if (!child || !*child) {
+		print_message("skipped: TL_TRACED_CHILD is not set; run this suite through ctest\n");
 		skip();
+	}
 	char args[512];
 	snprintf(args, sizeof args, "--buffer-kb 8 -- '%s' flood 300000", child);
 	struct run run;
@@ -342,8 +344,10 @@ static void test_record_unwritable_output_is_named(void **state)
 static void test_record_without_tracefs_says_how_to_mount(void **state)
 {
 	(void)state;
-	if (tl_test_run("unshare -m true 2>/dev/null") != 0)
+	if (tl_test_run("unshare -m true 2>/dev/null") != 0) {
+		print_message("skipped: unshare cannot make a private mount namespace here\n");
 		skip();
+	}
 	const char *err = tl_test_path("nomount", ".err");
 	int status = tl_test_run("unshare -m sh -c 'umount " TRACING_DIR " 2>/dev/null; "
 	                         "umount /sys/kernel/debug 2>/dev/null; "
@@ -363,8 +367,11 @@ static void test_record_without_root_says_needs_root(void **state)
 	(void)state;
 	if (tl_test_run("setpriv --reuid=65534 --regid=65534 --clear-groups '%s' --version "
 	                ">/dev/null 2>&1",
-	                cli) != 0)
-		skip(); /* no setpriv, or the CLI is not reachable by an unprivileged user */
+	                cli) != 0) {
+		print_message("skipped: setpriv is missing or the CLI cannot run as an "
+			      "unprivileged user here\n");
+		skip();
+	}
 	const char *err = tl_test_path("noroot", ".err");
 	int status = tl_test_run("setpriv --reuid=65534 --regid=65534 --clear-groups '%s' record "
 	                         "-o /dev/null --duration 0.1 2>'%s'",

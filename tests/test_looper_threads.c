@@ -362,6 +362,7 @@ static void test_watchdog_runs_again_in_fork_child(void **state)
 	(void)state;
 #ifdef TL_UNDER_TSAN
 	/* ThreadSanitizer cannot start threads in the child of a threaded fork */
+	print_message("skipped under ThreadSanitizer: no threads in the child of a threaded fork\n");
 	skip();
 #endif
 	tl_test_init(TL_RECORDER_RING, 1 << 20);

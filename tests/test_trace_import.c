@@ -267,8 +267,10 @@ static void test_cli_slices_reports_malformed_json_with_position(void **state)
 {
 	(void)state;
 	const char *cli = tl_test_cli();
-	if (!cli)
+	if (!cli) {
+		print_message("skipped: TIMELINE_CLI is not set; run this suite through ctest\n");
 		skip();
+	}
 	const char *in = tl_test_path("bad", ".json");
 	FILE *f = fopen(in, "w");
 	assert_non_null(f);
@@ -287,8 +289,10 @@ static void test_cli_convert_reads_systrace_text(void **state)
 {
 	(void)state;
 	const char *cli = tl_test_cli();
-	if (!cli)
+	if (!cli) {
+		print_message("skipped: TIMELINE_CLI is not set; run this suite through ctest\n");
 		skip();
+	}
 	const char *in = tl_test_path("in", ".systrace");
 	FILE *f = fopen(in, "w");
 	assert_non_null(f);
