@@ -89,16 +89,22 @@ static void populate(struct tl_block *b, size_t bytes)
 
 /* Gives block b to thread tid. gen is odd while the header changes, so a
  * snapshot reading the block's old contents notices the hand-over. */
-static void block_assign(struct tl_pool *pool, struct tl_block *b, uint32_t tid)
+static void block_assign(struct tl_pool *pool, struct tl_block *b, const struct tl_slot *slot)
 {
 	uint32_t gen = atomic_load_explicit(&b->gen, memory_order_relaxed);
 	atomic_store_explicit(&b->gen, gen | 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	b->limit = (_Atomic uint64_t *)(void *)((unsigned char *)b + pool->block_bytes);
+	/* Set once, the first time the block is handed out (before `handed`
+	 * publishes it): snapshots read it without a lock. */
+	_Atomic uint64_t *limit = (_Atomic uint64_t *)(void *)((unsigned char *)b + pool->block_bytes);
+	if (b->limit != limit)
+		b->limit = limit;
 	b->direct = 0;
 	atomic_store_explicit(&b->cur, b->data, memory_order_relaxed);
 	atomic_store_explicit(&b->records, 0, memory_order_relaxed);
-	atomic_store_explicit(&b->tid, tid, memory_order_relaxed);
+	atomic_store_explicit(&b->tid, atomic_load_explicit(&slot->tid, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&b->owner, (uint32_t)(slot - tl_slots), memory_order_relaxed);
 	atomic_store_explicit(&b->seq, pool->next_seq++, memory_order_relaxed);
 	atomic_store_explicit(&b->state, TL_BLOCK_OWNED, memory_order_relaxed);
 	atomic_store_explicit(&b->gen, (gen | 1) + 1, memory_order_release);
@@ -161,7 +167,8 @@ void tl_pool_retire(struct tl_pool *pool, struct tl_block *block)
 	pthread_mutex_unlock(&pool->lock);
 }
 
-struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old, uint32_t tid)
+struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old,
+				    const struct tl_slot *slot)
 {
 	struct tl_block *b = NULL;
 	pthread_mutex_lock(&pool->lock);
@@ -173,14 +180,14 @@ struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old, 
 		if (!(pool->flags & TL_POOL_PREFAULT))
 			populate(b, pool->block_bytes);
 		b->index = handed;
-		block_assign(pool, b, tid);
+		block_assign(pool, b, slot);
 		atomic_store_explicit(&pool->handed, handed + 1, memory_order_release);
 	} else if (pool->nretired > 0) {
 		/* ring: the oldest retired block; one still owned is never taken */
 		b = tl_pool_block(pool, heap_pop(pool));
 		uint64_t lost = tl_block_records(b);
 		atomic_fetch_add_explicit(&pool->overwritten, lost, memory_order_relaxed);
-		block_assign(pool, b, tid);
+		block_assign(pool, b, slot);
 	}
 	pthread_mutex_unlock(&pool->lock);
 	return b;
@@ -188,8 +195,12 @@ struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old, 
 
 struct tl_block *tl_pool_recorder_next_block(struct tl_recorder *rec, struct tl_slot *slot)
 {
-	struct tl_block *old = slot->block != &tl_block_none ? slot->block : NULL;
-	return tl_pool_next_block(&rec->pool, old, atomic_load(&slot->tid));
+	struct tl_block *old = NULL;
+	if (slot->block != &tl_block_none) {
+		old = slot->block;
+		tl_slot_publish(slot);
+	}
+	return tl_pool_next_block(&rec->pool, old, slot);
 }
 
 void tl_pool_recorder_stop(struct tl_recorder *rec)

@@ -56,7 +56,7 @@ static inline _Atomic uint64_t *reserve(struct tl_slot **slotp, size_t words)
 	 * shutdown the slot's block may be unmapped. */
 	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed)))
 		return tl_thread_reserve_slow(slot, words);
-	_Atomic uint64_t *p = slot->cur;
+	_Atomic uint64_t *p = atomic_load_explicit(&slot->cur, memory_order_relaxed);
 	if (TL_UNLIKELY((size_t)(slot->limit - p) < words))
 		return tl_thread_reserve_slow(slot, words);
 	return p;
@@ -66,11 +66,13 @@ static inline __attribute__((always_inline)) void commit(struct tl_slot *slot,
 							struct tl_block *block,
 							_Atomic uint64_t *end)
 {
-	atomic_store_explicit(&block->records,
-			      atomic_load_explicit(&block->records, memory_order_relaxed) + 1,
+	/* Everything goes to the thread's own slot line: the block is told
+	 * when the thread lets go of it (tl_slot_publish). */
+	(void)block;
+	atomic_store_explicit(&slot->records,
+			      atomic_load_explicit(&slot->records, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-	atomic_store_explicit(&block->cur, end, memory_order_release);
-	slot->cur = end;
+	atomic_store_explicit(&slot->cur, end, memory_order_release);
 	atomic_store_explicit(&slot->busy, 0, memory_order_release);
 }
 
@@ -93,7 +95,7 @@ static inline __attribute__((always_inline)) bool fast_reserve(struct tl_slot *s
 		atomic_store_explicit(&slot->busy, 0, memory_order_relaxed);
 		return false; /* not running, or a new session: the block may be gone */
 	}
-	_Atomic uint64_t *p = slot->cur;
+	_Atomic uint64_t *p = atomic_load_explicit(&slot->cur, memory_order_relaxed);
 	if (TL_UNLIKELY((size_t)(slot->limit - p) < words)) {
 		atomic_store_explicit(&slot->busy, 0, memory_order_relaxed);
 		return false;

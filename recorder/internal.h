@@ -42,17 +42,21 @@ enum tl_block_state {
 };
 
 struct tl_block {
-	_Atomic(_Atomic uint64_t *) cur; /* end of committed records */
-	_Atomic uint64_t *limit;         /* end of data */
-	uint8_t direct;                  /* scratch block of a direct recorder */
+	/* End of committed records and their count. While a thread owns the
+	 * block they live in its slot (tl_block_extent reads them there); the
+	 * owner publishes them here when it lets go of the block. */
+	_Atomic(_Atomic uint64_t *) cur;
+	_Atomic uint64_t *limit; /* end of data */
+	uint8_t direct;          /* scratch block of a direct recorder */
 	uint8_t pad_[3];
 	_Atomic uint32_t gen;
 	_Atomic uint32_t state;
 	_Atomic uint32_t tid;
-	_Atomic uint64_t seq;     /* hand-out order */
-	_Atomic uint32_t records; /* records committed; written by the owner */
+	_Atomic uint64_t seq; /* hand-out order */
+	_Atomic uint32_t records;
 	uint32_t index;
-	uint32_t pad2_[4];
+	_Atomic uint32_t owner; /* index of the owning slot in tl_slots */
+	uint32_t pad2_[3];
 	_Atomic uint64_t data[];
 };
 _Static_assert(sizeof(struct tl_block) == TL_CACHELINE, "block header is one cache line");
@@ -70,9 +74,15 @@ struct tl_slot {
 	_Atomic uint64_t dropped;
 	_Atomic uint64_t truncated;
 	_Atomic uint64_t args_dropped;
+	/* The current block's write position (release-stored at every commit:
+	 * what snapshots read while the block is owned), its limit, and the
+	 * records committed to it. */
+	_Atomic(_Atomic uint64_t *) cur;
+	_Atomic uint64_t *limit;
+	_Atomic uint32_t records;
+	uint32_t pad_;
+	/* cold */
 	struct tl_block *scratch; /* direct recorders: one record */
-	_Atomic uint64_t *cur;   /* mirror of block->cur, owner-only */
-	_Atomic uint64_t *limit; /* mirror of block->limit */
 	/* metadata */
 	_Atomic uint32_t tid;   /* 0: never used */
 	_Atomic uint32_t alive; /* 0 once the thread exited */
@@ -81,13 +91,31 @@ struct tl_slot {
 	_Atomic uint32_t named;    /* set by tl_thread_set_name (not comm) */
 	char name[TL_NAME_MAX];
 } __attribute__((aligned(TL_CACHELINE)));
+_Static_assert(offsetof(struct tl_slot, scratch) == TL_CACHELINE,
+	       "the hot part of a slot is its first cache line");
 
 /* Makes block b the slot's current block. Owner thread only. */
 static inline void tl_slot_use_block(struct tl_slot *slot, struct tl_block *b)
 {
 	slot->block = b;
-	slot->cur = atomic_load_explicit(&b->cur, memory_order_relaxed);
 	slot->limit = b->limit;
+	atomic_store_explicit(&slot->records,
+			      atomic_load_explicit(&b->records, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&slot->cur, atomic_load_explicit(&b->cur, memory_order_relaxed),
+			      memory_order_release);
+}
+
+/* Publishes the slot's position and count into its current block, before
+ * the block is retired. Owner thread only. */
+static inline void tl_slot_publish(struct tl_slot *slot)
+{
+	struct tl_block *b = slot->block;
+	atomic_store_explicit(&b->records,
+			      atomic_load_explicit(&slot->records, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&b->cur, atomic_load_explicit(&slot->cur, memory_order_relaxed),
+			      memory_order_release);
 }
 
 /* ---- block pool --------------------------------------------------------- */
@@ -113,9 +141,11 @@ struct tl_pool {
 
 int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigned flags);
 void tl_pool_destroy(struct tl_pool *pool);
-/* Retires `old` (may be NULL) and hands a block to thread tid; NULL when the
- * pool has none to give. Takes the pool lock. */
-struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old, uint32_t tid);
+/* Retires `old` (may be NULL; published by its owner first) and hands a
+ * block to the thread of slot; NULL when the pool has none to give. Takes
+ * the pool lock. */
+struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old,
+				    const struct tl_slot *slot);
 /* Marks a block retired (thread exit): readable, and reusable by a ring.
  * Takes the pool lock. */
 void tl_pool_retire(struct tl_pool *pool, struct tl_block *block);
@@ -189,6 +219,35 @@ extern struct tl_slot tl_slots[TL_MAX_THREADS];
 extern struct tl_slot tl_slot_none; /* the slot of threads not registered yet */
 extern __thread struct tl_slot *tl_self __attribute__((tls_model("initial-exec")));
 extern pid_t tl_pid;
+
+/*
+ * Where the published records of pool block b end (*end) and how many
+ * there are: its owner's slot while the block is owned, the block itself
+ * once retired. Async-signal-safe; callers detect a ring reusing the block
+ * meanwhile with its generation.
+ */
+static inline void tl_block_extent(const struct tl_block *b, _Atomic uint64_t **end,
+				   uint64_t *records)
+{
+	if (atomic_load_explicit(&b->state, memory_order_acquire) == TL_BLOCK_OWNED) {
+		const struct tl_slot *owner =
+		    &tl_slots[atomic_load_explicit(&b->owner, memory_order_relaxed)];
+		_Atomic uint64_t *cur = atomic_load_explicit(&owner->cur, memory_order_acquire);
+		uint64_t n = atomic_load_explicit(&owner->records, memory_order_relaxed);
+		if (cur >= b->data && cur <= b->limit) {
+			*end = cur;
+			*records = n;
+			return;
+		}
+		/* Not the owner's block (yet, or any more): either just handed
+		 * out and still empty, or retired meanwhile; both are published
+		 * in the block. A reuse is caught by the caller's generation
+		 * check. */
+		atomic_thread_fence(memory_order_acquire);
+	}
+	*end = atomic_load_explicit(&b->cur, memory_order_acquire);
+	*records = atomic_load_explicit(&b->records, memory_order_relaxed);
+}
 extern char tl_process_name[TL_NAME_MAX];
 
 /* Stops recording for everyone (startup recorder full); drops are counted. */

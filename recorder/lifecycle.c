@@ -365,7 +365,10 @@ void tl_stats_collect(tl_stats *out)
 			uint64_t present = 0;
 			for (uint32_t i = 0; i < handed; i++) {
 				const struct tl_block *b = tl_pool_block(pool, i);
-				present += tl_block_records(b);
+				_Atomic uint64_t *end;
+				uint64_t records;
+				tl_block_extent(b, &end, &records);
+				present += records;
 			}
 			st.events_overwritten = atomic_load(&pool->overwritten);
 			st.events_written = present + st.events_overwritten;

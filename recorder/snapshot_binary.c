@@ -364,7 +364,9 @@ static long block_copy(const struct tl_block *b, uint64_t *out, size_t max_words
 		return 0;
 	*tid = atomic_load_explicit(&b->tid, memory_order_relaxed);
 	*seq = atomic_load_explicit(&b->seq, memory_order_relaxed);
-	const _Atomic uint64_t *end = atomic_load_explicit(&b->cur, memory_order_acquire);
+	_Atomic uint64_t *end;
+	uint64_t records;
+	tl_block_extent(b, &end, &records);
 	size_t n = (size_t)(end - b->data);
 	if (n > max_words)
 		return -1;

@@ -106,8 +106,10 @@ static void thread_exit(void *arg)
 	atomic_thread_fence(memory_order_seq_cst);
 	struct tl_block *block = slot->block;
 	if (slot->epoch == atomic_load(&tl_state) && block != &tl_block_none &&
-	    block != slot->scratch)
+	    block != slot->scratch) {
+		tl_slot_publish(slot);
 		tl_pool_retire(&tl_active.pool, block);
+	}
 	tl_slot_use_block(slot, &tl_block_none);
 	atomic_store_explicit(&slot->busy, 0, memory_order_release);
 
@@ -249,8 +251,8 @@ _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
 		return atomic_load_explicit(&b->cur, memory_order_relaxed);
 	}
 	struct tl_block *block = slot->block;
-	_Atomic uint64_t *p = atomic_load_explicit(&block->cur, memory_order_relaxed);
-	if (block != &tl_block_none && (size_t)(block->limit - p) >= words)
+	_Atomic uint64_t *p = atomic_load_explicit(&slot->cur, memory_order_relaxed);
+	if (block != &tl_block_none && (size_t)(slot->limit - p) >= words)
 		return p;
 	block = ops->next_block(&tl_active, slot);
 	if (!block) {
@@ -272,7 +274,7 @@ void tl_thread_commit_direct(struct tl_slot *slot, struct tl_block *block)
 	tl_active.ops->write_direct(&tl_active, (const uint64_t *)(const void *)block->data,
 				    (size_t)(end - block->data));
 	atomic_store_explicit(&block->cur, block->data, memory_order_relaxed);
-	slot->cur = block->data;
+	atomic_store_explicit(&slot->cur, block->data, memory_order_relaxed);
 	atomic_store_explicit(&slot->busy, 0, memory_order_release);
 }
 

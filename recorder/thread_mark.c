@@ -60,8 +60,7 @@ void tl_thread_mark(struct tl_thread_mark *mark)
 		return;
 	const struct tl_block *block = slot->block;
 	if (block != &tl_block_none && !block->direct) {
-		const _Atomic uint64_t *cur =
-		    atomic_load_explicit(&block->cur, memory_order_relaxed);
+		const _Atomic uint64_t *cur = atomic_load_explicit(&slot->cur, memory_order_relaxed);
 		mark_block(mark, block, state, (size_t)(cur - block->data));
 	}
 	leave(slot);
@@ -78,8 +77,7 @@ uint64_t tl_thread_mark_record_ts(struct tl_thread_mark *mark, char phase, unsig
 	if (block != &tl_block_none && !block->direct) {
 		/* the record is at the mark, or it opened the thread's next block */
 		size_t at = block == mark->block && mark->epoch == state ? mark->offset : 0;
-		const _Atomic uint64_t *cur =
-		    atomic_load_explicit(&block->cur, memory_order_relaxed);
+		const _Atomic uint64_t *cur = atomic_load_explicit(&slot->cur, memory_order_relaxed);
 		size_t end = (size_t)(cur - block->data);
 		if (at + 2 <= end) {
 			uint64_t header =
@@ -129,7 +127,9 @@ static int out_reserve(struct tl_thread_copy *out, size_t words, size_t *cap)
 static bool copy_block(const struct tl_block *b, uint32_t gen, size_t from,
                        struct tl_thread_copy *out, size_t *cap, int *err)
 {
-	const _Atomic uint64_t *cur = atomic_load_explicit(&b->cur, memory_order_acquire);
+	_Atomic uint64_t *cur;
+	uint64_t records;
+	tl_block_extent(b, &cur, &records);
 	size_t end = (size_t)(cur - b->data);
 	if (end <= from)
 		return true;

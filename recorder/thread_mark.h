@@ -51,8 +51,7 @@ static inline uint64_t tl_thread_last_record_ts(uint64_t header, uint64_t name,
 	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
 	const struct tl_block *block = slot->block;
 	if (TL_LIKELY(slot->epoch == state && state != 0)) {
-		const _Atomic uint64_t *cur =
-		    atomic_load_explicit(&block->cur, memory_order_relaxed);
+		const _Atomic uint64_t *cur = atomic_load_explicit(&slot->cur, memory_order_relaxed);
 		size_t words = TL_REC_WORDS(header);
 		size_t used = (size_t)(cur - block->data);
 		if (TL_LIKELY(used >= words)) {
