@@ -13,6 +13,7 @@
 #include "recorder/emit_internal.h"
 #include "recorder/internal.h"
 #include "recorder/record.h"
+#include "recorder/thread_mark.h"
 
 /* Every thread starts on tl_slot_none, whose epoch matches no session and
  * whose block has no room, so its first event takes the slow path and
@@ -270,6 +271,44 @@ static inline __attribute__((always_inline)) tl_timestamp end_ts_at(const tl_cat
 	return ts;
 }
 
+static __attribute__((noinline)) tl_timestamp begin_ts_slow(const tl_category *cat,
+                                                           const char *name)
+{
+	return tl_i_emit_ts(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
+}
+
+/* begin_at, returning the timestamp and marking the record (thread_mark.h)
+ * while the slot is still busy; the slow path leaves the mark empty. */
+static inline __attribute__((always_inline)) tl_timestamp
+begin_ts_at(const tl_category *cat, const char *name, struct tl_thread_mark *mark, bool tsc)
+{
+	struct tl_slot *slot = tl_self;
+	struct tl_block *block;
+	_Atomic uint64_t *p;
+	if (TL_UNLIKELY(!fast_reserve(slot, 3, &block, &p))) {
+		mark->block = NULL;
+		return begin_ts_slow(cat, name);
+	}
+	uint64_t ts = read_clock(tsc);
+	put(p, ts);
+	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, cat->index, 0));
+	put(p + 2, (uint64_t)(uintptr_t)name);
+	mark->block = block;
+	mark->seq = atomic_load_explicit(&block->seq, memory_order_relaxed);
+	mark->gen = atomic_load_explicit(&block->gen, memory_order_relaxed);
+	mark->offset = (uint32_t)(p - block->data);
+	mark->epoch = slot->epoch;
+	commit(slot, block, p + 3);
+	return ts;
+}
+
+static __attribute__((noinline)) tl_timestamp begin_ts_vdso(const tl_category *cat,
+                                                            const char *name,
+                                                            struct tl_thread_mark *mark)
+{
+	return begin_ts_at(cat, name, mark, false);
+}
+
 static __attribute__((noinline)) tl_timestamp begin_copy_vdso(const tl_category *cat,
                                                               const char *name, size_t len)
 {
@@ -288,6 +327,16 @@ tl_timestamp tl_i_emit_begin_copy_ts(const tl_category *cat, const char *name, s
 		return begin_copy_at(cat, name, len, true);
 #endif
 	return begin_copy_vdso(cat, name, len);
+}
+
+tl_timestamp tl_i_emit_begin_ts(const tl_category *cat, const char *name,
+                                struct tl_thread_mark *mark)
+{
+#if TL_HAVE_TSC
+	if (TL_LIKELY(tl_clock_use_tsc))
+		return begin_ts_at(cat, name, mark, true);
+#endif
+	return begin_ts_vdso(cat, name, mark);
 }
 
 tl_timestamp tl_i_emit_end_ts(const tl_category *cat)

@@ -26,6 +26,17 @@
  */
 tl_timestamp tl_i_emit_begin_copy_ts(const tl_category *cat, const char *name, size_t len);
 
+/*
+ * tl_emit_begin (a kept name), returning the BEGIN's timestamp. When the
+ * record went to a buffer on the fast path it also marks it, as
+ * tl_thread_last_record_ts would (recorder/thread_mark.h); otherwise
+ * mark->block is NULL and the caller reads the record back if it needs the
+ * mark.
+ */
+struct tl_thread_mark;
+tl_timestamp tl_i_emit_begin_ts(const tl_category *cat, const char *name,
+                                struct tl_thread_mark *mark);
+
 /* tl_emit_end, returning the END's timestamp. */
 tl_timestamp tl_i_emit_end_ts(const tl_category *cat);
 

@@ -2,11 +2,13 @@
  * The looper tracer: loops, their dispatches, observers, history and the
  * slow-dispatch report. The watchdog is in looper_watchdog.c.
  *
- * A dispatch costs two emits, two thread marks (a few loads and stores on
- * the thread's own slot, to read back the emits' timestamps instead of
- * reading the clock again) and the release stores the watchdog reads. No
- * lock, no allocation, no syscall besides the emits' clock reads; the
- * thread CPU clock only when measure_cpu_time is set.
+ * A dispatch costs two emits (internal forms returning the timestamps they
+ * wrote, the begin's also marking its record, so the clock is read once
+ * per event), a history slot and the release stores the watchdog reads.
+ * No lock, no allocation, no syscall besides the emits' clock reads; the
+ * thread CPU clock only when measure_cpu_time is set. Everything else
+ * (nesting, idle, copied names, observers, CPU time, slow dispatches) is
+ * off the common path, behind one or two tests.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder/emit_internal.h"
 #include "recorder/record.h"
 #include "tracers/looper_internal.h"
 
@@ -72,20 +75,26 @@ tl_looper *tl_looper_create(const tl_looper_options *opts)
 	l->dump_directory = opts->dump_directory ? strdup(opts->dump_directory) : NULL;
 	l->history_size = opts->history_size;
 	/* one slot more than kept: the one being rewritten is never reported */
-	if (l->history_size)
+	if (l->history_size) {
 		l->history = calloc(l->history_size + 1, sizeof l->history[0]);
+		l->history_copy = calloc(l->history_size + 1, LOOPER_NAME_MAX);
+	}
 	if (!l->name || (opts->dump_directory && !l->dump_directory) ||
-	    (l->history_size && !l->history))
+	    (l->history_size && (!l->history || !l->history_copy)))
 		goto fail;
 	l->cat = tl_category_get(opts->category ? opts->category : "looper");
 	l->anr_ns = ms_to_ns(opts->anr_timeout_ms);
 	l->lag_ns = ms_to_ns(opts->lag_threshold_ms);
 	l->slow_ns = ms_to_ns(opts->slow_dispatch_ms);
+	/* ticks >= ns / 4 for any TSC of 250 MHz or more, and for ns
+	 * timestamps; report_slow looks at the span in ns */
+	l->slow_ticks = l->slow_ns ? (uint64_t)l->slow_ns / 4 : UINT64_MAX;
 	l->doubtful_ns = ms_to_ns(opts->doubtful_ms);
 	l->tree_min_node_ns = ms_to_ns(opts->tree_min_node_ms);
 	l->tree_max_nodes = opts->tree_max_nodes;
 	l->dump_format = opts->dump_format;
 	l->measure_cpu_time = opts->measure_cpu_time;
+	l->hooks = l->measure_cpu_time;
 	l->on_report = opts->on_report;
 	l->user = opts->user;
 	l->watched_cpu_ns = -1;
@@ -93,6 +102,7 @@ tl_looper *tl_looper_create(const tl_looper_options *opts)
 		goto fail;
 	return l;
 fail:
+	free(l->history_copy);
 	free(l->history);
 	free(l->dump_directory);
 	free(l->name);
@@ -105,6 +115,7 @@ void tl_looper_destroy(tl_looper *l)
 	if (!l)
 		return;
 	looper_watchdog_remove(l);
+	free(l->history_copy);
 	free(l->history);
 	free(l->dump_directory);
 	free(l->name);
@@ -156,50 +167,36 @@ int64_t looper_clock_ns(const struct looper_clock *c, uint64_t ts)
 	return c->tsc ? tl_clock_ticks_to_ns(c->pairs, c->n, ts) : (int64_t)ts;
 }
 
-/* Whether raw span `ticks` may reach ns: exact for nanosecond timestamps;
- * for TSC ticks a bound that holds for any TSC of 250 MHz or more. */
-static bool span_may_reach(uint64_t ticks, int64_t ns)
+/* The begin record was not marked by its emit: reads it back (a slow path
+ * of the emit, a direct recorder), else marks the thread's position and
+ * takes the clock when the emit recorded nothing (category off, no
+ * session). Sets begin_recorded. */
+static __attribute__((noinline)) uint64_t begin_unmarked(struct tl_looper *l, uint64_t ts)
 {
-	if (!tl_clock_use_tsc)
-		return ticks >= (uint64_t)ns;
-	return ticks >= (uint64_t)ns / 4;
+	const char *name = atomic_load_explicit(&l->what, memory_order_relaxed);
+	uint64_t rts = 0;
+	if (ts)
+		rts = tl_thread_last_record_ts(TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, l->cat->index, 0),
+		                               (uint64_t)(uintptr_t)name, &l->mark);
+	l->begin_recorded = rts != 0;
+	if (rts)
+		return rts;
+	tl_thread_mark(&l->mark);
+	return ts ? ts : tl_now();
 }
 
-/* Emits a begin and returns its raw timestamp, read back from the record
+/* A begin with a copied name: its raw timestamp, read back from the record
  * rather than from the clock; the clock only when the event was not
- * recorded (category off, no session, systrace). Marks the record. */
-static uint64_t emit_begin(struct tl_looper *l, const char *name, bool copy,
-                           struct tl_thread_mark *mark, bool *recorded)
+ * recorded. Marks the record. */
+static __attribute__((noinline)) uint64_t begin_copied(struct tl_looper *l, const char *name)
 {
 	uint64_t ts = 0;
-	if (TL_UNLIKELY(copy)) {
-		tl_thread_mark(mark);
-		if (tl_category_enabled(l->cat)) {
-			tl_emit(l->cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0);
-			ts = tl_thread_mark_record_ts(mark, TL_PHASE_BEGIN, l->cat->index);
-		}
-	} else if (tl_category_enabled(l->cat)) {
-		tl_emit_begin(l->cat, name);
-		ts = tl_thread_last_record_ts(TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, l->cat->index, 0),
-		                              (uint64_t)(uintptr_t)name, mark);
-	}
-	*recorded = ts != 0;
-	if (TL_LIKELY(ts))
-		return ts;
-	if (!copy)
-		tl_thread_mark(mark);
-	return tl_now();
-}
-
-static uint64_t emit_end(struct tl_looper *l, bool *recorded)
-{
-	uint64_t ts = 0;
+	tl_thread_mark(&l->mark);
 	if (tl_category_enabled(l->cat)) {
-		tl_emit_end(l->cat);
-		ts = tl_thread_last_record_ts(TL_REC_HEADER(TL_PHASE_END, 2, 0, l->cat->index, 0),
-		                              0, NULL);
+		tl_emit(l->cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0);
+		ts = tl_thread_mark_record_ts(&l->mark, TL_PHASE_BEGIN, l->cat->index);
 	}
-	*recorded = ts != 0;
+	l->begin_recorded = ts != 0;
 	return ts ? ts : tl_now();
 }
 
@@ -227,13 +224,54 @@ void tl_looper_idle_end(tl_looper *l)
 		tl_emit_end(l->cat);
 }
 
-/* The body of both begins: the public functions may be interposed, so one
- * calling the other would not be inlined. */
-static inline __attribute__((always_inline)) void dispatch_begin(struct tl_looper *l,
-                                                                 const char *what, unsigned flags)
+/* The runtime parts of a begin: thread CPU time and observers. */
+static __attribute__((noinline)) void begin_hooks(struct tl_looper *l, uint64_t ts)
 {
-	if (!what)
-		what = UNNAMED;
+	if (l->measure_cpu_time)
+		l->cpu_begin_ns = thread_cpu_ns();
+	if (l->nobservers) {
+		int64_t begin_ns = l->observed_begin_ns = tl_timestamp_to_ns(ts);
+		for (unsigned i = 0; i < l->nobservers; i++)
+			if (l->observers[i].dispatch_begin)
+				l->observers[i].dispatch_begin(l, begin_ns, l->observers[i].user);
+	}
+}
+
+/* A watched (outermost) dispatch begins: what is its name as given, the
+ * name the watchdog sees. depth is already 1. */
+static inline __attribute__((always_inline)) void begin_watched(struct tl_looper *l,
+                                                                const char *what,
+                                                                const char *name, bool copy,
+                                                                unsigned flags)
+{
+	/* the watchdog reads it only once seq says a dispatch is running */
+	atomic_store_explicit(&l->what, name, memory_order_relaxed);
+	uint64_t ts;
+	if (TL_UNLIKELY(copy)) {
+		ts = begin_copied(l, what);
+	} else if (TL_LIKELY(tl_category_enabled(l->cat))) {
+		ts = tl_i_emit_begin_ts(l->cat, what, &l->mark);
+		if (TL_LIKELY(l->mark.block != NULL))
+			l->begin_recorded = true;
+		else
+			ts = begin_unmarked(l, ts);
+	} else {
+		ts = begin_unmarked(l, 0);
+	}
+	l->frame = (flags & TL_LOOPER_FRAME) != 0;
+	atomic_store_explicit(&l->begin_ts, ts, memory_order_relaxed);
+	atomic_store_explicit(&l->seq, atomic_load_explicit(&l->seq, memory_order_relaxed) + 1,
+	                      memory_order_release);
+	l->observed_begin_ns = -1;
+	if (TL_UNLIKELY(l->hooks))
+		begin_hooks(l, ts);
+}
+
+/* Every begin but the common one: idle, nested, copied name, the loop's
+ * first dispatch. */
+static __attribute__((noinline)) void dispatch_begin_slow(struct tl_looper *l, const char *what,
+                                                          unsigned flags)
+{
 	bool copy = (flags & TL_LOOPER_COPY_NAME) != 0;
 	if (l->idle)
 		tl_looper_idle_end(l);
@@ -262,21 +300,23 @@ static inline __attribute__((always_inline)) void dispatch_begin(struct tl_loope
 		atomic_store_explicit(&l->name_seq, s + 2, memory_order_release);
 		name = l->name_copy;
 	}
-	uint64_t ts = emit_begin(l, what, copy, &l->mark, &l->begin_recorded);
-	l->frame = (flags & TL_LOOPER_FRAME) != 0;
-	atomic_store_explicit(&l->what, name, memory_order_relaxed);
-	atomic_store_explicit(&l->begin_ts, ts, memory_order_relaxed);
-	atomic_store_explicit(&l->seq, atomic_load_explicit(&l->seq, memory_order_relaxed) + 1,
-	                      memory_order_release);
-	if (l->measure_cpu_time)
-		l->cpu_begin_ns = thread_cpu_ns();
-	l->observed_begin_ns = -1;
-	if (TL_UNLIKELY(l->nobservers)) {
-		int64_t begin_ns = l->observed_begin_ns = tl_timestamp_to_ns(ts);
-		for (unsigned i = 0; i < l->nobservers; i++)
-			if (l->observers[i].dispatch_begin)
-				l->observers[i].dispatch_begin(l, begin_ns, l->observers[i].user);
+	begin_watched(l, what, name, copy, flags);
+}
+
+/* The body of both begins: the public functions may be interposed, so one
+ * calling the other would not be inlined. */
+static inline __attribute__((always_inline)) void dispatch_begin(struct tl_looper *l,
+                                                                 const char *what, unsigned flags)
+{
+	if (!what)
+		what = UNNAMED;
+	if (TL_UNLIKELY((flags & TL_LOOPER_COPY_NAME) || l->depth || l->idle ||
+	                atomic_load_explicit(&l->tid, memory_order_relaxed) == 0)) {
+		dispatch_begin_slow(l, what, flags);
+		return;
 	}
+	l->depth = 1;
+	begin_watched(l, what, what, false, flags);
 }
 
 void tl_looper_dispatch_begin(tl_looper *l, const char *what)
@@ -301,13 +341,13 @@ static void history_push(struct tl_looper *l, const char *name, bool copied, uin
                          uint64_t end_ts)
 {
 	uint64_t n = atomic_load_explicit(&l->history_written, memory_order_relaxed);
-	struct looper_history_slot *h = &l->history[l->history_next];
-	if (++l->history_next == l->history_size + 1)
-		l->history_next = 0;
+	size_t i = l->history_next;
+	struct looper_history_slot *h = &l->history[i];
+	l->history_next = i == l->history_size ? 0 : i + 1;
 	/* the slot's new contents come after the count that frees it */
 	atomic_thread_fence(memory_order_release);
 	if (TL_UNLIKELY(copied))
-		atomic_copy(h->copy, name, sizeof h->copy);
+		atomic_copy(l->history_copy + i * LOOPER_NAME_MAX, name, LOOPER_NAME_MAX);
 	atomic_store_explicit(&h->name, copied ? NULL : name, memory_order_relaxed);
 	atomic_store_explicit(&h->begin_ts, begin_ts, memory_order_relaxed);
 	atomic_store_explicit(&h->end_ts, end_ts, memory_order_relaxed);
@@ -317,31 +357,15 @@ static void history_push(struct tl_looper *l, const char *name, bool copied, uin
 static void report_slow(struct tl_looper *l, const char *name, uint64_t begin_ts, uint64_t end_ts,
                         bool end_recorded, int64_t cpu_ns);
 
-void tl_looper_dispatch_end(tl_looper *l)
+/* The rare parts of an end: thread CPU time, observers, the slow-dispatch
+ * report. frame: the dispatch's, l->frame being cleared already. */
+static __attribute__((noinline)) void end_rare(struct tl_looper *l, const char *name,
+                                               uint64_t begin_ts, uint64_t end_ts,
+                                               bool end_recorded, bool frame)
 {
-	if (l->depth == 0) {
-		bump(&l->stat_unbalanced);
-		return;
-	}
-	if (--l->depth > 0) {
-		if (tl_category_enabled(l->cat))
-			tl_emit_end(l->cat);
-		return;
-	}
-	bool end_recorded;
-	uint64_t end_ts = emit_end(l, &end_recorded);
-	atomic_store_explicit(&l->seq, atomic_load_explicit(&l->seq, memory_order_relaxed) + 1,
-	                      memory_order_release);
-	uint64_t begin_ts = atomic_load_explicit(&l->begin_ts, memory_order_relaxed);
-	const char *name = atomic_load_explicit(&l->what, memory_order_relaxed);
-	bool copied = name == l->name_copy;
-	if (l->history_size)
-		history_push(l, name, copied, begin_ts, end_ts);
-	if (l->frame)
-		bump(&l->stat_frames);
 	int64_t cpu_end_ns = l->measure_cpu_time ? thread_cpu_ns() : -1;
 	int64_t cpu_begin_ns = l->measure_cpu_time ? l->cpu_begin_ns : -1;
-	if (TL_UNLIKELY(l->nobservers)) {
+	if (l->nobservers) {
 		/* the begin as observers saw it: a second conversion may differ */
 		int64_t begin_ns =
 		    l->observed_begin_ns >= 0 ? l->observed_begin_ns : tl_timestamp_to_ns(begin_ts);
@@ -349,13 +373,52 @@ void tl_looper_dispatch_end(tl_looper *l)
 		for (unsigned i = 0; i < l->nobservers; i++)
 			if (l->observers[i].dispatch_end)
 				l->observers[i].dispatch_end(l, begin_ns, end_ns, cpu_begin_ns,
-				                             cpu_end_ns, l->frame,
-				                             l->observers[i].user);
+				                             cpu_end_ns, frame, l->observers[i].user);
 	}
-	if (l->slow_ns && end_ts > begin_ts && span_may_reach(end_ts - begin_ts, l->slow_ns))
+	if (l->slow_ns && end_ts > begin_ts && end_ts - begin_ts >= l->slow_ticks)
 		report_slow(l, name, begin_ts, end_ts, end_recorded,
 		            cpu_end_ns >= 0 && cpu_begin_ns >= 0 ? cpu_end_ns - cpu_begin_ns : -1);
 	l->frame = false;
+}
+
+/* An end outside any dispatch, or of a nested one. */
+static __attribute__((noinline)) void dispatch_end_unwatched(struct tl_looper *l)
+{
+	if (l->depth == 0) {
+		bump(&l->stat_unbalanced);
+		return;
+	}
+	--l->depth;
+	if (tl_category_enabled(l->cat))
+		tl_emit_end(l->cat);
+}
+
+void tl_looper_dispatch_end(tl_looper *l)
+{
+	if (TL_UNLIKELY(l->depth != 1)) {
+		dispatch_end_unwatched(l);
+		return;
+	}
+	l->depth = 0;
+	uint64_t end_ts = 0;
+	if (TL_LIKELY(tl_category_enabled(l->cat)))
+		end_ts = tl_i_emit_end_ts(l->cat);
+	bool end_recorded = end_ts != 0;
+	if (TL_UNLIKELY(!end_recorded))
+		end_ts = tl_now();
+	atomic_store_explicit(&l->seq, atomic_load_explicit(&l->seq, memory_order_relaxed) + 1,
+	                      memory_order_release);
+	uint64_t begin_ts = atomic_load_explicit(&l->begin_ts, memory_order_relaxed);
+	const char *name = atomic_load_explicit(&l->what, memory_order_relaxed);
+	bool copied = name == l->name_copy;
+	if (l->history_size)
+		history_push(l, name, copied, begin_ts, end_ts);
+	bool frame = l->frame;
+	if (frame)
+		bump(&l->stat_frames);
+	l->frame = false;
+	if (TL_UNLIKELY(l->hooks || end_ts - begin_ts >= l->slow_ticks))
+		end_rare(l, name, begin_ts, end_ts, end_recorded, frame);
 }
 
 /* ---- observers ----------------------------------------------------------- */
@@ -376,6 +439,7 @@ int tl_looper_add_observer(tl_looper *l, const tl_looper_observer *observer)
 	if (l->nobservers == TL_LOOPER_MAX_OBSERVERS)
 		return -ENOSPC;
 	l->observers[l->nobservers++] = *observer;
+	l->hooks = true;
 	return 0;
 }
 
@@ -388,6 +452,7 @@ int tl_looper_remove_observer(tl_looper *l, const tl_looper_observer *observer)
 			memmove(&l->observers[i], &l->observers[i + 1],
 			        (l->nobservers - i - 1) * sizeof l->observers[0]);
 			l->nobservers--;
+			l->hooks = l->measure_cpu_time || l->nobservers;
 			return 0;
 		}
 	}
@@ -418,7 +483,9 @@ size_t looper_history_read(const struct tl_looper *l, tl_looper_history_entry **
 	looper_clock_init(&clock);
 	size_t n = 0;
 	for (uint64_t k = written - count; k < written; k++) {
-		const struct looper_history_slot *h = &l->history[k % (l->history_size + 1)];
+		size_t at = (size_t)(k % (l->history_size + 1));
+		const struct looper_history_slot *h = &l->history[at];
+		const char *copy = l->history_copy + at * LOOPER_NAME_MAX;
 		char *name = text + n * LOOPER_NAME_MAX;
 		const char *kept = atomic_load_explicit(&h->name, memory_order_relaxed);
 		uint64_t b = atomic_load_explicit(&h->begin_ts, memory_order_relaxed);
@@ -427,7 +494,7 @@ size_t looper_history_read(const struct tl_looper *l, tl_looper_history_entry **
 			size_t i = 0;
 			char c;
 			while (i + 1 < LOOPER_NAME_MAX &&
-			       (c = __atomic_load_n(&h->copy[i], __ATOMIC_RELAXED)) != '\0')
+			       (c = __atomic_load_n(&copy[i], __ATOMIC_RELAXED)) != '\0')
 				name[i++] = c;
 			name[i] = '\0';
 		}

@@ -24,12 +24,13 @@
 #define LOOPER_PATH_MAX 4096
 
 /* One past dispatch. Written by the loop's thread, read by the watchdog
- * (the loop's history_written tells which slots are stable). */
+ * (the loop's history_written tells which slots are stable). Small, so that
+ * the slots a loop cycles through stay in the cache; a copied name is in
+ * the loop's history_copy, at the slot's index. */
 struct looper_history_slot {
-	_Atomic(const char *) name; /* kept name, or NULL: the copy below */
+	_Atomic(const char *) name; /* kept name, or NULL: the slot's copy */
 	_Atomic uint64_t begin_ts;  /* raw timestamps */
 	_Atomic uint64_t end_ts;
-	char copy[LOOPER_NAME_MAX]; /* read and written with __atomic builtins */
 };
 
 struct tl_looper {
@@ -50,6 +51,7 @@ struct tl_looper {
 	bool idle;
 	bool frame;
 	bool begin_recorded;
+	bool hooks; /* observers or measure_cpu_time: the dispatch's slow part */
 	struct tl_thread_mark mark; /* at the dispatch's begin record */
 	int64_t cpu_begin_ns;
 	int64_t observed_begin_ns; /* as given to observers, -1 when not */
@@ -57,6 +59,7 @@ struct tl_looper {
 	tl_looper_observer observers[TL_LOOPER_MAX_OBSERVERS];
 	unsigned nobservers;
 	struct looper_history_slot *history;
+	char *history_copy; /* LOOPER_NAME_MAX per slot; __atomic builtins */
 	size_t history_next; /* the slot the next dispatch writes */
 
 	/* ---- set at creation ---- */
@@ -64,6 +67,7 @@ struct tl_looper {
 	char *name;
 	char *dump_directory;
 	int64_t anr_ns, lag_ns, slow_ns, doubtful_ns, tree_min_node_ns;
+	uint64_t slow_ticks; /* a raw span below it is not slow (any clock) */
 	size_t tree_max_nodes;
 	size_t history_size;
 	tl_looper_dump_format dump_format;

@@ -37,6 +37,7 @@ static const bench_kernel callgrind_kernels[] = {
     {"pair", bench_events_begin_end},      /* BEGIN0 + END0, N/2 pairs */
     {"counter", bench_events_counter},     /* TL_TRACE_EVENT_COUNTER, int64 */
     {"copy", bench_events_copy_begin_end}, /* COPY_BEGIN2 + END0, N/2 pairs */
+    {"looper", bench_looper_dispatch},     /* looper dispatch begin + end, N/2 */
 };
 
 #define KERNEL_COUNT (sizeof callgrind_kernels / sizeof callgrind_kernels[0])
