@@ -82,6 +82,8 @@ tl_looper *tl_looper_create(const tl_looper_options *opts)
 	if (!l->name || (opts->dump_directory && !l->dump_directory) ||
 	    (l->history_size && (!l->history || !l->history_copy)))
 		goto fail;
+	l->history_cur = l->history;
+	l->history_last = l->history ? l->history + l->history_size : NULL;
 	l->cat = tl_category_get(opts->category ? opts->category : "looper");
 	l->anr_ns = ms_to_ns(opts->anr_timeout_ms);
 	l->lag_ns = ms_to_ns(opts->lag_threshold_ms);
@@ -95,6 +97,8 @@ tl_looper *tl_looper_create(const tl_looper_options *opts)
 	l->dump_format = opts->dump_format;
 	l->measure_cpu_time = opts->measure_cpu_time;
 	l->hooks = l->measure_cpu_time;
+	l->rare_ticks = l->hooks ? 0 : l->slow_ticks;
+	l->observed_begin_ns = -1;
 	l->on_report = opts->on_report;
 	l->user = opts->user;
 	l->watched_cpu_ns = -1;
@@ -262,7 +266,6 @@ static inline __attribute__((always_inline)) void begin_watched(struct tl_looper
 	atomic_store_explicit(&l->begin_ts, ts, memory_order_relaxed);
 	atomic_store_explicit(&l->seq, atomic_load_explicit(&l->seq, memory_order_relaxed) + 1,
 	                      memory_order_release);
-	l->observed_begin_ns = -1;
 	if (TL_UNLIKELY(l->hooks))
 		begin_hooks(l, ts);
 }
@@ -340,18 +343,19 @@ void tl_looper_mark_frame(tl_looper *l)
 static void history_push(struct tl_looper *l, const char *name, bool copied, uint64_t begin_ts,
                          uint64_t end_ts)
 {
-	uint64_t n = atomic_load_explicit(&l->history_written, memory_order_relaxed);
-	size_t i = l->history_next;
-	struct looper_history_slot *h = &l->history[i];
-	l->history_next = i == l->history_size ? 0 : i + 1;
+	uint64_t n = l->history_count + 1;
+	struct looper_history_slot *h = l->history_cur;
+	l->history_cur = h == l->history_last ? l->history : h + 1;
+	l->history_count = n;
 	/* the slot's new contents come after the count that frees it */
 	atomic_thread_fence(memory_order_release);
 	if (TL_UNLIKELY(copied))
-		atomic_copy(l->history_copy + i * LOOPER_NAME_MAX, name, LOOPER_NAME_MAX);
+		atomic_copy(l->history_copy + (size_t)(h - l->history) * LOOPER_NAME_MAX, name,
+		            LOOPER_NAME_MAX);
 	atomic_store_explicit(&h->name, copied ? NULL : name, memory_order_relaxed);
 	atomic_store_explicit(&h->begin_ts, begin_ts, memory_order_relaxed);
 	atomic_store_explicit(&h->end_ts, end_ts, memory_order_relaxed);
-	atomic_store_explicit(&l->history_written, n + 1, memory_order_release);
+	atomic_store_explicit(&l->history_written, n, memory_order_release);
 }
 
 static void report_slow(struct tl_looper *l, const char *name, uint64_t begin_ts, uint64_t end_ts,
@@ -379,6 +383,8 @@ static __attribute__((noinline)) void end_rare(struct tl_looper *l, const char *
 		report_slow(l, name, begin_ts, end_ts, end_recorded,
 		            cpu_end_ns >= 0 && cpu_begin_ns >= 0 ? cpu_end_ns - cpu_begin_ns : -1);
 	l->frame = false;
+	l->observed_begin_ns = -1;
+	l->rare_ticks = l->hooks ? 0 : l->slow_ticks;
 }
 
 /* An end outside any dispatch, or of a nested one. */
@@ -411,13 +417,14 @@ void tl_looper_dispatch_end(tl_looper *l)
 	uint64_t begin_ts = atomic_load_explicit(&l->begin_ts, memory_order_relaxed);
 	const char *name = atomic_load_explicit(&l->what, memory_order_relaxed);
 	bool copied = name == l->name_copy;
-	if (l->history_size)
+	if (l->history_cur)
 		history_push(l, name, copied, begin_ts, end_ts);
 	bool frame = l->frame;
-	if (frame)
+	if (frame) {
 		bump(&l->stat_frames);
-	l->frame = false;
-	if (TL_UNLIKELY(l->hooks || end_ts - begin_ts >= l->slow_ticks))
+		l->frame = false;
+	}
+	if (TL_UNLIKELY(end_ts - begin_ts >= l->rare_ticks))
 		end_rare(l, name, begin_ts, end_ts, end_recorded, frame);
 }
 
@@ -440,6 +447,9 @@ int tl_looper_add_observer(tl_looper *l, const tl_looper_observer *observer)
 		return -ENOSPC;
 	l->observers[l->nobservers++] = *observer;
 	l->hooks = true;
+	l->rare_ticks = 0;
+	if (l->depth == 0)
+		l->observed_begin_ns = -1;
 	return 0;
 }
 
@@ -453,6 +463,9 @@ int tl_looper_remove_observer(tl_looper *l, const tl_looper_observer *observer)
 			        (l->nobservers - i - 1) * sizeof l->observers[0]);
 			l->nobservers--;
 			l->hooks = l->measure_cpu_time || l->nobservers;
+			/* a dispatch under way still ends through end_rare, which
+			 * resets observed_begin_ns */
+			l->rare_ticks = l->hooks || l->depth ? 0 : l->slow_ticks;
 			return 0;
 		}
 	}

@@ -54,13 +54,15 @@ struct tl_looper {
 	bool hooks; /* observers or measure_cpu_time: the dispatch's slow part */
 	struct tl_thread_mark mark; /* at the dispatch's begin record */
 	int64_t cpu_begin_ns;
-	int64_t observed_begin_ns; /* as given to observers, -1 when not */
+	int64_t observed_begin_ns; /* as given to observers, -1 when not (reset by end_rare) */
 	pthread_t owner;
 	tl_looper_observer observers[TL_LOOPER_MAX_OBSERVERS];
 	unsigned nobservers;
 	struct looper_history_slot *history;
 	char *history_copy; /* LOOPER_NAME_MAX per slot; __atomic builtins */
-	size_t history_next; /* the slot the next dispatch writes */
+	struct looper_history_slot *history_cur;  /* the slot the next dispatch writes */
+	struct looper_history_slot *history_last; /* the ring's last slot */
+	uint64_t history_count; /* slots written so far: history_written's value */
 
 	/* ---- set at creation ---- */
 	const tl_category *cat;
@@ -68,6 +70,7 @@ struct tl_looper {
 	char *dump_directory;
 	int64_t anr_ns, lag_ns, slow_ns, doubtful_ns, tree_min_node_ns;
 	uint64_t slow_ticks; /* a raw span below it is not slow (any clock) */
+	uint64_t rare_ticks; /* slow_ticks, 0 with hooks: a span from it ends rarely */
 	size_t tree_max_nodes;
 	size_t history_size;
 	tl_looper_dump_format dump_format;
