@@ -61,7 +61,10 @@ static const char *const bucket_names[TL_FRAME_BUCKET_COUNT] = {
 struct scene_slice {
 	char name[TL_FRAME_SCENE_MAX + 1];
 	bool used;
-	uint64_t last_use; /* tracer's use counter when it last got a frame or became current */
+	/* tracer's use counter when it last got a frame or became current: for
+	 * the scenes not current, set when they stop being current (the same
+	 * order as their last frames) */
+	uint64_t last_use;
 	uint64_t frames;
 	int64_t wall_ns;
 	int64_t begin_ns, end_ns;
@@ -69,12 +72,12 @@ struct scene_slice {
 	uint64_t bucket_frames[TL_FRAME_BUCKET_COUNT];
 	uint64_t bucket_dropped[TL_FRAME_BUCKET_COUNT];
 	uint64_t janky;
-	int64_t max_ns;
+	int64_t max_ns; /* of the frames tl_frame_end's fast path did not take */
 	int64_t min_period_ns;
 	unsigned nperiods;
 	int64_t periods_ns[TL_FRAME_MAX_RATES];
-	int64_t *durations; /* frame times of this slice; capacity cap */
-	size_t ndurations, cap;
+	int64_t *durations; /* frame times of this slice: durations..cur, room up to end */
+	int64_t *cur, *end;
 };
 
 /* ns = base_ns + (raw - base_raw) * ns_per_tick; identity without the TSC. */
@@ -122,10 +125,19 @@ struct tl_frame_tracer {
 	struct scene_slice scenes[MAX_SCENES];
 	struct scene_slice *current;
 	uint64_t use_counter;
-	uint64_t window_frames;
+	uint64_t window_first; /* stats.frames before the window's first frame */
 	int64_t window_wall_ns;
 	uint64_t window_dropped;
-	int64_t window_min_period_ns;
+	int64_t window_min_period_ns; /* meaningful when the window has frames */
+	/* The on-time fast path of tl_frame_end: a frame of period fast_period
+	 * (0: none) with no vsync, in the trace, on time, no scene pending,
+	 * whose window wall time stays below fast_limit and whose duration has
+	 * room, only counts (and closes a window); everything else takes
+	 * frame_account. */
+	int64_t fast_period;
+	int64_t fast_limit; /* window wall time at which the slice closes or the durations fill */
+	int64_t cap_period_ns; /* window_close's fps cap: 1e9 / cap_period_ns */
+	double cap_fps;
 	bool have_last;
 	tl_frame_info last;
 	tl_frame_stats stats;
@@ -221,7 +233,7 @@ static void slice_reset(struct scene_slice *s)
 	s->max_ns = 0;
 	s->min_period_ns = 0;
 	s->nperiods = 0;
-	s->ndurations = 0;
+	s->cur = s->durations;
 }
 
 static void emit_report_event(tl_frame_tracer *ft, const tl_frame_report *r)
@@ -235,6 +247,23 @@ static void emit_report_event(tl_frame_tracer *ft, const tl_frame_report *r)
 	    {.key = "dropped_frames", .type = TL_ARG_UINT, .value.u = r->dropped_frames},
 	};
 	tl_emit(ft->cat, TL_PHASE_INSTANT, TL_EVENT_SCOPE_THREAD, "frame report", 0, 0, args, 4);
+}
+
+/* The largest of m and d[0..end), four at a time. */
+static int64_t durations_max(const int64_t *d, const int64_t *end, int64_t m)
+{
+	int64_t m0 = m, m1 = m, m2 = m, m3 = m;
+	for (; end - d >= 4; d += 4) {
+		m0 = d[0] > m0 ? d[0] : m0;
+		m1 = d[1] > m1 ? d[1] : m1;
+		m2 = d[2] > m2 ? d[2] : m2;
+		m3 = d[3] > m3 ? d[3] : m3;
+	}
+	for (; d < end; d++)
+		m0 = *d > m0 ? *d : m0;
+	m0 = m1 > m0 ? m1 : m0;
+	m2 = m3 > m2 ? m3 : m2;
+	return m2 > m0 ? m2 : m0;
 }
 
 /* Reports s (when it holds enough frames, or is full) and resets it. */
@@ -260,16 +289,23 @@ static void slice_close(tl_frame_tracer *ft, struct scene_slice *s, bool partial
 		r.fps = cap;
 	r.dropped_frames = s->dropped;
 	memcpy(r.bucket_frames, s->bucket_frames, sizeof r.bucket_frames);
+	/* frames not late enough for another bucket are the best bucket's */
+	uint64_t others = 0;
+	for (int b = TL_FRAME_BEST + 1; b < TL_FRAME_BUCKET_COUNT; b++)
+		others += s->bucket_frames[b];
+	r.bucket_frames[TL_FRAME_BEST] = s->frames - others;
 	memcpy(r.bucket_dropped, s->bucket_dropped, sizeof r.bucket_dropped);
 	r.janky_frames = s->janky;
 	static const unsigned pcts[4] = {50, 90, 95, 99};
 	int64_t values[4];
-	tl_frame_percentiles(s->durations, s->ndurations, pcts, 4, values);
+	tl_frame_percentiles(s->durations, (size_t)(s->cur - s->durations), pcts, 4, values);
 	r.p50_ns = values[0];
 	r.p90_ns = values[1];
 	r.p95_ns = values[2];
 	r.p99_ns = values[3];
-	r.max_ns = s->max_ns;
+	/* the fast path of tl_frame_end leaves its frames' maximum to the
+	 * stored durations */
+	r.max_ns = durations_max(s->durations, s->cur, s->max_ns);
 	r.nperiods = s->nperiods;
 	memcpy(r.periods_ns, s->periods_ns, sizeof r.periods_ns);
 
@@ -317,6 +353,7 @@ static struct scene_slice *scene_find(tl_frame_tracer *ft, const char *name)
 
 static void scene_switch(tl_frame_tracer *ft, const char *name)
 {
+	ft->current->last_use = ++ft->use_counter; /* its last use as current */
 	ft->current = scene_find(ft, name);
 	ft->current->last_use = ++ft->use_counter;
 	if (tl_category_enabled(ft->cat)) {
@@ -351,20 +388,22 @@ static void slice_add_period(struct scene_slice *s, int64_t period_ns)
  * then cover the frames stored). */
 static __attribute__((noinline)) bool slice_grow(struct scene_slice *s)
 {
-	size_t cap = s->cap ? 2 * s->cap : 1024;
+	size_t n = (size_t)(s->cur - s->durations), room = (size_t)(s->end - s->durations);
+	size_t cap = room ? 2 * room : 1024;
 	int64_t *grown = realloc(s->durations, cap * sizeof *grown);
 	if (!grown)
 		return false;
 	s->durations = grown;
-	s->cap = cap;
+	s->cur = grown + n;
+	s->end = grown + cap;
 	return true;
 }
 
 static inline void slice_store_duration(struct scene_slice *s, int64_t duration)
 {
-	if (__builtin_expect(s->ndurations == s->cap, 0) && !slice_grow(s))
+	if (__builtin_expect(s->cur == s->end, 0) && !slice_grow(s))
 		return;
-	s->durations[s->ndurations++] = duration;
+	*s->cur++ = duration;
 }
 
 /* ---- measuring ----------------------------------------------------------- */
@@ -422,8 +461,13 @@ static void emit_janky(tl_frame_tracer *ft, const tl_frame_info *info, uint64_t 
 
 static __attribute__((noinline)) void window_close(tl_frame_tracer *ft, uint64_t raw_end)
 {
-	double fps = (double)ft->window_frames * 1e9 / (double)ft->window_wall_ns;
-	double cap = 1e9 / (double)ft->window_min_period_ns;
+	double fps =
+	    (double)(ft->stats.frames - ft->window_first) * 1e9 / (double)ft->window_wall_ns;
+	if (ft->window_min_period_ns != ft->cap_period_ns) {
+		ft->cap_period_ns = ft->window_min_period_ns;
+		ft->cap_fps = 1e9 / (double)ft->window_min_period_ns;
+	}
+	double cap = ft->cap_fps;
 	if (fps > cap)
 		fps = cap;
 	if (tl_category_enabled(ft->cat)) {
@@ -437,7 +481,7 @@ static __attribute__((noinline)) void window_close(tl_frame_tracer *ft, uint64_t
 		tl_emit(ft->cat, TL_PHASE_COUNTER, 0, "refresh_period_ns",
 		        (uint64_t)ft->emitted_period_ns, raw_end, NULL, 0);
 	}
-	ft->window_frames = 0;
+	ft->window_first = ft->stats.frames;
 	ft->window_wall_ns = 0;
 	ft->window_dropped = 0;
 	ft->window_min_period_ns = 0;
@@ -494,8 +538,7 @@ static __attribute__((noinline)) int64_t frame_late(tl_frame_tracer *ft, tl_fram
 	ft->stats.janky_frames++;
 	if (tl_category_enabled(ft->cat))
 		emit_janky(ft, info, raw_end);
-	/* frames counts it in the best bucket first */
-	s->bucket_frames[TL_FRAME_BEST]--;
+	/* the best bucket's count is what the others leave of frames */
 	s->bucket_frames[info->bucket]++;
 	s->bucket_dropped[info->bucket] += dropped;
 	s->dropped += dropped;
@@ -504,15 +547,45 @@ static __attribute__((noinline)) int64_t frame_late(tl_frame_tracer *ft, tl_fram
 	return (int64_t)(dropped + 1) * info->period_ns;
 }
 
+/* The window wall time from which the fast path stops: the slice closes
+ * at slice_ns of its own wall time, which grows as the window's does; the
+ * durations have room for so many more frames of period_ns. */
+static int64_t fast_limit_at(const tl_frame_tracer *ft, int64_t period_ns)
+{
+	const struct scene_slice *s = ft->current;
+	int64_t left = ft->slice_ns - s->wall_ns;
+	uint64_t room = (uint64_t)(s->end - s->cur);
+	if (room < (uint64_t)(left / period_ns))
+		left = (int64_t)(room + 1) * period_ns;
+	return ft->window_wall_ns + left;
+}
+
+/* Sets up the fast path of tl_frame_end for frames of the period of the
+ * frame just accounted, when that frame was on time and the slice and
+ * window already hold that period. */
+static void fast_setup(tl_frame_tracer *ft, int64_t period_ns)
+{
+	const struct scene_slice *s = ft->current;
+	ft->fast_period = 0;
+	if (ft->last.dropped != 0 || s->frames == 0 || s->nperiods == 0 ||
+	    s->min_period_ns != period_ns)
+		return;
+	if (ft->stats.frames == ft->window_first)
+		ft->window_min_period_ns = period_ns; /* what the next frame sets */
+	else if (ft->window_min_period_ns > period_ns)
+		return;
+	ft->fast_limit = fast_limit_at(ft, period_ns);
+	ft->fast_period = period_ns;
+}
+
 /*
  * Measures and aggregates one frame (its events are emitted by the
  * caller); may emit the janky-frame instant, the window's counters and a
  * report. raw_end is the recorder timestamp of end_ns.
  */
-static inline __attribute__((always_inline)) void frame_account(tl_frame_tracer *ft,
-                                                                int64_t vsync_ns, int64_t start_ns,
-                                                                int64_t end_ns, int64_t period_ns,
-                                                                uint64_t raw_end)
+static __attribute__((noinline)) void frame_account(tl_frame_tracer *ft, int64_t vsync_ns,
+                                                    int64_t start_ns, int64_t end_ns,
+                                                    int64_t period_ns, uint64_t raw_end)
 {
 	tl_frame_info *info = &ft->last;
 	struct scene_slice *s = ft->current;
@@ -530,7 +603,6 @@ static inline __attribute__((always_inline)) void frame_account(tl_frame_tracer 
 		s->begin_ns = start_ns;
 	s->end_ns = end_ns;
 	s->frames++;
-	s->bucket_frames[TL_FRAME_BEST]++;
 	int64_t wall = period_ns;
 	if (__builtin_expect(info->lateness_ns > 0, 0))
 		wall = frame_late(ft, info, s, raw_end);
@@ -540,18 +612,17 @@ static inline __attribute__((always_inline)) void frame_account(tl_frame_tracer 
 	if (__builtin_expect(period_ns != s->min_period_ns, 0) || s->nperiods == 0)
 		slice_add_period(s, period_ns);
 	slice_store_duration(s, info->duration_ns);
-	s->last_use = ++ft->use_counter;
 
-	ft->window_frames++;
-	ft->window_wall_ns += wall;
-	if (__builtin_expect(period_ns != ft->window_min_period_ns, 0) &&
-	    (ft->window_min_period_ns == 0 || period_ns < ft->window_min_period_ns))
+	/* (stats.frames counts this frame already) */
+	if (ft->stats.frames - 1 == ft->window_first || period_ns < ft->window_min_period_ns)
 		ft->window_min_period_ns = period_ns;
+	ft->window_wall_ns += wall;
 	if (__builtin_expect(ft->window_wall_ns >= ft->window_ns, 0))
 		window_close(ft, raw_end);
 
 	if (__builtin_expect(s->wall_ns >= ft->slice_ns, 0))
 		slice_close(ft, s, false);
+	fast_setup(ft, period_ns);
 }
 
 /* A frame with all its timestamps (tl_frame_record, the looper): one
@@ -647,6 +718,7 @@ void tl_frame_tracer_flush(tl_frame_tracer *ft)
 	for (size_t i = 0; i < MAX_SCENES; i++)
 		if (ft->scenes[i].used)
 			slice_close(ft, &ft->scenes[i], true);
+	ft->fast_period = 0; /* the current slice starts again */
 }
 
 void tl_frame_tracer_destroy(tl_frame_tracer *ft)
@@ -721,19 +793,22 @@ void tl_frame_begin(tl_frame_tracer *ft, int64_t vsync_ns)
 	ft->open_period_ns = period;
 }
 
-void tl_frame_end(tl_frame_tracer *ft)
+/* A window closed by a frame of the fast path: the next window's minimum
+ * period is the fast one (the next frame sets it), and the slice's limit
+ * is in the new window's wall time. */
+static __attribute__((noinline)) void window_close_fast(tl_frame_tracer *ft, uint64_t raw_end,
+                                                        int64_t period_ns)
 {
-	if (__builtin_expect(!ft->open, 0)) {
-		ft->stats.unmatched_ends++;
-		return;
-	}
-	ft->open = false;
-	bool in_trace = open_in_trace(ft);
-	uint64_t raw = 0;
-	if (__builtin_expect(in_trace, 1))
-		raw = tl_i_emit_end_ts(ft->cat);
-	if (__builtin_expect(!raw, 0))
-		raw = tl_clock_read();
+	window_close(ft, raw_end);
+	ft->window_min_period_ns = period_ns;
+	ft->fast_limit = fast_limit_at(ft, period_ns);
+}
+
+/* tl_frame_end past the fast path: anything but an on-time frame of the
+ * current period whose slice goes on. */
+static __attribute__((noinline)) void frame_end_slow(tl_frame_tracer *ft, bool in_trace,
+                                                     uint64_t raw)
+{
 	int64_t start_ns = map_to_ns(&ft->map, ft->open_start_raw);
 	int64_t end_ns = map_to_ns(&ft->map, raw);
 	if (end_ns < start_ns)
@@ -747,6 +822,68 @@ void tl_frame_end(tl_frame_tracer *ft)
 		emit_complete(ft, vsync_ns, start_ns, 0, ft->open_period_ns, ft->open_start_raw,
 		              raw);
 	frame_account(ft, vsync_ns, start_ns, end_ns, ft->open_period_ns, raw);
+}
+
+/* tl_frame_end with no frame open, or one whose BEGIN is not in the trace. */
+static __attribute__((noinline)) void frame_end_untraced(tl_frame_tracer *ft)
+{
+	if (!ft->open) {
+		ft->stats.unmatched_ends++;
+		return;
+	}
+	ft->open = false;
+	frame_end_slow(ft, false, tl_clock_read());
+}
+
+void tl_frame_end(tl_frame_tracer *ft)
+{
+	if (__builtin_expect(!ft->open || !open_in_trace(ft), 0)) {
+		frame_end_untraced(ft);
+		return;
+	}
+	ft->open = false;
+	uint64_t raw = tl_i_emit_end_ts(ft->cat);
+	if (__builtin_expect(!raw, 0)) {
+		frame_end_slow(ft, true, tl_clock_read());
+		return;
+	}
+	int64_t start_ns = map_to_ns(&ft->map, ft->open_start_raw);
+	int64_t end_ns = map_to_ns(&ft->map, raw);
+	int64_t duration = end_ns - start_ns;
+	int64_t period = ft->open_period_ns;
+	int64_t wall = ft->window_wall_ns + period;
+	struct scene_slice *s = ft->current;
+	/* one test for all rare work but a window's end: a late frame (or a
+	 * clock gone back), a vsync, another period, a slice boundary or full
+	 * durations, a pending scene */
+	if (__builtin_expect(((ft->open_vsync_ns <= 0) & (period == ft->fast_period) &
+	                      ((uint64_t)duration <= (uint64_t)period) & (wall < ft->fast_limit) &
+	                      !atomic_load_explicit(&ft->scene_pending, memory_order_relaxed)) != 0,
+	                     1)) {
+		/* on time: dropped 0, the best bucket, a wall time of one period;
+		 * the period is already the slice's and window's */
+		tl_frame_info *info = &ft->last; /* number: stats.frames */
+		ft->stats.frames++;
+		info->duration_ns = duration;
+		info->lateness_ns = duration - period;
+		s->end_ns = end_ns;
+		s->frames++;
+		s->wall_ns += period;
+		*s->cur++ = duration;
+		ft->window_wall_ns = wall;
+		if (__builtin_expect(wall >= ft->window_ns, 0))
+			window_close_fast(ft, raw, period);
+		return;
+	}
+	frame_end_slow(ft, true, raw);
+}
+
+/* The last frame's info; the fast path of tl_frame_end leaves its number
+ * to stats.frames. */
+static void last_get(const tl_frame_tracer *ft, tl_frame_info *info)
+{
+	*info = ft->last;
+	info->number = ft->stats.frames;
 }
 
 int tl_frame_record(tl_frame_tracer *ft, const tl_frame_times *t, tl_frame_info *info)
@@ -771,7 +908,7 @@ int tl_frame_record(tl_frame_tracer *ft, const tl_frame_times *t, tl_frame_info 
 	frame_commit(ft, vsync, t->start_ns, t->end_ns, present, period,
 	             map_to_raw(&ft->map, t->start_ns), map_to_raw(&ft->map, t->end_ns));
 	if (info)
-		*info = ft->last;
+		last_get(ft, info);
 	return 0;
 }
 
@@ -781,7 +918,7 @@ int tl_frame_last(const tl_frame_tracer *ft, tl_frame_info *info)
 		return -EINVAL;
 	if (!ft->have_last)
 		return -ENOENT;
-	*info = ft->last;
+	last_get(ft, info);
 	return 0;
 }
 

@@ -106,10 +106,91 @@ static void select_kth_buffered(int64_t *v, int64_t *tmp, size_t n, size_t k)
 	}
 }
 
+/* Values within this many of the window's low end are counted, not moved;
+ * the window starts this far under the sample median. */
+#define COUNT_WINDOW 256
+#define COUNT_UNDER 64
+/* Counts spread over this many arrays (in turn), so that equal values in a
+ * row do not wait on each other's increments. */
+#define COUNT_WAYS 4
+/* Past this share of n outside the window, counting gives up. */
+#define COUNT_OUTSIDE_SHIFT 3
+
+static int64_t median3(int64_t a, int64_t b, int64_t c);
+
+/*
+ * tl_frame_percentiles for values packed close together (frame times of a
+ * steady source): a count per value of a window around a sample median,
+ * the few values outside it sorted apart. The same nearest-rank values, in
+ * one pass over values (left as they are). False when too many values fall
+ * outside the window (or out of memory): nothing is written then.
+ */
+static bool percentiles_counted(const int64_t *values, size_t n, const unsigned *pcts, size_t npcts,
+                                int64_t *out, int64_t *tmp)
+{
+	uint32_t ways[COUNT_WAYS][COUNT_WINDOW];
+	memset(ways, 0, sizeof ways);
+	int64_t mid = median3(values[0], values[n / 2], values[n - 1]);
+	if (mid < INT64_MIN + COUNT_UNDER)
+		return false;
+	int64_t lo = mid - COUNT_UNDER;
+	size_t outside = 0, max_outside = n >> COUNT_OUTSIDE_SHIFT;
+	for (size_t i = 0; i < n; i++) {
+		int64_t v = values[i];
+		uint64_t at = (uint64_t)v - (uint64_t)lo;
+		if (__builtin_expect(at < COUNT_WINDOW, 1)) {
+			ways[i % COUNT_WAYS][at]++;
+			continue;
+		}
+		if (outside == max_outside)
+			return false;
+		tmp[outside++] = v;
+	}
+	uint32_t counts[COUNT_WINDOW];
+	for (size_t at = 0; at < COUNT_WINDOW; at++) {
+		uint32_t c = 0;
+		for (size_t w = 0; w < COUNT_WAYS; w++)
+			c += ways[w][at];
+		counts[at] = c;
+	}
+	tl_frame_sort_i64(tmp, outside);
+	size_t below = 0; /* outside values under the window: tmp[0..below) */
+	while (below < outside && tmp[below] < lo)
+		below++;
+	size_t inside = n - outside;
+	/* a cursor over the counts: seen values before counts[at] */
+	size_t at = 0, seen = 0;
+	for (size_t i = 0; i < npcts; i++) {
+		size_t rank = ((size_t)pcts[i] * n + 99) / 100;
+		size_t k = rank ? rank - 1 : 0;
+		if (k < below) {
+			out[i] = tmp[k];
+			continue;
+		}
+		size_t kin = k - below;
+		if (kin >= inside) {
+			out[i] = tmp[below + (kin - inside)];
+			continue;
+		}
+		if (kin < seen) { /* a lower rank than the last (pcts not ascending) */
+			at = 0;
+			seen = 0;
+		}
+		while (seen + counts[at] <= kin)
+			seen += counts[at++];
+		out[i] = lo + (int64_t)at;
+	}
+	return true;
+}
+
 void tl_frame_percentiles(int64_t *values, size_t n, const unsigned *pcts, size_t npcts,
                           int64_t *out)
 {
 	int64_t *tmp = n ? malloc(n * sizeof *tmp) : NULL;
+	if (tmp && n >= 64 && percentiles_counted(values, n, pcts, npcts, out, tmp)) {
+		free(tmp);
+		return;
+	}
 	/* from the lowest rank up, each selection within the part above the
 	 * previous one: the median halves what the higher ranks look at */
 	size_t base = 0;
