@@ -2,6 +2,7 @@
 #include "tools/cli.h"
 
 #include <stdarg.h>
+#include <getopt.h>
 #include <stdio.h>
 
 int tl_cli_usage_error(const char *prefix, const char *fmt, ...)
@@ -13,4 +14,13 @@ int tl_cli_usage_error(const char *prefix, const char *fmt, ...)
 	fprintf(stderr, " (see '%s --help')\n", prefix);
 	va_end(ap);
 	return 2;
+}
+
+int tl_cli_option_error(const char *prefix, int opt, char **argv)
+{
+	if (opt == ':')
+		return tl_cli_usage_error(prefix, "%s: missing value", argv[optind - 1]);
+	if (optopt)
+		return tl_cli_usage_error(prefix, "unknown option '-%c'", optopt);
+	return tl_cli_usage_error(prefix, "unknown option '%s'", argv[optind - 1]);
 }

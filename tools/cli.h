@@ -7,4 +7,9 @@
 int tl_cli_usage_error(const char *prefix, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Reports what getopt_long (with a leading ':' in its option string and
+ * opterr = 0) returned as ':' (missing value) or '?' (unknown option), in
+ * the same one-line form; returns 2. */
+int tl_cli_option_error(const char *prefix, int opt, char **argv);
+
 #endif /* TIMELINE_TOOLS_CLI_H */

@@ -69,12 +69,8 @@ static int parse_args(int argc, char **argv, struct fps_args *args)
 		case 'h':
 			args->help = 1;
 			return 0;
-		case ':':
-			return usage_error("%s: missing value", argv[optind - 1]);
-		default:
-			if (optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: /* ':' or '?' */
+			return tl_cli_option_error(FPS_PREFIX, opt, argv);
 		}
 	}
 	if (optind == argc)

@@ -216,12 +216,8 @@ int tl_cmd_slices(int argc, char **argv)
 		case 'h':
 			fputs(slices_usage, stdout);
 			return 0;
-		case ':':
-			return usage_error("%s: missing value", argv[optind - 1]);
-		default:
-			if (optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: /* ':' or '?' */
+			return tl_cli_option_error(SLICES_PREFIX, opt, argv);
 		}
 	}
 	if (optind == argc)
