@@ -18,13 +18,21 @@
 /* Every thread starts on tl_slot_none, whose epoch matches no session and
  * whose block has no room, so its first event takes the slow path and
  * registers it: the fast path needs no NULL check. Unregistered threads
- * may all flip its busy flag; nothing else of it is written. */
+ * may all set and clear its busy bit; nothing else of it is written. */
 struct tl_slot tl_slot_none = {.block = &tl_block_none, .epoch = UINT32_MAX};
 __thread struct tl_slot *tl_self __attribute__((tls_model("initial-exec"))) = &tl_slot_none;
 
 static inline void put(_Atomic uint64_t *p, uint64_t v)
 {
 	atomic_store_explicit(p, v, memory_order_relaxed);
+}
+
+/* Whether `words` fit between p and the slot's limit. Compared as end
+ * addresses, not as a difference: p + words is the new write position
+ * anyway, so the check costs one compare. */
+static inline bool has_room(const struct tl_slot *slot, _Atomic uint64_t *p, size_t words)
+{
+	return (uintptr_t)p + words * sizeof *p <= (uintptr_t)slot->limit;
 }
 
 /*
@@ -35,30 +43,26 @@ static inline void put(_Atomic uint64_t *p, uint64_t v)
 static inline _Atomic uint64_t *reserve(struct tl_slot **slotp, size_t words)
 {
 	struct tl_slot *slot = tl_self;
-	if (TL_UNLIKELY(slot == &tl_slot_none ||
-			atomic_load_explicit(&slot->busy, memory_order_relaxed))) {
-		/* first event of the thread, or re-entry from a signal handler */
+	_Atomic uint64_t *p;
+	if (TL_UNLIKELY(slot == &tl_slot_none)) {
+		/* first event of the thread */
 		slot = tl_thread_slot();
 		if (!slot)
 			return NULL;
-		if (atomic_load_explicit(&slot->busy, memory_order_relaxed)) {
-			atomic_store_explicit(&slot->dropped,
-					      atomic_load_explicit(&slot->dropped, memory_order_relaxed) + 1,
-					      memory_order_relaxed);
-			return NULL;
-		}
+	}
+	if (TL_UNLIKELY(!tl_slot_enter(slot, &p))) {
+		/* re-entry from a signal handler */
+		atomic_store_explicit(&slot->dropped,
+				      atomic_load_explicit(&slot->dropped, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		return NULL;
 	}
 	*slotp = slot;
-	atomic_store_explicit(&slot->busy, 1, memory_order_relaxed);
-	/* Orders the busy store before the state load against tl_shutdown,
-	 * whose membarrier() supplies the other half of the fence. */
-	atomic_signal_fence(memory_order_seq_cst);
 	/* The session check comes before the block is touched: after a
 	 * shutdown the slot's block may be unmapped. */
 	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed)))
 		return tl_thread_reserve_slow(slot, words);
-	_Atomic uint64_t *p = atomic_load_explicit(&slot->cur, memory_order_relaxed);
-	if (TL_UNLIKELY((size_t)(slot->limit - p) < words))
+	if (TL_UNLIKELY(!has_room(slot, p, words)))
 		return tl_thread_reserve_slow(slot, words);
 	return p;
 }
@@ -73,8 +77,7 @@ static inline __attribute__((always_inline)) void commit(struct tl_slot *slot,
 	atomic_store_explicit(&slot->records,
 			      atomic_load_explicit(&slot->records, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-	atomic_store_explicit(&slot->cur, end, memory_order_release);
-	atomic_store_explicit(&slot->busy, 0, memory_order_release);
+	tl_slot_commit(slot, end);
 }
 
 /*
@@ -88,17 +91,13 @@ static inline __attribute__((always_inline)) bool fast_reserve(struct tl_slot *s
 							      struct tl_block **block_out,
 							      _Atomic uint64_t **out)
 {
-	if (TL_UNLIKELY(atomic_load_explicit(&slot->busy, memory_order_relaxed)))
+	_Atomic uint64_t *p;
+	if (TL_UNLIKELY(!tl_slot_enter(slot, &p)))
 		return false;
-	atomic_store_explicit(&slot->busy, 1, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
-	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed))) {
-		atomic_store_explicit(&slot->busy, 0, memory_order_relaxed);
-		return false; /* not running, or a new session: the block may be gone */
-	}
-	_Atomic uint64_t *p = atomic_load_explicit(&slot->cur, memory_order_relaxed);
-	if (TL_UNLIKELY((size_t)(slot->limit - p) < words)) {
-		atomic_store_explicit(&slot->busy, 0, memory_order_relaxed);
+	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed) ||
+			!has_room(slot, p, words))) {
+		/* not running, a new session (the block may be gone), or full */
+		tl_slot_commit(slot, p);
 		return false;
 	}
 	*block_out = slot->block;
@@ -116,20 +115,19 @@ static inline __attribute__((always_inline)) bool fast_reserve(struct tl_slot *s
 static bool direct_plain(const tl_category *cat, char phase, const char *name)
 {
 	struct tl_slot *slot = tl_self;
-	if (slot == &tl_slot_none || atomic_load_explicit(&slot->busy, memory_order_relaxed))
+	_Atomic uint64_t *p;
+	if (slot == &tl_slot_none || !tl_slot_enter(slot, &p))
 		return false;
-	atomic_store_explicit(&slot->busy, 1, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst); /* see reserve() */
 	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
 	if (state == 0 || (state & TL_STATE_FULL) || !tl_active.ops->write_direct) {
-		atomic_store_explicit(&slot->busy, 0, memory_order_relaxed);
+		tl_slot_commit(slot, p);
 		return false;
 	}
 	uint64_t record[3] = {tl_clock_read(), 0, (uint64_t)(uintptr_t)(name ? name : "")};
 	size_t words = phase == TL_PHASE_BEGIN ? 3 : 2;
 	record[1] = TL_REC_HEADER(phase, words, 0, cat->index, 0);
 	tl_active.ops->write_direct(&tl_active, record, words);
-	atomic_store_explicit(&slot->busy, 0, memory_order_release);
+	tl_slot_commit(slot, p);
 	return true;
 }
 
@@ -232,17 +230,31 @@ static __attribute__((noinline)) tl_timestamp end_ts_slow(const tl_category *cat
 	return tl_i_emit_ts(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
 }
 
+/* A copied-name BEGIN off the fast path: the general emitter, then where
+ * it went (a clock read of its own when it was not recorded). */
+static __attribute__((noinline)) void begin_copy_slow_into(const tl_category *cat,
+                                                           const char *name,
+                                                           struct tl_i_begin_out *out)
+{
+	tl_timestamp ts = begin_copy_slow(cat, name);
+	out->state = ts ? atomic_load_explicit(&tl_state, memory_order_relaxed) : 0;
+	out->ts = ts ? ts : tl_clock_read();
+}
+
 /* begin_at with a copied name, by whole words (see emit_internal.h). */
-static inline __attribute__((always_inline)) tl_timestamp
-begin_copy_at(const tl_category *cat, const char *name, size_t len, bool tsc)
+static inline __attribute__((always_inline)) void
+begin_copy_at(const tl_category *cat, const char *name, size_t len, struct tl_i_begin_out *out,
+              bool tsc)
 {
 	size_t name_words = (len + 7) / 8;
 	size_t words = 3 + name_words;
 	struct tl_slot *slot = tl_self;
 	struct tl_block *block;
 	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(len > TL_COPY_MAX || !fast_reserve(slot, words, &block, &p)))
-		return begin_copy_slow(cat, name);
+	if (TL_UNLIKELY(len > TL_COPY_MAX || !fast_reserve(slot, words, &block, &p))) {
+		begin_copy_slow_into(cat, name, out);
+		return;
+	}
 	uint64_t ts = read_clock(tsc);
 	put(p, ts);
 	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, words, TL_REC_F_NAME_INLINE, cat->index, 0));
@@ -253,7 +265,9 @@ begin_copy_at(const tl_category *cat, const char *name, size_t len, bool tsc)
 		put(p + 3 + i, word);
 	}
 	commit(slot, block, p + words);
-	return ts;
+	out->ts = ts;
+	if (out->state != slot->epoch)
+		out->state = slot->epoch;
 }
 
 static inline __attribute__((always_inline)) tl_timestamp end_ts_at(const tl_category *cat,
@@ -309,10 +323,10 @@ static __attribute__((noinline)) tl_timestamp begin_ts_vdso(const tl_category *c
 	return begin_ts_at(cat, name, mark, false);
 }
 
-static __attribute__((noinline)) tl_timestamp begin_copy_vdso(const tl_category *cat,
-                                                              const char *name, size_t len)
+static __attribute__((noinline)) void begin_copy_vdso(const tl_category *cat, const char *name,
+                                                      size_t len, struct tl_i_begin_out *out)
 {
-	return begin_copy_at(cat, name, len, false);
+	begin_copy_at(cat, name, len, out, false);
 }
 
 static __attribute__((noinline)) tl_timestamp end_ts_vdso(const tl_category *cat)
@@ -320,13 +334,16 @@ static __attribute__((noinline)) tl_timestamp end_ts_vdso(const tl_category *cat
 	return end_ts_at(cat, false);
 }
 
-tl_timestamp tl_i_emit_begin_copy_ts(const tl_category *cat, const char *name, size_t len)
+void tl_i_emit_begin_copy_into(const tl_category *cat, const char *name, size_t len,
+                               struct tl_i_begin_out *out)
 {
 #if TL_HAVE_TSC
-	if (TL_LIKELY(tl_clock_use_tsc))
-		return begin_copy_at(cat, name, len, true);
+	if (TL_LIKELY(tl_clock_use_tsc)) {
+		begin_copy_at(cat, name, len, out, true);
+		return;
+	}
 #endif
-	return begin_copy_vdso(cat, name, len);
+	begin_copy_vdso(cat, name, len, out);
 }
 
 tl_timestamp tl_i_emit_begin_ts(const tl_category *cat, const char *name,
@@ -568,9 +585,44 @@ static __attribute__((noinline)) tl_timestamp emit_general(const tl_category *ca
 	return ts;
 }
 
+/*
+ * A counter with a kept name and no argument, the common case of
+ * TL_TRACE_EVENT_COUNTER and of the tracers' counters, on the fast path:
+ * four words, the clock read only when no timestamp is given. Returns the
+ * timestamp, or 0 when the general path must handle it.
+ */
+static inline __attribute__((always_inline)) tl_timestamp
+counter_fast(const tl_category *cat, unsigned flags, const char *name, uint64_t value,
+             tl_timestamp ts)
+{
+	struct tl_slot *slot = tl_self;
+	struct tl_block *block;
+	_Atomic uint64_t *p;
+	if (TL_UNLIKELY(!fast_reserve(slot, 4, &block, &p)))
+		return 0;
+	if (!ts)
+		ts = tl_clock_read();
+	put(p, ts);
+	put(p + 1, TL_REC_HEADER(TL_PHASE_COUNTER, 4, record_flags(flags, 0), cat->index, 0));
+	put(p + 2, (uint64_t)(uintptr_t)(name ? name : ""));
+	put(p + 3, value);
+	commit(slot, block, p + 4);
+	return ts;
+}
+
+static inline bool is_plain_counter(const tl_category *cat, tl_phase phase, unsigned flags,
+                                    const tl_arg *args, unsigned nargs)
+{
+	return phase == TL_PHASE_COUNTER && (flags & ~(unsigned)TL_EVENT_COUNTER_DOUBLE) == 0 &&
+	       (nargs == 0 || !args) && cat;
+}
+
 void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
 	     uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs)
 {
+	if (is_plain_counter(cat, phase, flags, args, nargs) &&
+	    TL_LIKELY(counter_fast(cat, flags, name, id, ts) != 0))
+		return;
 	if (TL_LIKELY((nargs == 0 || !args) && cat && phase_known(phase)))
 		emit_plain(cat, phase, flags, name, id, ts);
 	else
@@ -580,6 +632,11 @@ void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char 
 tl_timestamp tl_i_emit_ts(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
                           uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs)
 {
+	if (is_plain_counter(cat, phase, flags, args, nargs)) {
+		tl_timestamp done = counter_fast(cat, flags, name, id, ts);
+		if (TL_LIKELY(done != 0))
+			return done;
+	}
 	if (TL_LIKELY((nargs == 0 || !args) && cat && phase_known(phase)))
 		return emit_plain(cat, phase, flags, name, id, ts);
 	return emit_general(cat, phase, flags, name, id, ts, args, nargs);

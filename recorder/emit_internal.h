@@ -17,14 +17,24 @@
 
 #pragma GCC visibility push(hidden)
 
+/* Where a BEGIN went: its timestamp, and the session (the tl_state value)
+ * it was recorded in; state is 0 when it was not recorded, ts then a clock
+ * read of its own. */
+struct tl_i_begin_out {
+	uint64_t ts;
+	uint32_t state;
+};
+
 /*
  * A BEGIN whose name is copied into the record (TL_EVENT_COPY_NAME), by
  * whole words: name is a NUL-terminated string of len bytes, zero-padded
  * to the next multiple of 8 bytes (len + 1 bytes at least). Same record as
  * tl_emit(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0),
- * on the fast path of tl_emit_begin.
+ * on the fast path of tl_emit_begin. Says where it went in *out (written
+ * last, so a caller can tail-call it).
  */
-tl_timestamp tl_i_emit_begin_copy_ts(const tl_category *cat, const char *name, size_t len);
+void tl_i_emit_begin_copy_into(const tl_category *cat, const char *name, size_t len,
+                               struct tl_i_begin_out *out);
 
 /*
  * tl_emit_begin (a kept name), returning the BEGIN's timestamp. When the

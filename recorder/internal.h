@@ -69,15 +69,16 @@ _Static_assert(sizeof(struct tl_block) == TL_CACHELINE, "block header is one cac
 struct tl_slot {
 	/* hot, owner-written */
 	struct tl_block *block; /* current block, never NULL (tl_block_none) */
-	_Atomic uint32_t busy;  /* inside an emit; read by shutdown */
+	uint32_t pad0_;
 	uint32_t epoch;         /* tl_state value this slot is valid for */
 	_Atomic uint64_t dropped;
 	_Atomic uint64_t truncated;
 	_Atomic uint64_t args_dropped;
-	/* The current block's write position (release-stored at every commit:
-	 * what snapshots read while the block is owned), its limit, and the
-	 * records committed to it. */
-	_Atomic(_Atomic uint64_t *) cur;
+	/* The current block's write position and the busy flag in one word
+	 * (tl_slot_enter): release-stored at every commit, it is what
+	 * snapshots read while the block is owned. Then the block's limit and
+	 * the records committed to it. */
+	_Atomic uintptr_t pos;
 	_Atomic uint64_t *limit;
 	_Atomic uint32_t records;
 	uint32_t pad_;
@@ -94,15 +95,74 @@ struct tl_slot {
 _Static_assert(offsetof(struct tl_slot, scratch) == TL_CACHELINE,
 	       "the hot part of a slot is its first cache line");
 
-/* Makes block b the slot's current block. Owner thread only. */
+/*
+ * The busy flag: bit 0 of the slot's position word, set while the thread is
+ * inside an emit (or anything else that reads or moves its position). A
+ * signal handler that interrupts an emit sees it and drops its own event
+ * instead of writing over the interrupted one; shutdown waits for it to
+ * clear. Sharing the word with the position (records are 8-byte aligned)
+ * means one load tells both, and the commit's release store of the new
+ * position is also the one that clears the flag.
+ */
+#define TL_SLOT_BUSY ((uintptr_t)1)
+
+static inline _Atomic uint64_t *tl_pos_ptr(uintptr_t pos)
+{
+	return (_Atomic uint64_t *)(pos & ~TL_SLOT_BUSY);
+}
+
+/* The owner's current write position (busy flag masked off). */
+static inline _Atomic uint64_t *tl_slot_cur(const struct tl_slot *slot)
+{
+	return tl_pos_ptr(atomic_load_explicit(&slot->pos, memory_order_relaxed));
+}
+
+static inline int tl_slot_busy(const struct tl_slot *slot)
+{
+	return (atomic_load_explicit(&slot->pos, memory_order_acquire) & TL_SLOT_BUSY) != 0;
+}
+
+/*
+ * Marks the slot busy and returns its write position in *cur, or returns 0
+ * when it already is (re-entry from a signal handler). The signal fence
+ * orders the busy store before the caller's load of tl_state against
+ * tl_shutdown, whose membarrier() supplies the other half. Owner only.
+ */
+static inline int tl_slot_enter(struct tl_slot *slot, _Atomic uint64_t **cur)
+{
+	uintptr_t pos = atomic_load_explicit(&slot->pos, memory_order_relaxed);
+	if (__builtin_expect(pos & TL_SLOT_BUSY, 0))
+		return 0;
+	atomic_store_explicit(&slot->pos, pos + TL_SLOT_BUSY, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	*cur = (_Atomic uint64_t *)pos; /* the flag is clear: no mask */
+	return 1;
+}
+
+/* Commits: the new write position, which also clears the busy flag. */
+static inline void tl_slot_commit(struct tl_slot *slot, _Atomic uint64_t *end)
+{
+	atomic_store_explicit(&slot->pos, (uintptr_t)end, memory_order_release);
+}
+
+/* Leaves without moving the position. */
+static inline void tl_slot_leave(struct tl_slot *slot)
+{
+	tl_slot_commit(slot, tl_slot_cur(slot));
+}
+
+/* Makes block b the slot's current block, keeping the busy flag as it is.
+ * Owner thread only. */
 static inline void tl_slot_use_block(struct tl_slot *slot, struct tl_block *b)
 {
+	uintptr_t busy = atomic_load_explicit(&slot->pos, memory_order_relaxed) & TL_SLOT_BUSY;
 	slot->block = b;
 	slot->limit = b->limit;
 	atomic_store_explicit(&slot->records,
 			      atomic_load_explicit(&b->records, memory_order_relaxed),
 			      memory_order_relaxed);
-	atomic_store_explicit(&slot->cur, atomic_load_explicit(&b->cur, memory_order_relaxed),
+	atomic_store_explicit(&slot->pos,
+			      (uintptr_t)atomic_load_explicit(&b->cur, memory_order_relaxed) | busy,
 			      memory_order_release);
 }
 
@@ -114,8 +174,7 @@ static inline void tl_slot_publish(struct tl_slot *slot)
 	atomic_store_explicit(&b->records,
 			      atomic_load_explicit(&slot->records, memory_order_relaxed),
 			      memory_order_relaxed);
-	atomic_store_explicit(&b->cur, atomic_load_explicit(&slot->cur, memory_order_relaxed),
-			      memory_order_release);
+	atomic_store_explicit(&b->cur, tl_slot_cur(slot), memory_order_release);
 }
 
 /* ---- block pool --------------------------------------------------------- */
@@ -232,7 +291,8 @@ static inline void tl_block_extent(const struct tl_block *b, _Atomic uint64_t **
 	if (atomic_load_explicit(&b->state, memory_order_acquire) == TL_BLOCK_OWNED) {
 		const struct tl_slot *owner =
 		    &tl_slots[atomic_load_explicit(&b->owner, memory_order_relaxed)];
-		_Atomic uint64_t *cur = atomic_load_explicit(&owner->cur, memory_order_acquire);
+		_Atomic uint64_t *cur =
+		    tl_pos_ptr(atomic_load_explicit(&owner->pos, memory_order_acquire));
 		uint64_t n = atomic_load_explicit(&owner->records, memory_order_relaxed);
 		if (cur >= b->data && cur <= b->limit) {
 			*end = cur;

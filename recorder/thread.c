@@ -102,7 +102,10 @@ int tl_thread_set_name(const char *name)
 static void thread_exit(void *arg)
 {
 	struct tl_slot *slot = arg;
-	atomic_store_explicit(&slot->busy, 1, memory_order_relaxed);
+	/* busy, as an emit, while the block is let go */
+	atomic_store_explicit(&slot->pos,
+			      atomic_load_explicit(&slot->pos, memory_order_relaxed) | TL_SLOT_BUSY,
+			      memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	struct tl_block *block = slot->block;
 	if (slot->epoch == atomic_load(&tl_state) && block != &tl_block_none &&
@@ -111,7 +114,7 @@ static void thread_exit(void *arg)
 		tl_pool_retire(&tl_active.pool, block);
 	}
 	tl_slot_use_block(slot, &tl_block_none);
-	atomic_store_explicit(&slot->busy, 0, memory_order_release);
+	tl_slot_leave(slot);
 
 	pthread_mutex_lock(&slots_lock);
 	free(slot->scratch);
@@ -161,9 +164,9 @@ struct tl_slot *tl_thread_slot(void)
 	pthread_mutex_lock(&slots_lock);
 	slot = slot_pick();
 	if (slot) {
+		atomic_store(&slot->pos, 0); /* not busy */
 		tl_slot_use_block(slot, &tl_block_none);
 		slot->epoch = 0;
-		atomic_store(&slot->busy, 0);
 		atomic_store(&slot->dropped, 0);
 		atomic_store(&slot->truncated, 0);
 		atomic_store(&slot->args_dropped, 0);
@@ -203,7 +206,7 @@ static _Atomic uint64_t *refuse(struct tl_slot *slot, int counted)
 {
 	if (counted)
 		add(&slot->dropped, 1);
-	atomic_store_explicit(&slot->busy, 0, memory_order_release);
+	tl_slot_leave(slot);
 	return NULL;
 }
 
@@ -251,7 +254,7 @@ _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
 		return atomic_load_explicit(&b->cur, memory_order_relaxed);
 	}
 	struct tl_block *block = slot->block;
-	_Atomic uint64_t *p = atomic_load_explicit(&slot->cur, memory_order_relaxed);
+	_Atomic uint64_t *p = tl_slot_cur(slot);
 	if (block != &tl_block_none && (size_t)(slot->limit - p) >= words)
 		return p;
 	block = ops->next_block(&tl_active, slot);
@@ -274,8 +277,7 @@ void tl_thread_commit_direct(struct tl_slot *slot, struct tl_block *block)
 	tl_active.ops->write_direct(&tl_active, (const uint64_t *)(const void *)block->data,
 				    (size_t)(end - block->data));
 	atomic_store_explicit(&block->cur, block->data, memory_order_relaxed);
-	atomic_store_explicit(&slot->cur, block->data, memory_order_relaxed);
-	atomic_store_explicit(&slot->busy, 0, memory_order_release);
+	tl_slot_commit(slot, block->data);
 }
 
 /* ---- sessions and fork --------------------------------------------------------- */
@@ -301,7 +303,7 @@ int tl_threads_wait_idle(int64_t timeout_ns)
 		int busy = 0;
 		for (size_t i = 0; i < TL_MAX_THREADS; i++) {
 			struct tl_slot *s = &tl_slots[i];
-			if (s != tl_self && atomic_load_explicit(&s->busy, memory_order_acquire))
+			if (s != tl_self && tl_slot_busy(s))
 				busy = 1;
 		}
 		if (!busy)
@@ -329,12 +331,12 @@ void tl_threads_after_fork_child(void)
 		s->scratch = NULL;
 		atomic_store(&s->tid, 0);
 		atomic_store(&s->alive, 0);
-		atomic_store(&s->busy, 0);
+		atomic_store(&s->pos, atomic_load(&s->pos) & ~TL_SLOT_BUSY);
 	}
 	if (self) {
+		atomic_store(&self->pos, 0); /* not busy */
 		tl_slot_use_block(self, &tl_block_none);
 		self->epoch = 0;
-		atomic_store(&self->busy, 0);
 		atomic_store(&self->tid, current_tid());
 	}
 	tl_threads_session_start();

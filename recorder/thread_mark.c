@@ -24,13 +24,12 @@
 static struct tl_slot *enter(uint32_t *state)
 {
 	struct tl_slot *slot = tl_self;
-	if (slot == &tl_slot_none || atomic_load_explicit(&slot->busy, memory_order_relaxed))
+	_Atomic uint64_t *cur;
+	if (slot == &tl_slot_none || !tl_slot_enter(slot, &cur))
 		return NULL;
-	atomic_store_explicit(&slot->busy, 1, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
 	*state = atomic_load_explicit(&tl_state, memory_order_relaxed);
 	if (*state == 0 || slot->epoch != *state) {
-		atomic_store_explicit(&slot->busy, 0, memory_order_release);
+		tl_slot_commit(slot, cur);
 		return NULL;
 	}
 	return slot;
@@ -38,7 +37,7 @@ static struct tl_slot *enter(uint32_t *state)
 
 static void leave(struct tl_slot *slot)
 {
-	atomic_store_explicit(&slot->busy, 0, memory_order_release);
+	tl_slot_leave(slot);
 }
 
 static void mark_block(struct tl_thread_mark *mark, const struct tl_block *block, uint32_t state,
@@ -60,7 +59,7 @@ void tl_thread_mark(struct tl_thread_mark *mark)
 		return;
 	const struct tl_block *block = slot->block;
 	if (block != &tl_block_none && !block->direct) {
-		const _Atomic uint64_t *cur = atomic_load_explicit(&slot->cur, memory_order_relaxed);
+		const _Atomic uint64_t *cur = tl_slot_cur(slot);
 		mark_block(mark, block, state, (size_t)(cur - block->data));
 	}
 	leave(slot);
@@ -77,7 +76,7 @@ uint64_t tl_thread_mark_record_ts(struct tl_thread_mark *mark, char phase, unsig
 	if (block != &tl_block_none && !block->direct) {
 		/* the record is at the mark, or it opened the thread's next block */
 		size_t at = block == mark->block && mark->epoch == state ? mark->offset : 0;
-		const _Atomic uint64_t *cur = atomic_load_explicit(&slot->cur, memory_order_relaxed);
+		const _Atomic uint64_t *cur = tl_slot_cur(slot);
 		size_t end = (size_t)(cur - block->data);
 		if (at + 2 <= end) {
 			uint64_t header =

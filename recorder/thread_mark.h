@@ -43,15 +43,13 @@ static inline uint64_t tl_thread_last_record_ts(uint64_t header, uint64_t name,
                                                 struct tl_thread_mark *mark)
 {
 	struct tl_slot *slot = tl_self;
-	if (TL_UNLIKELY(atomic_load_explicit(&slot->busy, memory_order_relaxed)))
+	_Atomic uint64_t *cur;
+	if (TL_UNLIKELY(!tl_slot_enter(slot, &cur)))
 		return 0;
-	atomic_store_explicit(&slot->busy, 1, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t ts = 0;
 	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
 	const struct tl_block *block = slot->block;
 	if (TL_LIKELY(slot->epoch == state && state != 0)) {
-		const _Atomic uint64_t *cur = atomic_load_explicit(&slot->cur, memory_order_relaxed);
 		size_t words = TL_REC_WORDS(header);
 		size_t used = (size_t)(cur - block->data);
 		if (TL_LIKELY(used >= words)) {
@@ -72,7 +70,7 @@ static inline uint64_t tl_thread_last_record_ts(uint64_t header, uint64_t name,
 			}
 		}
 	}
-	atomic_store_explicit(&slot->busy, 0, memory_order_release);
+	tl_slot_commit(slot, cur);
 	return ts;
 }
 
