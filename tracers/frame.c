@@ -68,6 +68,9 @@ struct scene_slice {
 	uint64_t frames;
 	int64_t wall_ns;
 	int64_t begin_ns, end_ns;
+	/* the raw end of its last frame when tl_frame_end's fast path left
+	 * end_ns to convert (slice_settle_end); 0 when end_ns is current */
+	uint64_t end_raw;
 	uint64_t dropped;
 	uint64_t bucket_frames[TL_FRAME_BUCKET_COUNT];
 	uint64_t bucket_dropped[TL_FRAME_BUCKET_COUNT];
@@ -76,8 +79,12 @@ struct scene_slice {
 	int64_t min_period_ns;
 	unsigned nperiods;
 	int64_t periods_ns[TL_FRAME_MAX_RATES];
-	int64_t *durations; /* frame times of this slice: durations..cur, room up to end */
+	/* Frame times of this slice: durations..cur, room up to end. The fast
+	 * path of tl_frame_end stores a frame's time as its raw span, negated,
+	 * converted from index `settled` on by slice_settle. */
+	int64_t *durations;
 	int64_t *cur, *end;
+	size_t settled;
 };
 
 /* ns = base_ns + (raw - base_raw) * ns_per_tick; identity without the TSC. */
@@ -109,10 +116,10 @@ struct tl_frame_tracer {
 	/* frame thread */
 	struct clock_map map;
 	bool open;
-	bool open_recorded;    /* the open frame's BEGIN is in the trace */
-	uint32_t open_state;   /* tl_state when it was recorded */
+	/* the open frame's start (raw) and the session its BEGIN is in, if
+	 * it was recorded */
+	struct tl_i_begin_out open_begin;
 	int64_t open_vsync_ns; /* as passed: <= 0 for none */
-	uint64_t open_start_raw;
 	int64_t open_period_ns;
 	int64_t emitted_period_ns;
 	/* "frame <n>" for n = name_number, NUL-padded to whole words */
@@ -121,7 +128,10 @@ struct tl_frame_tracer {
 		uint64_t words[4];
 	} name;
 	size_t name_len;
-	uint64_t name_number; /* 0: not built yet */
+	uint64_t name_number;
+	/* where the last digit is: name.words[name_word], at bit name_shift */
+	size_t name_word;
+	unsigned name_shift;
 	struct scene_slice scenes[MAX_SCENES];
 	struct scene_slice *current;
 	uint64_t use_counter;
@@ -135,11 +145,15 @@ struct tl_frame_tracer {
 	 * room, only counts (and closes a window); everything else takes
 	 * frame_account. */
 	int64_t fast_period;
+	uint64_t fast_period_raw; /* the longest raw span that is on time at fast_period */
 	int64_t fast_limit; /* window wall time at which the slice closes or the durations fill */
 	int64_t cap_period_ns; /* window_close's fps cap: 1e9 / cap_period_ns */
 	double cap_fps;
 	bool have_last;
 	tl_frame_info last;
+	/* last's raw span when the fast path measured it (its duration and
+	 * lateness are then left to last_get), else 0 */
+	uint64_t last_span_raw;
 	tl_frame_stats stats;
 	tl_looper *looper;
 };
@@ -184,6 +198,29 @@ static inline int64_t map_to_ns(const struct clock_map *map, uint64_t raw)
 	return map->base_ns + (int64_t)((double)(int64_t)(raw - map->base_raw) * map->ns_per_tick);
 }
 
+/* A span of raw ticks in nanoseconds: one conversion for a frame's duration.
+ * It differs from map_to_ns(end) - map_to_ns(start) by the rounding of the
+ * two conversions at most, under a nanosecond. */
+static inline int64_t map_span_ns(const struct clock_map *map, uint64_t raw_span)
+{
+	if (!map->tsc)
+		return (int64_t)raw_span;
+	return (int64_t)((double)(int64_t)raw_span * map->ns_per_tick);
+}
+
+/* The longest raw span that map_span_ns takes to ns or less. */
+static uint64_t map_span_raw_max(const struct clock_map *map, int64_t ns)
+{
+	if (!map->tsc)
+		return (uint64_t)ns;
+	uint64_t t = (uint64_t)((double)ns / map->ns_per_tick);
+	while (t > 0 && map_span_ns(map, t) > ns)
+		t--;
+	while (map_span_ns(map, t + 1) <= ns)
+		t++;
+	return t;
+}
+
 static inline uint64_t map_to_raw(const struct clock_map *map, int64_t ns)
 {
 	if (!map->tsc)
@@ -212,12 +249,6 @@ static void map_refresh(struct clock_map *map)
 	map->base_ns = now.ns;
 }
 
-/* A session may have started (or switched clocks) since the last frame. */
-static inline void map_check(struct clock_map *map)
-{
-	if (__builtin_expect(map->tsc != tl_clock_use_tsc, 0))
-		map_reset(map);
-}
 
 /* ---- scenes -------------------------------------------------------------- */
 
@@ -226,6 +257,7 @@ static void slice_reset(struct scene_slice *s)
 	s->frames = 0;
 	s->wall_ns = 0;
 	s->begin_ns = s->end_ns = 0;
+	s->end_raw = 0;
 	s->dropped = 0;
 	memset(s->bucket_frames, 0, sizeof s->bucket_frames);
 	memset(s->bucket_dropped, 0, sizeof s->bucket_dropped);
@@ -234,6 +266,33 @@ static void slice_reset(struct scene_slice *s)
 	s->min_period_ns = 0;
 	s->nperiods = 0;
 	s->cur = s->durations;
+	s->settled = 0;
+}
+
+/* Converts what the fast path of tl_frame_end left raw (the end, the frame
+ * times) with the map they were taken under: called before the map
+ * changes kind and before they are read. */
+static void slice_settle(const tl_frame_tracer *ft, struct scene_slice *s)
+{
+	if (s->end_raw) {
+		s->end_ns = map_to_ns(&ft->map, s->end_raw);
+		s->end_raw = 0;
+	}
+	size_t n = (size_t)(s->cur - s->durations);
+	for (size_t i = s->settled; i < n; i++)
+		if (s->durations[i] < 0)
+			s->durations[i] = map_span_ns(&ft->map, (uint64_t)-s->durations[i]);
+	s->settled = n;
+}
+
+/* A session may have started (or switched clocks) since the last frame. */
+static inline void map_check(tl_frame_tracer *ft)
+{
+	if (__builtin_expect(ft->map.tsc != tl_clock_use_tsc, 0)) {
+		slice_settle(ft, ft->current);
+		map_reset(&ft->map);
+		ft->fast_period = 0; /* its raw span is of the old map */
+	}
 }
 
 static void emit_report_event(tl_frame_tracer *ft, const tl_frame_report *r)
@@ -276,6 +335,7 @@ static void slice_close(tl_frame_tracer *ft, struct scene_slice *s, bool partial
 		slice_reset(s);
 		return;
 	}
+	slice_settle(ft, s);
 	tl_frame_report r = {.struct_size = sizeof r};
 	r.scene = s->name;
 	r.partial = partial;
@@ -353,6 +413,7 @@ static struct scene_slice *scene_find(tl_frame_tracer *ft, const char *name)
 
 static void scene_switch(tl_frame_tracer *ft, const char *name)
 {
+	slice_settle(ft, ft->current);
 	ft->current->last_use = ++ft->use_counter; /* its last use as current */
 	ft->current = scene_find(ft, name);
 	ft->current->last_use = ++ft->use_counter;
@@ -418,20 +479,41 @@ static tl_frame_bucket bucket_of(const tl_frame_tracer *ft, uint64_t dropped)
 
 /* Spells "frame <n>" into ft->name (NUL-padded), counting up in place from
  * the number it holds when n is the next one. */
-static inline void name_set(tl_frame_tracer *ft, uint64_t n)
+/* The bit position of byte i of a name word. */
+static inline unsigned name_byte_shift(size_t i)
 {
-	if (__builtin_expect(n == ft->name_number + 1 && ft->name_number != 0, 1)) {
-		char *d = ft->name.c + ft->name_len - 1;
-		while (*d == '9')
-			*d-- = '0';
-		if (__builtin_expect(*d != ' ', 1)) {
-			(*d)++;
-			ft->name_number = n;
-			return;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (unsigned)(i % 8) * 8;
+#else
+	return (unsigned)(7 - i % 8) * 8;
+#endif
+}
+
+/*
+ * Counts the name's number up by one in place, false when that makes it one
+ * digit longer. Whole words are read and written: the emit reads the name
+ * by words right after, and a word load cannot be forwarded from a byte
+ * store still in flight to it (it would wait for the store to retire).
+ */
+static bool name_increment(tl_frame_tracer *ft)
+{
+	for (size_t i = ft->name_len - 1;; i--) {
+		uint64_t *word = &ft->name.words[i / 8];
+		unsigned shift = name_byte_shift(i);
+		unsigned digit = (unsigned)(*word >> shift) & 0xffu;
+		if (__builtin_expect(digit != '9', 1)) {
+			if (digit == ' ')
+				return false;
+			*word += (uint64_t)1 << shift;
+			return true;
 		}
+		*word -= (uint64_t)('9' - '0') << shift;
 	}
-	if (n == ft->name_number)
-		return;
+}
+
+/* Writes "frame <n>" from scratch. */
+static void name_write(tl_frame_tracer *ft, uint64_t n)
+{
 	char digits[24];
 	size_t len = 0;
 	uint64_t v = n;
@@ -445,6 +527,34 @@ static inline void name_set(tl_frame_tracer *ft, uint64_t n)
 		ft->name.c[6 + i] = digits[len - 1 - i];
 	ft->name_len = 6 + len;
 	ft->name_number = n;
+	ft->name_word = (ft->name_len - 1) / 8;
+	ft->name_shift = name_byte_shift(ft->name_len - 1);
+}
+
+/* name_set past its fast path: a carry, or not the next number. */
+static __attribute__((noinline)) void name_set_slow(tl_frame_tracer *ft, uint64_t n)
+{
+	if (n == ft->name_number)
+		return;
+	if (n == ft->name_number + 1 && name_increment(ft)) {
+		ft->name_number = n;
+		return;
+	}
+	name_write(ft, n);
+}
+
+/* Makes the name "frame <n>": for the next number, one word added to. */
+static inline void name_set(tl_frame_tracer *ft, uint64_t n)
+{
+	uint64_t *word = &ft->name.words[ft->name_word];
+	if (__builtin_expect(n == ft->name_number + 1 &&
+	                         ((*word >> ft->name_shift) & 0xffu) < (uint64_t)'9',
+	                     1)) {
+		*word += (uint64_t)1 << ft->name_shift;
+		ft->name_number = n;
+		return;
+	}
+	name_set_slow(ft, n);
 }
 
 static void emit_janky(tl_frame_tracer *ft, const tl_frame_info *info, uint64_t raw_end)
@@ -486,8 +596,12 @@ static __attribute__((noinline)) void window_close(tl_frame_tracer *ft, uint64_t
 	ft->window_dropped = 0;
 	ft->window_min_period_ns = 0;
 	/* the map drifts by parts per million: re-centre it once a second */
-	if (map_to_ns(&ft->map, raw_end) - ft->map.base_ns >= MAP_REFRESH_NS)
+	if (map_to_ns(&ft->map, raw_end) - ft->map.base_ns >= MAP_REFRESH_NS) {
+		slice_settle(ft, ft->current);
 		map_refresh(&ft->map);
+		if (ft->fast_period)
+			ft->fast_period_raw = map_span_raw_max(&ft->map, ft->fast_period);
+	}
 }
 
 /* The refresh_period_ns counter, at the first frame and when it changes. */
@@ -576,6 +690,7 @@ static void fast_setup(tl_frame_tracer *ft, int64_t period_ns)
 		return;
 	ft->fast_limit = fast_limit_at(ft, period_ns);
 	ft->fast_period = period_ns;
+	ft->fast_period_raw = map_span_raw_max(&ft->map, period_ns);
 }
 
 /*
@@ -589,6 +704,7 @@ static __attribute__((noinline)) void frame_account(tl_frame_tracer *ft, int64_t
 {
 	tl_frame_info *info = &ft->last;
 	struct scene_slice *s = ft->current;
+	ft->last_span_raw = 0;
 	info->number = ft->stats.frames + 1;
 	info->duration_ns = end_ns - start_ns;
 	info->period_ns = period_ns;
@@ -602,6 +718,7 @@ static __attribute__((noinline)) void frame_account(tl_frame_tracer *ft, int64_t
 	if (s->frames == 0)
 		s->begin_ns = start_ns;
 	s->end_ns = end_ns;
+	s->end_raw = 0;
 	s->frames++;
 	int64_t wall = period_ns;
 	if (__builtin_expect(info->lateness_ns > 0, 0))
@@ -643,8 +760,8 @@ static void frame_commit(tl_frame_tracer *ft, int64_t vsync_ns, int64_t start_ns
  * now: its END then closes it. */
 static inline bool open_in_trace(const tl_frame_tracer *ft)
 {
-	return ft->open_recorded &&
-	       atomic_load_explicit(&tl_state, memory_order_relaxed) == ft->open_state;
+	return ft->open_begin.state != 0 &&
+	       atomic_load_explicit(&tl_state, memory_order_relaxed) == ft->open_begin.state;
 }
 
 /* ---- public API ------------------------------------------------------------ */
@@ -708,6 +825,7 @@ tl_frame_tracer *tl_frame_tracer_create(const tl_frame_options *opts)
 	ft->stats.struct_size = sizeof ft->stats;
 	map_reset(&ft->map);
 	ft->current = scene_find(ft, o.scene ? o.scene : DEFAULT_SCENE);
+	name_write(ft, 0);
 	return ft;
 }
 
@@ -748,49 +866,47 @@ static __attribute__((noinline)) void frame_abandon(tl_frame_tracer *ft)
 
 /*
  * tl_frame_begin off the fast path: a vsync (an argument, which needs the
- * start time first), a period to emit, the category off. Returns the raw
- * start; sets open_recorded.
+ * start time first), a period to emit, the category off. Sets open_begin.
  */
-static __attribute__((noinline)) uint64_t frame_begin_slow(tl_frame_tracer *ft, int64_t vsync_ns,
-                                                           int64_t period_ns)
+static __attribute__((noinline)) void frame_begin_slow(tl_frame_tracer *ft, int64_t vsync_ns,
+                                                       int64_t period_ns)
 {
 	uint64_t raw = tl_clock_read();
-	ft->open_recorded = false;
+	ft->open_begin.ts = raw;
+	ft->open_begin.state = 0;
 	if (!tl_category_enabled(ft->cat))
-		return raw;
+		return;
 	emit_period(ft, period_ns, raw);
 	tl_arg arg = {.key = "vsync_ns", .type = TL_ARG_INT, .value.i = vsync_ns};
 	unsigned nargs = vsync_ns > 0 && vsync_ns != map_to_ns(&ft->map, raw);
 	name_set(ft, ft->stats.frames + 1);
-	ft->open_recorded = tl_i_emit_ts(ft->cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, ft->name.c, 0,
-	                                 raw, &arg, nargs) != 0;
-	return raw;
+	if (tl_i_emit_ts(ft->cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, ft->name.c, 0, raw, &arg,
+	                 nargs) != 0)
+		ft->open_begin.state = atomic_load_explicit(&tl_state, memory_order_relaxed);
 }
 
+/* Everything is set before the BEGIN is emitted, so that the emit, which
+ * says where the frame's start went, is the last call. */
 void tl_frame_begin(tl_frame_tracer *ft, int64_t vsync_ns)
 {
-	map_check(&ft->map);
+	map_check(ft);
 	if (__builtin_expect(ft->open, 0))
 		frame_abandon(ft);
 	int64_t period = atomic_load_explicit(&ft->period_ns, memory_order_relaxed);
-	uint64_t raw;
+	/* stored only when they change: a frame stores enough as it is */
+	ft->open = true;
+	if (ft->open_vsync_ns != vsync_ns)
+		ft->open_vsync_ns = vsync_ns;
+	if (ft->open_period_ns != period)
+		ft->open_period_ns = period;
 	if (__builtin_expect(vsync_ns <= 0 && period == ft->emitted_period_ns &&
 	                         tl_category_enabled(ft->cat),
 	                     1)) {
 		name_set(ft, ft->stats.frames + 1);
-		raw = tl_i_emit_begin_copy_ts(ft->cat, ft->name.c, ft->name_len);
-		ft->open_recorded = raw != 0;
-		if (__builtin_expect(!raw, 0))
-			raw = tl_clock_read();
-	} else {
-		raw = frame_begin_slow(ft, vsync_ns, period);
+		tl_i_emit_begin_copy_into(ft->cat, ft->name.c, ft->name_len, &ft->open_begin);
+		return;
 	}
-	if (__builtin_expect(ft->open_recorded, 1))
-		ft->open_state = atomic_load_explicit(&tl_state, memory_order_relaxed);
-	ft->open = true;
-	ft->open_start_raw = raw;
-	ft->open_vsync_ns = vsync_ns;
-	ft->open_period_ns = period;
+	frame_begin_slow(ft, vsync_ns, period);
 }
 
 /* A window closed by a frame of the fast path: the next window's minimum
@@ -809,17 +925,16 @@ static __attribute__((noinline)) void window_close_fast(tl_frame_tracer *ft, uin
 static __attribute__((noinline)) void frame_end_slow(tl_frame_tracer *ft, bool in_trace,
                                                      uint64_t raw)
 {
-	int64_t start_ns = map_to_ns(&ft->map, ft->open_start_raw);
-	int64_t end_ns = map_to_ns(&ft->map, raw);
-	if (end_ns < start_ns)
-		end_ns = start_ns;
+	int64_t start_ns = map_to_ns(&ft->map, ft->open_begin.ts);
+	int64_t duration = map_span_ns(&ft->map, raw - ft->open_begin.ts);
+	int64_t end_ns = start_ns + (duration > 0 ? duration : 0);
 	int64_t vsync_ns = ft->open_vsync_ns > 0 ? ft->open_vsync_ns : start_ns;
 	if (__builtin_expect(atomic_load_explicit(&ft->scene_pending, memory_order_relaxed), 0))
 		scene_take_pending(ft);
 	/* the BEGIN missed the trace (category off then, a new session): the
 	 * frame is one COMPLETE slice, as tl_frame_record's */
 	if (__builtin_expect(!in_trace, 0) && tl_category_enabled(ft->cat))
-		emit_complete(ft, vsync_ns, start_ns, 0, ft->open_period_ns, ft->open_start_raw,
+		emit_complete(ft, vsync_ns, start_ns, 0, ft->open_period_ns, ft->open_begin.ts,
 		              raw);
 	frame_account(ft, vsync_ns, start_ns, end_ns, ft->open_period_ns, raw);
 }
@@ -847,9 +962,10 @@ void tl_frame_end(tl_frame_tracer *ft)
 		frame_end_slow(ft, true, tl_clock_read());
 		return;
 	}
-	int64_t start_ns = map_to_ns(&ft->map, ft->open_start_raw);
-	int64_t end_ns = map_to_ns(&ft->map, raw);
-	int64_t duration = end_ns - start_ns;
+	/* The frame's time stays a raw span here: nothing that follows the
+	 * clock read waits on a conversion (the next frame's clock read would
+	 * wait for it); slice_settle and last_get convert it when read. */
+	uint64_t span = raw - ft->open_begin.ts;
 	int64_t period = ft->open_period_ns;
 	int64_t wall = ft->window_wall_ns + period;
 	struct scene_slice *s = ft->current;
@@ -857,19 +973,17 @@ void tl_frame_end(tl_frame_tracer *ft)
 	 * clock gone back), a vsync, another period, a slice boundary or full
 	 * durations, a pending scene */
 	if (__builtin_expect(((ft->open_vsync_ns <= 0) & (period == ft->fast_period) &
-	                      ((uint64_t)duration <= (uint64_t)period) & (wall < ft->fast_limit) &
+	                      (span <= ft->fast_period_raw) & (wall < ft->fast_limit) &
 	                      !atomic_load_explicit(&ft->scene_pending, memory_order_relaxed)) != 0,
 	                     1)) {
 		/* on time: dropped 0, the best bucket, a wall time of one period;
 		 * the period is already the slice's and window's */
-		tl_frame_info *info = &ft->last; /* number: stats.frames */
 		ft->stats.frames++;
-		info->duration_ns = duration;
-		info->lateness_ns = duration - period;
-		s->end_ns = end_ns;
+		ft->last_span_raw = span;
+		s->end_raw = raw;
 		s->frames++;
 		s->wall_ns += period;
-		*s->cur++ = duration;
+		*s->cur++ = -(int64_t)span;
 		ft->window_wall_ns = wall;
 		if (__builtin_expect(wall >= ft->window_ns, 0))
 			window_close_fast(ft, raw, period);
@@ -884,6 +998,10 @@ static void last_get(const tl_frame_tracer *ft, tl_frame_info *info)
 {
 	*info = ft->last;
 	info->number = ft->stats.frames;
+	if (ft->last_span_raw) {
+		info->duration_ns = map_span_ns(&ft->map, ft->last_span_raw);
+		info->lateness_ns = info->duration_ns - info->period_ns;
+	}
 }
 
 int tl_frame_record(tl_frame_tracer *ft, const tl_frame_times *t, tl_frame_info *info)
@@ -903,7 +1021,7 @@ int tl_frame_record(tl_frame_tracer *ft, const tl_frame_times *t, tl_frame_info 
 	}
 	if (period == 0)
 		period = atomic_load_explicit(&ft->period_ns, memory_order_relaxed);
-	map_check(&ft->map);
+	map_check(ft);
 	int64_t vsync = t->vsync_ns > 0 ? t->vsync_ns : t->start_ns;
 	frame_commit(ft, vsync, t->start_ns, t->end_ns, present, period,
 	             map_to_raw(&ft->map, t->start_ns), map_to_raw(&ft->map, t->end_ns));
@@ -969,7 +1087,7 @@ static void looper_dispatch_end(tl_looper *looper, int64_t begin_ns, int64_t end
 	}
 	if (end_ns < begin_ns)
 		end_ns = begin_ns;
-	map_check(&ft->map);
+	map_check(ft);
 	int64_t period = atomic_load_explicit(&ft->period_ns, memory_order_relaxed);
 	frame_commit(ft, begin_ns, begin_ns, end_ns, 0, period, map_to_raw(&ft->map, begin_ns),
 	             map_to_raw(&ft->map, end_ns));
