@@ -73,6 +73,10 @@ void bench_events_copy_begin_end(uint64_t iters, bench_thread *thread);
 void bench_events_counter(uint64_t iters, bench_thread *thread);
 /* A looper dispatch (begin + end) with the watchdog armed (bench_looper.c). */
 void bench_looper_dispatch(uint64_t iters, bench_thread *thread);
+/* One frame tracer frame (tl_frame_begin + tl_frame_end) per pair, with the
+ * thread's own tracer, destroyed by bench_frame_release (bench_frame.c). */
+void bench_frame_begin_end(uint64_t iters, bench_thread *thread);
+void bench_frame_release(bench_thread *thread);
 /* The library's own hot-path clock read, eight times per iteration. */
 void bench_events_clock_read(uint64_t iters, bench_thread *thread);
 

@@ -38,6 +38,7 @@ static const bench_kernel callgrind_kernels[] = {
     {"counter", bench_events_counter},     /* TL_TRACE_EVENT_COUNTER, int64 */
     {"copy", bench_events_copy_begin_end}, /* COPY_BEGIN2 + END0, N/2 pairs */
     {"looper", bench_looper_dispatch},     /* looper dispatch begin + end, N/2 */
+    {"frame", bench_frame_begin_end},      /* tl_frame_begin + tl_frame_end, N/2 */
 };
 
 #define KERNEL_COUNT (sizeof callgrind_kernels / sizeof callgrind_kernels[0])

@@ -83,10 +83,11 @@ ir_end=$(events_ir end)
 ir_pair=$(events_ir pair)
 ir_counter=$(events_ir counter)
 ir_copy=$(events_ir copy)
+ir_frame=$(events_ir frame)
 
 awk -v n="$events" -v empty="$ir_empty" -v clock="$ir_clock" -v disabled="$ir_disabled" \
 	-v begin="$ir_begin" -v end="$ir_end" -v pair="$ir_pair" -v counter="$ir_counter" \
-	-v copy="$ir_copy" -v le="$limit_event" -v ld="$limit_disabled" '
+	-v copy="$ir_copy" -v frame="$ir_frame" -v le="$limit_event" -v ld="$limit_disabled" '
 function verdict(value, limit) { return value <= limit ? "PASS" : "MISS" }
 function line(name, value, what, limit) {
 	if (limit == "")
@@ -102,6 +103,7 @@ BEGIN {
 	per_pair_event = (pair - clock) / n
 	per_counter = (counter - clock) / n
 	per_copy_event = (copy - clock) / n
+	per_frame = 2 * (frame - clock) / n
 
 	printf "instructions per event under callgrind: %d events per kernel, ring recorder" \
 		" (1 MiB, wrapping)\n", n
@@ -113,6 +115,7 @@ BEGIN {
 	line("pair", 2 * per_pair_event, "per begin+end pair", "")
 	line("counter", per_counter, "besides the clock read", "")
 	line("copy", per_copy_event, "per event of copy begin2+end", "")
+	line("frame", per_frame, "per frame (begin+end), tracer", "")
 	line("clock", per_clock, "the clock read (minus empty)", "")
 	line("empty", empty / n, "loop overhead", "")
 
@@ -122,5 +125,6 @@ BEGIN {
 	printf "result: pair %.2f\n", per_pair_event
 	printf "result: counter %.2f\n", per_counter
 	printf "result: copy %.2f\n", per_copy_event
+	printf "result: frame %.2f\n", per_frame
 	printf "result: clock %.2f\n", per_clock
 }'
