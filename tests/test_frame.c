@@ -407,6 +407,46 @@ static void test_frame_report_json_keeps_matrix_keys(void **state)
 	assert_null(tl_frame_bucket_name((tl_frame_bucket)TL_FRAME_BUCKET_COUNT));
 }
 
+/* Spins until at least ns have passed on the trace clock. */
+static void spin_ns(int64_t ns)
+{
+	int64_t until = tl_now_ns() + ns;
+	while (tl_now_ns() < until) {
+	}
+}
+
+/* On-time begin/end frames take tl_frame_end's fast path, which keeps their
+ * times raw: the report and the frame info must still say nanoseconds. */
+static void test_frame_fast_path_times_reach_the_report_in_ns(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 1 << 20);
+	tl_frame_tracer *ft = tracer(16666667, 1);
+	int64_t longest = 0;
+	for (int i = 0; i < 40; i++) {
+		int64_t before = tl_now_ns();
+		tl_frame_begin(ft, 0);
+		spin_ns(200000);
+		tl_frame_end(ft);
+		if (tl_now_ns() - before > longest)
+			longest = tl_now_ns() - before;
+	}
+	tl_frame_info info;
+	assert_int_equal(tl_frame_last(ft, &info), 0);
+	assert_int_equal(info.number, 40);
+	assert_true(info.duration_ns >= 200000 && info.duration_ns <= longest);
+	assert_int_equal(info.lateness_ns, info.duration_ns - 16666667);
+	tl_frame_tracer_flush(ft);
+	assert_int_equal(nreports, 1);
+	const tl_frame_report *r = &reports[0].r;
+	assert_int_equal(r->frames, 40);
+	assert_true(r->p50_ns >= 200000 && r->p50_ns <= longest);
+	assert_true(r->max_ns >= r->p99_ns && r->max_ns <= longest);
+	assert_true(r->end_ns > r->begin_ns && r->end_ns <= tl_now_ns());
+	tl_frame_tracer_destroy(ft);
+	tl_shutdown();
+}
+
 static const tl_model_event *find_event(const tl_model *m, char phase, const char *name)
 {
 	for (size_t i = 0; i < m->nevents; i++)
@@ -524,6 +564,8 @@ int main(void)
 	                           reset_reports),
 	    cmocka_unit_test_setup(test_frame_fps_never_above_the_refresh_rate, reset_reports),
 	    cmocka_unit_test_setup(test_frame_begin_end_measures_the_clock, reset_reports),
+	    cmocka_unit_test_setup(test_frame_fast_path_times_reach_the_report_in_ns,
+	                           reset_reports),
 	    cmocka_unit_test_setup(test_frame_report_json_keeps_matrix_keys, reset_reports),
 	    cmocka_unit_test_setup(test_frame_events_go_through_the_timeline_api, reset_reports),
 	    cmocka_unit_test_setup(test_frame_looper_counts_only_frame_dispatches, reset_reports),
