@@ -68,79 +68,48 @@ static inline _Atomic uint64_t *reserve(struct tl_slot **slotp, size_t words)
 }
 
 static inline __attribute__((always_inline)) void commit(struct tl_slot *slot,
-							struct tl_block *block,
-							_Atomic uint64_t *end)
+                                                         _Atomic uint64_t *end)
 {
-	/* Everything goes to the thread's own slot line: the block is told
-	 * when the thread lets go of it (tl_slot_publish). */
-	(void)block;
 	atomic_store_explicit(&slot->records,
-			      atomic_load_explicit(&slot->records, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	                      atomic_load_explicit(&slot->records, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
 	tl_slot_commit(slot, end);
 }
 
 /*
- * The fast forms try only the common case, calling nothing, and hand
- * anything else (first event of a thread, full block, new session,
- * re-entry) to tl_emit through a tail call, so the TSC path needs no stack
- * frame; the vDSO path is a separate function, so its clock call does not
- * make the TSC path save registers.
+ * The fast forms. Each enters the thread's slot, checks the session and
+ * the room, reads the clock and stores the record, calling nothing, so the
+ * TSC forms need no stack frame. Anything else goes to a noinline handler
+ * through a tail call.
+ *
+ * The TSC forms check the slot's epoch against tl_fast_state, which no
+ * epoch matches when the clock is not the TSC, so that one check covers
+ * both. Their miss handler gets the slot still entered: it goes on with
+ * the vDSO clock (its call, in a function of its own, does not make the
+ * TSC forms save registers), or hands a plain begin or end to a direct
+ * recorder, or lets go of the slot for the slow path. Where there is no
+ * TSC at all (TL_HAVE_TSC 0) the forms read the vDSO clock themselves.
  */
-static inline __attribute__((always_inline)) bool fast_reserve(struct tl_slot *slot, size_t words,
-							      struct tl_block **block_out,
-							      _Atomic uint64_t **out)
+
+/* Whether the entered slot, at p, takes `words` in session `state`. The
+ * session check comes before the block is touched: after a shutdown the
+ * slot's block may be unmapped. */
+static inline bool fits(const struct tl_slot *slot, _Atomic uint64_t *p, size_t words,
+                        uint32_t state)
 {
-	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(!tl_slot_enter(slot, &p)))
-		return false;
-	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed) ||
-			!has_room(slot, p, words))) {
-		/* not running, a new session (the block may be gone), or full */
-		tl_slot_commit(slot, p);
-		return false;
-	}
-	*block_out = slot->block;
-	*out = p;
-	return true;
+	return slot->epoch == state && has_room(slot, p, words);
 }
 
-/*
- * A direct recorder (systrace) gets a plain begin or end as a record built
- * on the stack, without the general path's sizing and scratch block: the
- * write(2) behind it is the cost, and this keeps the rest small. Returns
- * false when the general path must handle it (first event of a thread,
- * re-entry, not running, a buffering recorder).
- */
-static bool direct_plain(const tl_category *cat, char phase, const char *name)
+static inline __attribute__((always_inline)) uint32_t form_state(bool tsc)
 {
-	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p;
-	if (slot == &tl_slot_none || !tl_slot_enter(slot, &p))
-		return false;
-	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
-	if (state == 0 || (state & TL_STATE_FULL) || !tl_active.ops->write_direct) {
-		tl_slot_commit(slot, p);
-		return false;
-	}
-	uint64_t record[3] = {tl_clock_read(), 0, (uint64_t)(uintptr_t)(name ? name : "")};
-	size_t words = phase == TL_PHASE_BEGIN ? 3 : 2;
-	record[1] = TL_REC_HEADER(phase, words, 0, cat->index, 0);
-	tl_active.ops->write_direct(&tl_active, record, words);
-	tl_slot_commit(slot, p);
-	return true;
+	return atomic_load_explicit(tsc ? &tl_fast_state : &tl_state, memory_order_relaxed);
 }
 
-static __attribute__((noinline)) void begin_slow(const tl_category *cat, const char *name)
+/* A miss handler's test: the clock is the vDSO one and the record fits. */
+static inline bool vdso_fits(const struct tl_slot *slot, _Atomic uint64_t *p, size_t words)
 {
-	if (!direct_plain(cat, TL_PHASE_BEGIN, name))
-		tl_emit(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
-}
-
-static __attribute__((noinline)) void end_slow(const tl_category *cat)
-{
-	if (!direct_plain(cat, TL_PHASE_END, NULL))
-		tl_emit(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
+	return !tl_clock_use_tsc &&
+	       fits(slot, p, words, atomic_load_explicit(&tl_state, memory_order_relaxed));
 }
 
 /* Reads the clock once the record has room: the microcoded rdtsc then
@@ -155,74 +124,165 @@ static inline __attribute__((always_inline)) uint64_t read_clock(bool tsc)
 	return tl_clock_read();
 }
 
-static inline __attribute__((always_inline)) void begin_at(const tl_category *cat,
-							  const char *name, bool tsc)
+/*
+ * A direct recorder (systrace) gets a plain begin or end, from a slot
+ * already entered at p, as a record built on the stack, without the
+ * general path's sizing and scratch block: the write(2) behind it is the
+ * cost, and this keeps the rest small. Lets go of the slot. Returns false
+ * when the general path must handle it (first event of a thread, not
+ * running, a buffering recorder).
+ */
+static bool direct_entered(struct tl_slot *slot, _Atomic uint64_t *p, const tl_category *cat,
+                           char phase, const char *name)
+{
+	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
+	bool direct = slot != &tl_slot_none && state != 0 && !(state & TL_STATE_FULL) &&
+	              tl_active.ops->write_direct;
+	if (direct) {
+		uint64_t record[3] = {tl_clock_read(), 0, (uint64_t)(uintptr_t)(name ? name : "")};
+		size_t words = phase == TL_PHASE_BEGIN ? 3 : 2;
+		record[1] = TL_REC_HEADER(phase, words, 0, cat->index, 0);
+		tl_active.ops->write_direct(&tl_active, record, words);
+	}
+	tl_slot_commit(slot, p);
+	return direct;
+}
+
+/* direct_entered, entering the slot itself; false on re-entry too. */
+static bool direct_plain(const tl_category *cat, char phase, const char *name)
 {
 	struct tl_slot *slot = tl_self;
-	struct tl_block *block;
 	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(!fast_reserve(slot, 3, &block, &p))) {
-		begin_slow(cat, name);
-		return;
-	}
-	put(p, read_clock(tsc));
+	if (!tl_slot_enter(slot, &p))
+		return false;
+	return direct_entered(slot, p, cat, phase, name);
+}
+
+static __attribute__((noinline)) void begin_slow(const tl_category *cat, const char *name)
+{
+	if (!direct_plain(cat, TL_PHASE_BEGIN, name))
+		tl_emit(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
+}
+
+static __attribute__((noinline)) void end_slow(const tl_category *cat)
+{
+	if (!direct_plain(cat, TL_PHASE_END, NULL))
+		tl_emit(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
+}
+
+/* ---- tl_emit_begin, tl_emit_end ------------------------------------------ */
+
+static inline __attribute__((always_inline)) void begin_put(struct tl_slot *slot,
+                                                            _Atomic uint64_t *p, uint64_t ts,
+                                                            const tl_category *cat,
+                                                            const char *name)
+{
+	put(p, ts);
 	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, cat->index, 0));
 	put(p + 2, (uint64_t)(uintptr_t)name);
-	commit(slot, block, p + 3);
+	commit(slot, p + 3);
 }
 
-static inline __attribute__((always_inline)) void end_at(const tl_category *cat, bool tsc)
+static inline __attribute__((always_inline)) void end_put(struct tl_slot *slot, _Atomic uint64_t *p,
+                                                          uint64_t ts, const tl_category *cat)
+{
+	put(p, ts);
+	put(p + 1, TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0));
+	commit(slot, p + 2);
+}
+
+/*
+ * The TSC forms' miss handlers, entered with the slot busy. On a machine
+ * without a usable TSC they are the vDSO forms, hence `hot`; the fast forms
+ * reach them through `cold` trampolines (one jump), which keep the checks
+ * of the fast forms falling through to the stores.
+ */
+static __attribute__((noinline, hot)) void begin_miss(const tl_category *cat, const char *name)
 {
 	struct tl_slot *slot = tl_self;
-	struct tl_block *block;
-	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(!fast_reserve(slot, 2, &block, &p))) {
-		end_slow(cat);
-		return;
-	}
-	put(p, read_clock(tsc));
-	put(p + 1, TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0));
-	commit(slot, block, p + 2);
+	_Atomic uint64_t *p = tl_slot_cur(slot);
+	if (vdso_fits(slot, p, 3))
+		begin_put(slot, p, tl_clock_read(), cat, name);
+	else if (!direct_entered(slot, p, cat, TL_PHASE_BEGIN, name))
+		tl_emit(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
 }
 
-static __attribute__((noinline)) void begin_vdso(const tl_category *cat, const char *name)
+static __attribute__((noinline, cold)) void begin_tsc_miss(const tl_category *cat, const char *name)
 {
-	begin_at(cat, name, false);
+	begin_miss(cat, name);
 }
 
-static __attribute__((noinline)) void end_vdso(const tl_category *cat)
+static __attribute__((noinline, hot)) void end_miss(const tl_category *cat)
 {
-	end_at(cat, false);
+	struct tl_slot *slot = tl_self;
+	_Atomic uint64_t *p = tl_slot_cur(slot);
+	if (vdso_fits(slot, p, 2))
+		end_put(slot, p, tl_clock_read(), cat);
+	else if (!direct_entered(slot, p, cat, TL_PHASE_END, NULL))
+		tl_emit(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
+}
+
+static __attribute__((noinline, cold)) void end_tsc_miss(const tl_category *cat)
+{
+	end_miss(cat);
 }
 
 void tl_emit_begin(const tl_category *cat, const char *name)
 {
-#if TL_HAVE_TSC
-	if (TL_LIKELY(tl_clock_use_tsc)) {
-		begin_at(cat, name, true);
+	const bool tsc = TL_HAVE_TSC;
+	struct tl_slot *slot = tl_self;
+	_Atomic uint64_t *p;
+	bool entered = tl_slot_enter(slot, &p);
+	if (TL_LIKELY(entered && fits(slot, p, 3, form_state(tsc)))) {
+		begin_put(slot, p, read_clock(tsc), cat, name);
 		return;
 	}
-#endif
-	begin_vdso(cat, name);
+	if (entered && tsc) {
+		begin_tsc_miss(cat, name);
+		return;
+	}
+	if (entered)
+		tl_slot_commit(slot, p);
+	begin_slow(cat, name); /* or re-entry from a signal handler */
 }
 
 void tl_emit_end(const tl_category *cat)
 {
-#if TL_HAVE_TSC
-	if (TL_LIKELY(tl_clock_use_tsc)) {
-		end_at(cat, true);
+	const bool tsc = TL_HAVE_TSC;
+	struct tl_slot *slot = tl_self;
+	_Atomic uint64_t *p;
+	bool entered = tl_slot_enter(slot, &p);
+	if (TL_LIKELY(entered && fits(slot, p, 2, form_state(tsc)))) {
+		end_put(slot, p, read_clock(tsc), cat);
 		return;
 	}
-#endif
-	end_vdso(cat);
+	if (entered && tsc) {
+		end_tsc_miss(cat);
+		return;
+	}
+	if (entered)
+		tl_slot_commit(slot, p);
+	end_slow(cat);
 }
 
 /* ---- internal forms returning their timestamp (emit_internal.h) -------- */
 
-static __attribute__((noinline)) tl_timestamp begin_copy_slow(const tl_category *cat,
-                                                              const char *name)
+/* A copied-name BEGIN off the fast path: the general emitter, then where
+ * it went (a clock read of its own when it was not recorded). */
+static __attribute__((noinline)) void begin_copy_slow(const tl_category *cat, const char *name,
+                                                      struct tl_i_begin_out *out)
 {
-	return tl_i_emit_ts(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0);
+	tl_timestamp ts =
+	    tl_i_emit_ts(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0);
+	out->state = ts ? atomic_load_explicit(&tl_state, memory_order_relaxed) : 0;
+	out->ts = ts ? ts : tl_clock_read();
+}
+
+static __attribute__((noinline)) tl_timestamp
+begin_ts_slow(const tl_category *cat, const char *name, struct tl_thread_mark *mark)
+{
+	mark->block = NULL;
+	return tl_i_emit_ts(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
 }
 
 static __attribute__((noinline)) tl_timestamp end_ts_slow(const tl_category *cat)
@@ -230,32 +290,13 @@ static __attribute__((noinline)) tl_timestamp end_ts_slow(const tl_category *cat
 	return tl_i_emit_ts(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
 }
 
-/* A copied-name BEGIN off the fast path: the general emitter, then where
- * it went (a clock read of its own when it was not recorded). */
-static __attribute__((noinline)) void begin_copy_slow_into(const tl_category *cat,
-                                                           const char *name,
-                                                           struct tl_i_begin_out *out)
-{
-	tl_timestamp ts = begin_copy_slow(cat, name);
-	out->state = ts ? atomic_load_explicit(&tl_state, memory_order_relaxed) : 0;
-	out->ts = ts ? ts : tl_clock_read();
-}
-
-/* begin_at with a copied name, by whole words (see emit_internal.h). */
+/* begin_put with a copied name, by whole words (see emit_internal.h). */
 static inline __attribute__((always_inline)) void
-begin_copy_at(const tl_category *cat, const char *name, size_t len, struct tl_i_begin_out *out,
-              bool tsc)
+begin_copy_put(struct tl_slot *slot, _Atomic uint64_t *p, uint64_t ts, const tl_category *cat,
+               const char *name, size_t len, struct tl_i_begin_out *out)
 {
 	size_t name_words = (len + 7) / 8;
 	size_t words = 3 + name_words;
-	struct tl_slot *slot = tl_self;
-	struct tl_block *block;
-	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(len > TL_COPY_MAX || !fast_reserve(slot, words, &block, &p))) {
-		begin_copy_slow_into(cat, name, out);
-		return;
-	}
-	uint64_t ts = read_clock(tsc);
 	put(p, ts);
 	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, words, TL_REC_F_NAME_INLINE, cat->index, 0));
 	put(p + 2, len);
@@ -264,46 +305,19 @@ begin_copy_at(const tl_category *cat, const char *name, size_t len, struct tl_i_
 		memcpy(&word, name + 8 * i, 8); /* zero-padded by the caller */
 		put(p + 3 + i, word);
 	}
-	commit(slot, block, p + words);
+	commit(slot, p + words);
 	out->ts = ts;
 	if (out->state != slot->epoch)
 		out->state = slot->epoch;
 }
 
-static inline __attribute__((always_inline)) tl_timestamp end_ts_at(const tl_category *cat,
-                                                                    bool tsc)
-{
-	struct tl_slot *slot = tl_self;
-	struct tl_block *block;
-	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(!fast_reserve(slot, 2, &block, &p)))
-		return end_ts_slow(cat);
-	uint64_t ts = read_clock(tsc);
-	put(p, ts);
-	put(p + 1, TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0));
-	commit(slot, block, p + 2);
-	return ts;
-}
-
-static __attribute__((noinline)) tl_timestamp begin_ts_slow(const tl_category *cat,
-                                                           const char *name)
-{
-	return tl_i_emit_ts(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
-}
-
-/* begin_at, returning the timestamp and marking the record (thread_mark.h)
- * while the slot is still busy; the slow path leaves the mark empty. */
+/* begin_put, also marking the record (thread_mark.h) while the slot is
+ * still busy. */
 static inline __attribute__((always_inline)) tl_timestamp
-begin_ts_at(const tl_category *cat, const char *name, struct tl_thread_mark *mark, bool tsc)
+begin_ts_put(struct tl_slot *slot, _Atomic uint64_t *p, uint64_t ts, const tl_category *cat,
+             const char *name, struct tl_thread_mark *mark)
 {
-	struct tl_slot *slot = tl_self;
-	struct tl_block *block;
-	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(!fast_reserve(slot, 3, &block, &p))) {
-		mark->block = NULL;
-		return begin_ts_slow(cat, name);
-	}
-	uint64_t ts = read_clock(tsc);
+	struct tl_block *block = slot->block;
 	put(p, ts);
 	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, cat->index, 0));
 	put(p + 2, (uint64_t)(uintptr_t)name);
@@ -312,57 +326,120 @@ begin_ts_at(const tl_category *cat, const char *name, struct tl_thread_mark *mar
 	mark->gen = atomic_load_explicit(&block->gen, memory_order_relaxed);
 	mark->offset = (uint32_t)(p - block->data);
 	mark->epoch = slot->epoch;
-	commit(slot, block, p + 3);
+	commit(slot, p + 3);
 	return ts;
 }
 
-static __attribute__((noinline)) tl_timestamp begin_ts_vdso(const tl_category *cat,
-                                                            const char *name,
-                                                            struct tl_thread_mark *mark)
+static __attribute__((noinline, hot)) void begin_copy_miss(const tl_category *cat, const char *name,
+                                                           size_t len, struct tl_i_begin_out *out)
 {
-	return begin_ts_at(cat, name, mark, false);
+	struct tl_slot *slot = tl_self;
+	_Atomic uint64_t *p = tl_slot_cur(slot);
+	if (vdso_fits(slot, p, 3 + (len + 7) / 8)) {
+		begin_copy_put(slot, p, tl_clock_read(), cat, name, len, out);
+		return;
+	}
+	tl_slot_commit(slot, p);
+	begin_copy_slow(cat, name, out);
 }
 
-static __attribute__((noinline)) void begin_copy_vdso(const tl_category *cat, const char *name,
-                                                      size_t len, struct tl_i_begin_out *out)
+static __attribute__((noinline, cold)) void begin_copy_tsc_miss(const tl_category *cat,
+                                                                const char *name, size_t len,
+                                                                struct tl_i_begin_out *out)
 {
-	begin_copy_at(cat, name, len, out, false);
+	begin_copy_miss(cat, name, len, out);
 }
 
-static __attribute__((noinline)) tl_timestamp end_ts_vdso(const tl_category *cat)
+static __attribute__((noinline, hot)) tl_timestamp
+begin_ts_miss(const tl_category *cat, const char *name, struct tl_thread_mark *mark)
 {
-	return end_ts_at(cat, false);
+	struct tl_slot *slot = tl_self;
+	_Atomic uint64_t *p = tl_slot_cur(slot);
+	if (vdso_fits(slot, p, 3))
+		return begin_ts_put(slot, p, tl_clock_read(), cat, name, mark);
+	tl_slot_commit(slot, p);
+	return begin_ts_slow(cat, name, mark);
+}
+
+static __attribute__((noinline, cold)) tl_timestamp
+begin_ts_tsc_miss(const tl_category *cat, const char *name, struct tl_thread_mark *mark)
+{
+	return begin_ts_miss(cat, name, mark);
+}
+
+static __attribute__((noinline, hot)) tl_timestamp end_ts_miss(const tl_category *cat)
+{
+	struct tl_slot *slot = tl_self;
+	_Atomic uint64_t *p = tl_slot_cur(slot);
+	if (vdso_fits(slot, p, 2)) {
+		uint64_t ts = tl_clock_read();
+		end_put(slot, p, ts, cat);
+		return ts;
+	}
+	tl_slot_commit(slot, p);
+	return end_ts_slow(cat);
+}
+
+static __attribute__((noinline, cold)) tl_timestamp end_ts_tsc_miss(const tl_category *cat)
+{
+	return end_ts_miss(cat);
 }
 
 void tl_i_emit_begin_copy_into(const tl_category *cat, const char *name, size_t len,
                                struct tl_i_begin_out *out)
 {
-#if TL_HAVE_TSC
-	if (TL_LIKELY(tl_clock_use_tsc)) {
-		begin_copy_at(cat, name, len, out, true);
+	const bool tsc = TL_HAVE_TSC;
+	struct tl_slot *slot = tl_self;
+	_Atomic uint64_t *p;
+	if (TL_UNLIKELY(len > TL_COPY_MAX || !tl_slot_enter(slot, &p))) {
+		begin_copy_slow(cat, name, out);
 		return;
 	}
-#endif
-	begin_copy_vdso(cat, name, len, out);
+	if (TL_UNLIKELY(!fits(slot, p, 3 + (len + 7) / 8, form_state(tsc)))) {
+		if (tsc) {
+			begin_copy_tsc_miss(cat, name, len, out);
+			return;
+		}
+		tl_slot_commit(slot, p);
+		begin_copy_slow(cat, name, out);
+		return;
+	}
+	begin_copy_put(slot, p, read_clock(tsc), cat, name, len, out);
 }
 
 tl_timestamp tl_i_emit_begin_ts(const tl_category *cat, const char *name,
                                 struct tl_thread_mark *mark)
 {
-#if TL_HAVE_TSC
-	if (TL_LIKELY(tl_clock_use_tsc))
-		return begin_ts_at(cat, name, mark, true);
-#endif
-	return begin_ts_vdso(cat, name, mark);
+	const bool tsc = TL_HAVE_TSC;
+	struct tl_slot *slot = tl_self;
+	_Atomic uint64_t *p;
+	if (TL_UNLIKELY(!tl_slot_enter(slot, &p)))
+		return begin_ts_slow(cat, name, mark);
+	if (TL_UNLIKELY(!fits(slot, p, 3, form_state(tsc)))) {
+		if (tsc)
+			return begin_ts_tsc_miss(cat, name, mark);
+		tl_slot_commit(slot, p);
+		return begin_ts_slow(cat, name, mark);
+	}
+	return begin_ts_put(slot, p, read_clock(tsc), cat, name, mark);
 }
 
 tl_timestamp tl_i_emit_end_ts(const tl_category *cat)
 {
-#if TL_HAVE_TSC
-	if (TL_LIKELY(tl_clock_use_tsc))
-		return end_ts_at(cat, true);
-#endif
-	return end_ts_vdso(cat);
+	const bool tsc = TL_HAVE_TSC;
+	struct tl_slot *slot = tl_self;
+	_Atomic uint64_t *p;
+	if (TL_UNLIKELY(!tl_slot_enter(slot, &p)))
+		return end_ts_slow(cat);
+	if (TL_UNLIKELY(!fits(slot, p, 2, form_state(tsc)))) {
+		if (tsc)
+			return end_ts_tsc_miss(cat);
+		tl_slot_commit(slot, p);
+		return end_ts_slow(cat);
+	}
+	uint64_t ts = read_clock(tsc);
+	end_put(slot, p, ts, cat);
+	return ts;
 }
 
 /* ---- the general form -------------------------------------------------- */
@@ -444,7 +521,7 @@ static inline void finish(struct tl_slot *slot, _Atomic uint64_t *end)
 		tl_thread_commit_direct(slot, block); /* leaves the slot not busy */
 		return;
 	}
-	commit(slot, block, end);
+	commit(slot, end);
 }
 
 /* An event without arguments (counters, instants, async, flows, complete),
@@ -596,17 +673,20 @@ counter_fast(const tl_category *cat, unsigned flags, const char *name, uint64_t 
              tl_timestamp ts)
 {
 	struct tl_slot *slot = tl_self;
-	struct tl_block *block;
 	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(!fast_reserve(slot, 4, &block, &p)))
+	if (TL_UNLIKELY(!tl_slot_enter(slot, &p)))
 		return 0;
+	if (TL_UNLIKELY(!fits(slot, p, 4, form_state(false)))) {
+		tl_slot_commit(slot, p);
+		return 0;
+	}
 	if (!ts)
 		ts = tl_clock_read();
 	put(p, ts);
 	put(p + 1, TL_REC_HEADER(TL_PHASE_COUNTER, 4, record_flags(flags, 0), cat->index, 0));
 	put(p + 2, (uint64_t)(uintptr_t)(name ? name : ""));
 	put(p + 3, value);
-	commit(slot, block, p + 4);
+	commit(slot, p + 4);
 	return ts;
 }
 

@@ -272,6 +272,18 @@ extern const struct tl_recorder_ops tl_systrace_ops;
  */
 #define TL_STATE_FULL 0x80000000u
 extern _Atomic uint32_t tl_state;
+
+/*
+ * What the TSC fast forms of the emitters compare a slot's epoch with:
+ * tl_state while the TSC clock is in use, else TL_FAST_STATE_VDSO, which
+ * no epoch equals (epochs are odd, 0 or UINT32_MAX). A machine without a
+ * usable TSC then fails that one check and goes to the vDSO forms, so the
+ * TSC forms need no clock test of their own. Written with tl_state by
+ * tl_state_set only (and the FULL bit by tl_recorder_mark_full).
+ */
+#define TL_FAST_STATE_VDSO 2u
+extern _Atomic uint32_t tl_fast_state;
+void tl_state_set(uint32_t state);
 extern struct tl_recorder tl_active;
 extern struct tl_block tl_block_none; /* cur == limit: always "full" */
 extern struct tl_slot tl_slots[TL_MAX_THREADS];

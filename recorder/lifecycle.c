@@ -19,6 +19,7 @@
 #define BUFFER_MAX_BYTES ((size_t)64 << 30)
 
 _Atomic uint32_t tl_state;
+_Atomic uint32_t tl_fast_state = TL_FAST_STATE_VDSO;
 struct tl_recorder tl_active;
 pid_t tl_pid;
 char tl_process_name[TL_NAME_MAX];
@@ -27,6 +28,12 @@ _Atomic uint64_t tl_blocks_torn;
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static uint32_t last_epoch; /* odd once a session has run; never has TL_STATE_FULL */
+
+void tl_state_set(uint32_t state)
+{
+	atomic_store(&tl_state, state);
+	atomic_store(&tl_fast_state, tl_clock_use_tsc ? state : TL_FAST_STATE_VDSO);
+}
 
 /* The next session's tl_state value: odd, never 0, never with the FULL bit. */
 static uint32_t next_epoch(void)
@@ -145,7 +152,7 @@ static void fork_child(void)
 		tl_active.ops->after_fork_child(&tl_active);
 	atomic_store(&tl_blocks_torn, 0);
 	if (state) {
-		atomic_store(&tl_state, next_epoch());
+		tl_state_set(next_epoch());
 	}
 	tl_categories_unlock();
 	pthread_mutex_unlock(&life_lock);
@@ -285,7 +292,7 @@ int tl_init(const tl_options *user)
 	atomic_store(&tl_blocks_torn, 0);
 	atomic_store(&last_unmatched_begin, 0);
 	atomic_store(&last_unmatched_end, 0);
-	atomic_store(&tl_state, next_epoch());
+	tl_state_set(next_epoch());
 	tl_categories_set_running(true);
 out:
 	pthread_mutex_unlock(&life_lock);
@@ -300,7 +307,7 @@ void tl_shutdown(void)
 		return;
 	}
 	tl_categories_set_running(false);
-	atomic_store(&tl_state, 0);
+	tl_state_set(0);
 	membarrier_all();
 	if (tl_threads_wait_idle(SHUTDOWN_WAIT_NS) == 0) {
 		tl_active.ops->stop(&tl_active);
@@ -330,6 +337,10 @@ void tl_recorder_mark_full(void)
 	while (state && !(state & TL_STATE_FULL) &&
 	       !atomic_compare_exchange_weak(&tl_state, &state, state | TL_STATE_FULL))
 		;
+	/* No epoch has the FULL bit: whatever tl_fast_state holds, or-ing
+	 * it in sends every fast form to the slow path (also when a shutdown
+	 * has just stored 0). */
+	atomic_fetch_or(&tl_fast_state, TL_STATE_FULL);
 }
 
 /* ---- stats --------------------------------------------------------------------------- */

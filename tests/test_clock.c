@@ -7,6 +7,8 @@
 #include <timeline/trace_event.h>
 
 #include "recorder/clock.h"
+#include "recorder/emit_internal.h"
+#include "recorder/thread_mark.h"
 #include "recorder/trace_model.h"
 
 static int teardown(void **state)
@@ -92,6 +94,46 @@ static void test_monotonic_clock_can_be_chosen(void **state)
 	tl_model_free(&m);
 }
 
+/* Every fast form, with the vDSO clock chosen after a session on the default
+ * clock: each record carries nanoseconds taken between `before` and `after`
+ * (a TSC reading in a record would be far outside). */
+static void test_fast_forms_read_the_vdso_clock_when_it_is_chosen(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	TL_TRACE_EVENT0("clock", "default clock");
+	tl_shutdown();
+
+	tl_options o = {.struct_size = sizeof o, .no_tsc = true};
+	assert_int_equal(tl_init(&o), 0);
+	assert_false(tl_clock_is_tsc());
+	tl_category *cat = tl_category_get("clock");
+	int64_t before = clock_ns(CLOCK_BOOTTIME);
+	tl_emit_begin(cat, "begin");
+	tl_emit_end(cat);
+	struct tl_thread_mark mark;
+	tl_i_emit_begin_ts(cat, "begin_ts", &mark);
+	tl_i_emit_end_ts(cat);
+	static const char copied[16] = "begin_copy";
+	struct tl_i_begin_out out = {0, 0};
+	tl_i_emit_begin_copy_into(cat, copied, sizeof "begin_copy" - 1, &out);
+	tl_i_emit_end_ts(cat);
+	int64_t after = clock_ns(CLOCK_BOOTTIME);
+
+	assert_int_not_equal(out.state, 0);
+	assert_true((int64_t)out.ts >= before && (int64_t)out.ts <= after);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(m.nevents, 6);
+	for (size_t i = 0; i < m.nevents; i++) {
+		print_message("%c %s at %lld\n", m.events[i].phase,
+		              m.events[i].name ? m.events[i].name : "", (long long)m.events[i].ts_ns);
+		assert_true(m.events[i].ts_ns >= before && m.events[i].ts_ns <= after);
+	}
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "begin_copy"), 1);
+	tl_model_free(&m);
+}
+
 static void test_snapshot_records_a_clock_snapshot(void **state)
 {
 	(void)state;
@@ -126,6 +168,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_tsc_is_used_where_the_kernel_uses_it, teardown),
 		cmocka_unit_test_teardown(test_converted_timestamps_within_1us_of_boottime, teardown),
 		cmocka_unit_test_teardown(test_monotonic_clock_can_be_chosen, teardown),
+		cmocka_unit_test_teardown(test_fast_forms_read_the_vdso_clock_when_it_is_chosen,
+		                          teardown),
 		cmocka_unit_test_teardown(test_snapshot_records_a_clock_snapshot, teardown),
 		cmocka_unit_test(test_ticks_conversion_interpolates_between_pairs),
 	};
