@@ -39,6 +39,11 @@ int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigne
 	void *region = mmap(NULL, pool->region_bytes, PROT_READ | PROT_WRITE, mflags, -1, 0);
 	if (region == MAP_FAILED)
 		return -ENOMEM;
+	if (!tl_pos_addressable((unsigned char *)region + pool->region_bytes)) {
+		/* beyond what a slot's position word holds (internal.h) */
+		munmap(region, pool->region_bytes);
+		return -ENOMEM;
+	}
 	if (flags & TL_POOL_REUSE_OLDEST) {
 		pool->retired = calloc(pool->nblocks, sizeof pool->retired[0]);
 		if (!pool->retired) {

@@ -67,13 +67,10 @@ static inline _Atomic uint64_t *reserve(struct tl_slot **slotp, size_t words)
 	return p;
 }
 
-static inline __attribute__((always_inline)) void commit(struct tl_slot *slot,
-                                                         _Atomic uint64_t *end)
+/* Publishes one record of the general paths, ending at `end`. */
+static inline void commit(struct tl_slot *slot, _Atomic uint64_t *end)
 {
-	atomic_store_explicit(&slot->records,
-	                      atomic_load_explicit(&slot->records, memory_order_relaxed) + 1,
-	                      memory_order_relaxed);
-	tl_slot_commit(slot, end);
+	tl_slot_commit_records(slot, end, 1);
 }
 
 /*
@@ -91,13 +88,13 @@ static inline __attribute__((always_inline)) void commit(struct tl_slot *slot,
  * TSC at all (TL_HAVE_TSC 0) the forms read the vDSO clock themselves.
  */
 
-/* Whether the entered slot, at p, takes `words` in session `state`. The
- * session check comes before the block is touched: after a shutdown the
- * slot's block may be unmapped. */
-static inline bool fits(const struct tl_slot *slot, _Atomic uint64_t *p, size_t words,
-                        uint32_t state)
+/* Whether the slot, entered at position word pos, takes `words` in
+ * session `state`: the new position word is compared with the limit's, so
+ * the check shares its add with the commit. The session check comes before
+ * the block is touched: after a shutdown the slot's block may be unmapped. */
+static inline bool fits(const struct tl_slot *slot, uint64_t pos, size_t words, uint32_t state)
 {
-	return slot->epoch == state && has_room(slot, p, words);
+	return slot->epoch == state && pos + tl_pos_step(words) <= slot->limit_pos;
 }
 
 static inline __attribute__((always_inline)) uint32_t form_state(bool tsc)
@@ -106,10 +103,16 @@ static inline __attribute__((always_inline)) uint32_t form_state(bool tsc)
 }
 
 /* A miss handler's test: the clock is the vDSO one and the record fits. */
-static inline bool vdso_fits(const struct tl_slot *slot, _Atomic uint64_t *p, size_t words)
+static inline bool vdso_fits(const struct tl_slot *slot, uint64_t pos, size_t words)
 {
 	return !tl_clock_use_tsc &&
-	       fits(slot, p, words, atomic_load_explicit(&tl_state, memory_order_relaxed));
+	       fits(slot, pos, words, atomic_load_explicit(&tl_state, memory_order_relaxed));
+}
+
+/* The position word of the slot entered by a fast form (busy flag clear). */
+static inline uint64_t entered_pos(const struct tl_slot *slot)
+{
+	return atomic_load_explicit(&slot->pos, memory_order_relaxed) & ~TL_SLOT_BUSY;
 }
 
 /* Reads the clock once the record has room: the microcoded rdtsc then
@@ -126,13 +129,13 @@ static inline __attribute__((always_inline)) uint64_t read_clock(bool tsc)
 
 /*
  * A direct recorder (systrace) gets a plain begin or end, from a slot
- * already entered at p, as a record built on the stack, without the
- * general path's sizing and scratch block: the write(2) behind it is the
- * cost, and this keeps the rest small. Lets go of the slot. Returns false
- * when the general path must handle it (first event of a thread, not
- * running, a buffering recorder).
+ * already entered at position word pos, as a record built on the stack,
+ * without the general path's sizing and scratch block: the write(2) behind
+ * it is the cost, and this keeps the rest small. Lets go of the slot.
+ * Returns false when the general path must handle it (first event of a
+ * thread, not running, a buffering recorder).
  */
-static bool direct_entered(struct tl_slot *slot, _Atomic uint64_t *p, const tl_category *cat,
+static bool direct_entered(struct tl_slot *slot, uint64_t pos, const tl_category *cat,
                            char phase, const char *name)
 {
 	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
@@ -144,7 +147,7 @@ static bool direct_entered(struct tl_slot *slot, _Atomic uint64_t *p, const tl_c
 		record[1] = TL_REC_HEADER(phase, words, 0, cat->index, 0);
 		tl_active.ops->write_direct(&tl_active, record, words);
 	}
-	tl_slot_commit(slot, p);
+	tl_slot_commit_pos(slot, pos);
 	return direct;
 }
 
@@ -152,10 +155,10 @@ static bool direct_entered(struct tl_slot *slot, _Atomic uint64_t *p, const tl_c
 static bool direct_plain(const tl_category *cat, char phase, const char *name)
 {
 	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p;
-	if (!tl_slot_enter(slot, &p))
+	uint64_t pos;
+	if (!tl_slot_enter_pos(slot, &pos))
 		return false;
-	return direct_entered(slot, p, cat, phase, name);
+	return direct_entered(slot, pos, cat, phase, name);
 }
 
 static __attribute__((noinline)) void begin_slow(const tl_category *cat, const char *name)
@@ -172,23 +175,42 @@ static __attribute__((noinline)) void end_slow(const tl_category *cat)
 
 /* ---- tl_emit_begin, tl_emit_end ------------------------------------------ */
 
-static inline __attribute__((always_inline)) void begin_put(struct tl_slot *slot,
-                                                            _Atomic uint64_t *p, uint64_t ts,
-                                                            const tl_category *cat,
-                                                            const char *name)
+/*
+ * Where a fast form writes: the position of pos, computed before the clock
+ * is read. The empty asm pins the order: rdtsc is microcoded, and an
+ * instruction placed after it waits for it, so the stores' address would
+ * be late.
+ */
+static inline __attribute__((always_inline)) _Atomic uint64_t *record_at(uint64_t pos)
 {
-	put(p, ts);
-	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, cat->index, 0));
-	put(p + 2, (uint64_t)(uintptr_t)name);
-	commit(slot, p + 3);
+	_Atomic uint64_t *p = tl_pos_ptr(pos);
+	__asm__ volatile("" : "+r"(p));
+	return p;
 }
 
-static inline __attribute__((always_inline)) void end_put(struct tl_slot *slot, _Atomic uint64_t *p,
-                                                          uint64_t ts, const tl_category *cat)
+/* The fast forms' writes: the record at the position of pos, with the
+ * clock read once that is known (tsc: the TSC, else the vDSO clock), then
+ * the commit, one add away from pos. */
+static inline __attribute__((always_inline)) void
+begin_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *cat,
+          const char *name)
 {
+	_Atomic uint64_t *p = record_at(pos);
+	put(p, read_clock(tsc));
+	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, cat->index, 0));
+	put(p + 2, (uint64_t)(uintptr_t)name);
+	tl_slot_commit_pos(slot, pos + tl_pos_step(3));
+}
+
+static inline __attribute__((always_inline)) uint64_t
+end_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *cat)
+{
+	_Atomic uint64_t *p = record_at(pos);
+	uint64_t ts = read_clock(tsc);
 	put(p, ts);
 	put(p + 1, TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0));
-	commit(slot, p + 2);
+	tl_slot_commit_pos(slot, pos + tl_pos_step(2));
+	return ts;
 }
 
 /*
@@ -200,14 +222,15 @@ static inline __attribute__((always_inline)) void end_put(struct tl_slot *slot, 
 static __attribute__((noinline, hot)) void begin_miss(const tl_category *cat, const char *name)
 {
 	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p = tl_slot_cur(slot);
-	if (vdso_fits(slot, p, 3))
-		begin_put(slot, p, tl_clock_read(), cat, name);
-	else if (!direct_entered(slot, p, cat, TL_PHASE_BEGIN, name))
+	uint64_t pos = entered_pos(slot);
+	if (vdso_fits(slot, pos, 3))
+		begin_put(slot, pos, false, cat, name);
+	else if (!direct_entered(slot, pos, cat, TL_PHASE_BEGIN, name))
 		tl_emit(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
 }
 
-static __attribute__((noinline, cold)) void begin_tsc_miss(const tl_category *cat, const char *name)
+static __attribute__((noinline, cold)) void begin_tsc_miss(const tl_category *cat,
+                                                           const char *name)
 {
 	begin_miss(cat, name);
 }
@@ -215,10 +238,10 @@ static __attribute__((noinline, cold)) void begin_tsc_miss(const tl_category *ca
 static __attribute__((noinline, hot)) void end_miss(const tl_category *cat)
 {
 	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p = tl_slot_cur(slot);
-	if (vdso_fits(slot, p, 2))
-		end_put(slot, p, tl_clock_read(), cat);
-	else if (!direct_entered(slot, p, cat, TL_PHASE_END, NULL))
+	uint64_t pos = entered_pos(slot);
+	if (vdso_fits(slot, pos, 2))
+		end_put(slot, pos, false, cat);
+	else if (!direct_entered(slot, pos, cat, TL_PHASE_END, NULL))
 		tl_emit(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
 }
 
@@ -227,14 +250,16 @@ static __attribute__((noinline, cold)) void end_tsc_miss(const tl_category *cat)
 	end_miss(cat);
 }
 
-void tl_emit_begin(const tl_category *cat, const char *name)
+/* The two fast forms start on a cache line of their own, so that their
+ * cost does not move with the code around them. */
+__attribute__((aligned(64))) void tl_emit_begin(const tl_category *cat, const char *name)
 {
 	const bool tsc = TL_HAVE_TSC;
 	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p;
-	bool entered = tl_slot_enter(slot, &p);
-	if (TL_LIKELY(entered && fits(slot, p, 3, form_state(tsc)))) {
-		begin_put(slot, p, read_clock(tsc), cat, name);
+	uint64_t pos;
+	bool entered = tl_slot_enter_pos(slot, &pos);
+	if (TL_LIKELY(entered && fits(slot, pos, 3, form_state(tsc)))) {
+		begin_put(slot, pos, tsc, cat, name);
 		return;
 	}
 	if (entered && tsc) {
@@ -242,18 +267,18 @@ void tl_emit_begin(const tl_category *cat, const char *name)
 		return;
 	}
 	if (entered)
-		tl_slot_commit(slot, p);
+		tl_slot_commit_pos(slot, pos);
 	begin_slow(cat, name); /* or re-entry from a signal handler */
 }
 
-void tl_emit_end(const tl_category *cat)
+__attribute__((aligned(64))) void tl_emit_end(const tl_category *cat)
 {
 	const bool tsc = TL_HAVE_TSC;
 	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p;
-	bool entered = tl_slot_enter(slot, &p);
-	if (TL_LIKELY(entered && fits(slot, p, 2, form_state(tsc)))) {
-		end_put(slot, p, read_clock(tsc), cat);
+	uint64_t pos;
+	bool entered = tl_slot_enter_pos(slot, &pos);
+	if (TL_LIKELY(entered && fits(slot, pos, 2, form_state(tsc)))) {
+		end_put(slot, pos, tsc, cat);
 		return;
 	}
 	if (entered && tsc) {
@@ -261,7 +286,7 @@ void tl_emit_end(const tl_category *cat)
 		return;
 	}
 	if (entered)
-		tl_slot_commit(slot, p);
+		tl_slot_commit_pos(slot, pos);
 	end_slow(cat);
 }
 
@@ -272,14 +297,14 @@ void tl_emit_end(const tl_category *cat)
 static __attribute__((noinline)) void begin_copy_slow(const tl_category *cat, const char *name,
                                                       struct tl_i_begin_out *out)
 {
-	tl_timestamp ts =
-	    tl_i_emit_ts(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0);
+	tl_timestamp ts = tl_i_emit_ts(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0);
 	out->state = ts ? atomic_load_explicit(&tl_state, memory_order_relaxed) : 0;
 	out->ts = ts ? ts : tl_clock_read();
 }
 
-static __attribute__((noinline)) tl_timestamp
-begin_ts_slow(const tl_category *cat, const char *name, struct tl_thread_mark *mark)
+static __attribute__((noinline)) tl_timestamp begin_ts_slow(const tl_category *cat,
+                                                           const char *name,
+                                                           struct tl_thread_mark *mark)
 {
 	mark->block = NULL;
 	return tl_i_emit_ts(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
@@ -290,22 +315,29 @@ static __attribute__((noinline)) tl_timestamp end_ts_slow(const tl_category *cat
 	return tl_i_emit_ts(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
 }
 
+/* The words of a BEGIN whose name of len bytes is copied by whole words. */
+static inline size_t copy_words(size_t len)
+{
+	return 3 + (len + 7) / 8;
+}
+
 /* begin_put with a copied name, by whole words (see emit_internal.h). */
 static inline __attribute__((always_inline)) void
-begin_copy_put(struct tl_slot *slot, _Atomic uint64_t *p, uint64_t ts, const tl_category *cat,
+begin_copy_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *cat,
                const char *name, size_t len, struct tl_i_begin_out *out)
 {
-	size_t name_words = (len + 7) / 8;
-	size_t words = 3 + name_words;
+	_Atomic uint64_t *p = record_at(pos);
+	size_t words = copy_words(len);
+	uint64_t ts = read_clock(tsc);
 	put(p, ts);
 	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, words, TL_REC_F_NAME_INLINE, cat->index, 0));
 	put(p + 2, len);
-	for (size_t i = 0; i < name_words; i++) {
+	for (size_t i = 3; i < words; i++) {
 		uint64_t word;
-		memcpy(&word, name + 8 * i, 8); /* zero-padded by the caller */
-		put(p + 3 + i, word);
+		memcpy(&word, name + 8 * (i - 3), 8); /* zero-padded by the caller */
+		put(p + i, word);
 	}
-	commit(slot, p + words);
+	tl_slot_commit_pos(slot, pos + tl_pos_step(words));
 	out->ts = ts;
 	if (out->state != slot->epoch)
 		out->state = slot->epoch;
@@ -314,10 +346,12 @@ begin_copy_put(struct tl_slot *slot, _Atomic uint64_t *p, uint64_t ts, const tl_
 /* begin_put, also marking the record (thread_mark.h) while the slot is
  * still busy. */
 static inline __attribute__((always_inline)) tl_timestamp
-begin_ts_put(struct tl_slot *slot, _Atomic uint64_t *p, uint64_t ts, const tl_category *cat,
+begin_ts_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *cat,
              const char *name, struct tl_thread_mark *mark)
 {
+	_Atomic uint64_t *p = record_at(pos);
 	struct tl_block *block = slot->block;
+	uint64_t ts = read_clock(tsc);
 	put(p, ts);
 	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, cat->index, 0));
 	put(p + 2, (uint64_t)(uintptr_t)name);
@@ -326,38 +360,40 @@ begin_ts_put(struct tl_slot *slot, _Atomic uint64_t *p, uint64_t ts, const tl_ca
 	mark->gen = atomic_load_explicit(&block->gen, memory_order_relaxed);
 	mark->offset = (uint32_t)(p - block->data);
 	mark->epoch = slot->epoch;
-	commit(slot, p + 3);
+	tl_slot_commit_pos(slot, pos + tl_pos_step(3));
 	return ts;
 }
 
-static __attribute__((noinline, hot)) void begin_copy_miss(const tl_category *cat, const char *name,
-                                                           size_t len, struct tl_i_begin_out *out)
+static __attribute__((noinline, hot)) void begin_copy_miss(const tl_category *cat,
+                                                           const char *name, size_t len,
+                                                           struct tl_i_begin_out *out)
 {
 	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p = tl_slot_cur(slot);
-	if (vdso_fits(slot, p, 3 + (len + 7) / 8)) {
-		begin_copy_put(slot, p, tl_clock_read(), cat, name, len, out);
+	uint64_t pos = entered_pos(slot);
+	if (vdso_fits(slot, pos, copy_words(len))) {
+		begin_copy_put(slot, pos, false, cat, name, len, out);
 		return;
 	}
-	tl_slot_commit(slot, p);
+	tl_slot_commit_pos(slot, pos);
 	begin_copy_slow(cat, name, out);
 }
 
-static __attribute__((noinline, cold)) void begin_copy_tsc_miss(const tl_category *cat,
-                                                                const char *name, size_t len,
-                                                                struct tl_i_begin_out *out)
+static __attribute__((noinline, cold)) void
+begin_copy_tsc_miss(const tl_category *cat, const char *name, size_t len,
+                    struct tl_i_begin_out *out)
 {
 	begin_copy_miss(cat, name, len, out);
 }
 
-static __attribute__((noinline, hot)) tl_timestamp
-begin_ts_miss(const tl_category *cat, const char *name, struct tl_thread_mark *mark)
+static __attribute__((noinline, hot)) tl_timestamp begin_ts_miss(const tl_category *cat,
+                                                                 const char *name,
+                                                                 struct tl_thread_mark *mark)
 {
 	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p = tl_slot_cur(slot);
-	if (vdso_fits(slot, p, 3))
-		return begin_ts_put(slot, p, tl_clock_read(), cat, name, mark);
-	tl_slot_commit(slot, p);
+	uint64_t pos = entered_pos(slot);
+	if (vdso_fits(slot, pos, 3))
+		return begin_ts_put(slot, pos, false, cat, name, mark);
+	tl_slot_commit_pos(slot, pos);
 	return begin_ts_slow(cat, name, mark);
 }
 
@@ -370,13 +406,10 @@ begin_ts_tsc_miss(const tl_category *cat, const char *name, struct tl_thread_mar
 static __attribute__((noinline, hot)) tl_timestamp end_ts_miss(const tl_category *cat)
 {
 	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p = tl_slot_cur(slot);
-	if (vdso_fits(slot, p, 2)) {
-		uint64_t ts = tl_clock_read();
-		end_put(slot, p, ts, cat);
-		return ts;
-	}
-	tl_slot_commit(slot, p);
+	uint64_t pos = entered_pos(slot);
+	if (vdso_fits(slot, pos, 2))
+		return end_put(slot, pos, false, cat);
+	tl_slot_commit_pos(slot, pos);
 	return end_ts_slow(cat);
 }
 
@@ -390,21 +423,21 @@ void tl_i_emit_begin_copy_into(const tl_category *cat, const char *name, size_t 
 {
 	const bool tsc = TL_HAVE_TSC;
 	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(len > TL_COPY_MAX || !tl_slot_enter(slot, &p))) {
+	uint64_t pos;
+	if (TL_UNLIKELY(len > TL_COPY_MAX || !tl_slot_enter_pos(slot, &pos))) {
 		begin_copy_slow(cat, name, out);
 		return;
 	}
-	if (TL_UNLIKELY(!fits(slot, p, 3 + (len + 7) / 8, form_state(tsc)))) {
+	if (TL_UNLIKELY(!fits(slot, pos, copy_words(len), form_state(tsc)))) {
 		if (tsc) {
 			begin_copy_tsc_miss(cat, name, len, out);
 			return;
 		}
-		tl_slot_commit(slot, p);
+		tl_slot_commit_pos(slot, pos);
 		begin_copy_slow(cat, name, out);
 		return;
 	}
-	begin_copy_put(slot, p, read_clock(tsc), cat, name, len, out);
+	begin_copy_put(slot, pos, tsc, cat, name, len, out);
 }
 
 tl_timestamp tl_i_emit_begin_ts(const tl_category *cat, const char *name,
@@ -412,34 +445,32 @@ tl_timestamp tl_i_emit_begin_ts(const tl_category *cat, const char *name,
 {
 	const bool tsc = TL_HAVE_TSC;
 	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(!tl_slot_enter(slot, &p)))
+	uint64_t pos;
+	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, &pos)))
 		return begin_ts_slow(cat, name, mark);
-	if (TL_UNLIKELY(!fits(slot, p, 3, form_state(tsc)))) {
+	if (TL_UNLIKELY(!fits(slot, pos, 3, form_state(tsc)))) {
 		if (tsc)
 			return begin_ts_tsc_miss(cat, name, mark);
-		tl_slot_commit(slot, p);
+		tl_slot_commit_pos(slot, pos);
 		return begin_ts_slow(cat, name, mark);
 	}
-	return begin_ts_put(slot, p, read_clock(tsc), cat, name, mark);
+	return begin_ts_put(slot, pos, tsc, cat, name, mark);
 }
 
 tl_timestamp tl_i_emit_end_ts(const tl_category *cat)
 {
 	const bool tsc = TL_HAVE_TSC;
 	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(!tl_slot_enter(slot, &p)))
+	uint64_t pos;
+	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, &pos)))
 		return end_ts_slow(cat);
-	if (TL_UNLIKELY(!fits(slot, p, 2, form_state(tsc)))) {
+	if (TL_UNLIKELY(!fits(slot, pos, 2, form_state(tsc)))) {
 		if (tsc)
 			return end_ts_tsc_miss(cat);
-		tl_slot_commit(slot, p);
+		tl_slot_commit_pos(slot, pos);
 		return end_ts_slow(cat);
 	}
-	uint64_t ts = read_clock(tsc);
-	end_put(slot, p, ts, cat);
-	return ts;
+	return end_put(slot, pos, tsc, cat);
 }
 
 /* ---- the general form -------------------------------------------------- */
@@ -673,20 +704,21 @@ counter_fast(const tl_category *cat, unsigned flags, const char *name, uint64_t 
              tl_timestamp ts)
 {
 	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(!tl_slot_enter(slot, &p)))
+	uint64_t pos;
+	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, &pos)))
 		return 0;
-	if (TL_UNLIKELY(!fits(slot, p, 4, form_state(false)))) {
-		tl_slot_commit(slot, p);
+	if (TL_UNLIKELY(!fits(slot, pos, 4, form_state(false)))) {
+		tl_slot_commit_pos(slot, pos);
 		return 0;
 	}
+	_Atomic uint64_t *p = tl_pos_ptr(pos);
 	if (!ts)
 		ts = tl_clock_read();
 	put(p, ts);
 	put(p + 1, TL_REC_HEADER(TL_PHASE_COUNTER, 4, record_flags(flags, 0), cat->index, 0));
 	put(p + 2, (uint64_t)(uintptr_t)(name ? name : ""));
 	put(p + 3, value);
-	commit(slot, p + 4);
+	tl_slot_commit_pos(slot, pos + tl_pos_step(4));
 	return ts;
 }
 

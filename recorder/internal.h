@@ -74,14 +74,15 @@ struct tl_slot {
 	_Atomic uint64_t dropped;
 	_Atomic uint64_t truncated;
 	_Atomic uint64_t args_dropped;
-	/* The current block's write position and the busy flag in one word
-	 * (tl_slot_enter): release-stored at every commit, it is what
-	 * snapshots read while the block is owned. Then the block's limit and
-	 * the records committed to it. */
-	_Atomic uintptr_t pos;
+	/* The position word (tl_slot_enter): the current block's write
+	 * position, the records committed to the block and the busy flag.
+	 * Release-stored at every commit, it is what snapshots read while the
+	 * block is owned. Then the block's limit, also as a position word
+	 * (tl_pos_limit), so that the room check compares the new position
+	 * word itself. */
+	_Atomic uint64_t pos;
 	_Atomic uint64_t *limit;
-	_Atomic uint32_t records;
-	uint32_t pad_;
+	uint64_t limit_pos;
 	/* cold */
 	struct tl_block *scratch; /* direct recorders: one record */
 	/* metadata */
@@ -96,22 +97,64 @@ _Static_assert(offsetof(struct tl_slot, scratch) == TL_CACHELINE,
 	       "the hot part of a slot is its first cache line");
 
 /*
- * The busy flag: bit 0 of the slot's position word, set while the thread is
- * inside an emit (or anything else that reads or moves its position). A
- * signal handler that interrupts an emit sees it and drops its own event
- * instead of writing over the interrupted one; shutdown waits for it to
- * clear. Sharing the word with the position (records are 8-byte aligned)
- * means one load tells both, and the commit's release store of the new
- * position is also the one that clears the flag.
+ * The position word of a slot packs three things, so that one load tells
+ * them all and one add and one store commit a record:
+ *
+ *   bits 16-63  the write position (a user-space address: below 2^48)
+ *   bits  1-15  the records committed to the current block (at most
+ *               TL_BLOCK_MAX_BYTES / 16 = 4096)
+ *   bit   0     the busy flag, set while the thread is inside an emit (or
+ *               anything else that reads or moves its position). A signal
+ *               handler that interrupts an emit sees it and drops its own
+ *               event instead of writing over the interrupted one;
+ *               shutdown waits for it to clear.
+ *
+ * Committing `words` more words and one record adds the constant
+ * tl_pos_step(words), which also clears the busy flag set by the entry.
  */
-#define TL_SLOT_BUSY ((uintptr_t)1)
+#define TL_SLOT_BUSY ((uint64_t)1)
+#define TL_POS_SHIFT 16
+#define TL_POS_RECORD ((uint64_t)2)
+#define TL_POS_ADDRESS_LIMIT ((uint64_t)1 << (64 - TL_POS_SHIFT))
+_Static_assert(TL_BLOCK_MAX_BYTES / 16 * TL_POS_RECORD < ((uint64_t)1 << TL_POS_SHIFT),
+	       "a block's record count fits below the position");
 
-static inline _Atomic uint64_t *tl_pos_ptr(uintptr_t pos)
+static inline uint64_t tl_pos_make(const _Atomic uint64_t *p, uint64_t records)
 {
-	return (_Atomic uint64_t *)(pos & ~TL_SLOT_BUSY);
+	return ((uint64_t)(uintptr_t)p << TL_POS_SHIFT) | records * TL_POS_RECORD;
 }
 
-/* The owner's current write position (busy flag masked off). */
+static inline _Atomic uint64_t *tl_pos_ptr(uint64_t pos)
+{
+	return (_Atomic uint64_t *)(uintptr_t)(pos >> TL_POS_SHIFT);
+}
+
+static inline uint64_t tl_pos_records(uint64_t pos)
+{
+	return (pos & (((uint64_t)1 << TL_POS_SHIFT) - 1)) / TL_POS_RECORD;
+}
+
+/* What a record of `words` words adds to a position word. */
+static inline uint64_t tl_pos_step(size_t words)
+{
+	return ((uint64_t)words * sizeof(uint64_t) << TL_POS_SHIFT) + TL_POS_RECORD;
+}
+
+/* The position word of a limit: a position word p + tl_pos_step(words),
+ * from a p at or before the limit, is at most tl_pos_limit(limit) exactly
+ * when the record ends at or before the limit. */
+static inline uint64_t tl_pos_limit(const _Atomic uint64_t *limit)
+{
+	return tl_pos_make(limit, 0) | (((uint64_t)1 << TL_POS_SHIFT) - 1);
+}
+
+/* Whether a block [data, end) can be addressed by position words. */
+static inline int tl_pos_addressable(const void *end)
+{
+	return (uint64_t)(uintptr_t)end < TL_POS_ADDRESS_LIMIT;
+}
+
+/* The owner's current write position (busy flag and count masked off). */
 static inline _Atomic uint64_t *tl_slot_cur(const struct tl_slot *slot)
 {
 	return tl_pos_ptr(atomic_load_explicit(&slot->pos, memory_order_relaxed));
@@ -123,26 +166,52 @@ static inline int tl_slot_busy(const struct tl_slot *slot)
 }
 
 /*
- * Marks the slot busy and returns its write position in *cur, or returns 0
- * when it already is (re-entry from a signal handler). The signal fence
- * orders the busy store before the caller's load of tl_state against
- * tl_shutdown, whose membarrier() supplies the other half. Owner only.
+ * Marks the slot busy and returns its position word (busy flag clear) in
+ * *pos, or returns 0 when it already is (re-entry from a signal handler).
+ * The signal fence orders the busy store before the caller's load of
+ * tl_state against tl_shutdown, whose membarrier() supplies the other
+ * half. Owner only.
  */
-static inline int tl_slot_enter(struct tl_slot *slot, _Atomic uint64_t **cur)
+static inline int tl_slot_enter_pos(struct tl_slot *slot, uint64_t *pos)
 {
-	uintptr_t pos = atomic_load_explicit(&slot->pos, memory_order_relaxed);
-	if (__builtin_expect(pos & TL_SLOT_BUSY, 0))
+	uint64_t word = atomic_load_explicit(&slot->pos, memory_order_relaxed);
+	if (__builtin_expect(word & TL_SLOT_BUSY, 0))
 		return 0;
-	atomic_store_explicit(&slot->pos, pos + TL_SLOT_BUSY, memory_order_relaxed);
+	atomic_store_explicit(&slot->pos, word + TL_SLOT_BUSY, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
-	*cur = (_Atomic uint64_t *)pos; /* the flag is clear: no mask */
+	*pos = word;
 	return 1;
 }
 
-/* Commits: the new write position, which also clears the busy flag. */
+/* tl_slot_enter_pos, returning the write position. */
+static inline int tl_slot_enter(struct tl_slot *slot, _Atomic uint64_t **cur)
+{
+	uint64_t pos;
+	if (!tl_slot_enter_pos(slot, &pos))
+		return 0;
+	*cur = tl_pos_ptr(pos);
+	return 1;
+}
+
+/* Commits a position word computed from the one tl_slot_enter_pos gave
+ * (busy flag clear), which also leaves the emit. */
+static inline void tl_slot_commit_pos(struct tl_slot *slot, uint64_t pos)
+{
+	atomic_store_explicit(&slot->pos, pos, memory_order_release);
+}
+
+/* Leaves at write position `end`, with `records` more records committed. */
+static inline void tl_slot_commit_records(struct tl_slot *slot, _Atomic uint64_t *end,
+					  uint64_t records)
+{
+	uint64_t pos = atomic_load_explicit(&slot->pos, memory_order_relaxed);
+	tl_slot_commit_pos(slot, tl_pos_make(end, tl_pos_records(pos) + records));
+}
+
+/* Leaves at write position `end`, no record added. */
 static inline void tl_slot_commit(struct tl_slot *slot, _Atomic uint64_t *end)
 {
-	atomic_store_explicit(&slot->pos, (uintptr_t)end, memory_order_release);
+	tl_slot_commit_records(slot, end, 0);
 }
 
 /* Leaves without moving the position. */
@@ -155,15 +224,13 @@ static inline void tl_slot_leave(struct tl_slot *slot)
  * Owner thread only. */
 static inline void tl_slot_use_block(struct tl_slot *slot, struct tl_block *b)
 {
-	uintptr_t busy = atomic_load_explicit(&slot->pos, memory_order_relaxed) & TL_SLOT_BUSY;
+	uint64_t busy = atomic_load_explicit(&slot->pos, memory_order_relaxed) & TL_SLOT_BUSY;
 	slot->block = b;
 	slot->limit = b->limit;
-	atomic_store_explicit(&slot->records,
-			      atomic_load_explicit(&b->records, memory_order_relaxed),
-			      memory_order_relaxed);
-	atomic_store_explicit(&slot->pos,
-			      (uintptr_t)atomic_load_explicit(&b->cur, memory_order_relaxed) | busy,
-			      memory_order_release);
+	slot->limit_pos = tl_pos_limit(b->limit);
+	uint64_t pos = tl_pos_make(atomic_load_explicit(&b->cur, memory_order_relaxed),
+				   atomic_load_explicit(&b->records, memory_order_relaxed));
+	atomic_store_explicit(&slot->pos, pos | busy, memory_order_release);
 }
 
 /* Publishes the slot's position and count into its current block, before
@@ -171,10 +238,9 @@ static inline void tl_slot_use_block(struct tl_slot *slot, struct tl_block *b)
 static inline void tl_slot_publish(struct tl_slot *slot)
 {
 	struct tl_block *b = slot->block;
-	atomic_store_explicit(&b->records,
-			      atomic_load_explicit(&slot->records, memory_order_relaxed),
-			      memory_order_relaxed);
-	atomic_store_explicit(&b->cur, tl_slot_cur(slot), memory_order_release);
+	uint64_t pos = atomic_load_explicit(&slot->pos, memory_order_relaxed);
+	atomic_store_explicit(&b->records, (uint32_t)tl_pos_records(pos), memory_order_relaxed);
+	atomic_store_explicit(&b->cur, tl_pos_ptr(pos), memory_order_release);
 }
 
 /* ---- block pool --------------------------------------------------------- */
@@ -303,9 +369,9 @@ static inline void tl_block_extent(const struct tl_block *b, _Atomic uint64_t **
 	if (atomic_load_explicit(&b->state, memory_order_acquire) == TL_BLOCK_OWNED) {
 		const struct tl_slot *owner =
 		    &tl_slots[atomic_load_explicit(&b->owner, memory_order_relaxed)];
-		_Atomic uint64_t *cur =
-		    tl_pos_ptr(atomic_load_explicit(&owner->pos, memory_order_acquire));
-		uint64_t n = atomic_load_explicit(&owner->records, memory_order_relaxed);
+		uint64_t pos = atomic_load_explicit(&owner->pos, memory_order_acquire);
+		_Atomic uint64_t *cur = tl_pos_ptr(pos);
+		uint64_t n = tl_pos_records(pos);
 		if (cur >= b->data && cur <= b->limit) {
 			*end = cur;
 			*records = n;

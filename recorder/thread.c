@@ -218,6 +218,10 @@ static struct tl_block *scratch_block(struct tl_slot *slot)
 									TL_CACHELINE * TL_CACHELINE);
 		if (!b)
 			return NULL;
+		if (!tl_pos_addressable((unsigned char *)b + bytes)) {
+			free(b); /* beyond what a slot's position word holds */
+			return NULL;
+		}
 		memset(b, 0, sizeof *b);
 		b->direct = 1;
 		b->limit = b->data + TL_REC_MAX_WORDS;

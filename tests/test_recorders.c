@@ -137,6 +137,40 @@ static void test_startup_stops_when_full(void **state)
 	tl_model_free(&m);
 }
 
+/* The fast forms fill a block to its last word and count every record:
+ * 4 blocks of 4 KiB, each 64 bytes of header and 4032 of records, hold
+ * exactly 4 * 252 ENDs (16 bytes) or 4 * 168 BEGINs (24 bytes). */
+static void startup_holds_exactly(bool begins, uint64_t expected)
+{
+	tl_options o = {.struct_size = sizeof o,
+	                .recorder = TL_RECORDER_STARTUP,
+	                .buffer_bytes = 16 * 1024,
+	                .block_bytes = 4096};
+	assert_int_equal(tl_init(&o), 0);
+	for (int i = 0; i < 2000; i++) {
+		if (begins)
+			TL_TRACE_EVENT_BEGIN0("rec", "b");
+		else
+			TL_TRACE_EVENT_END0("rec", "b");
+	}
+	tl_stats st = stats_now();
+	assert_int_equal(st.events_written, expected);
+	assert_int_equal(st.events_dropped, 2000 - expected);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(tl_test_count_events(&m, begins ? TL_PHASE_BEGIN : TL_PHASE_END, NULL),
+	                 expected);
+	tl_model_free(&m);
+	tl_shutdown();
+}
+
+static void test_startup_blocks_fill_to_their_last_word(void **state)
+{
+	(void)state;
+	startup_holds_exactly(false, 4 * 252);
+	startup_holds_exactly(true, 4 * 168);
+}
+
 static void *late_writer(void *arg)
 {
 	(void)arg;
@@ -204,6 +238,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_ring_never_takes_a_block_in_use, teardown),
 		cmocka_unit_test_teardown(test_startup_stops_when_full, teardown),
 		cmocka_unit_test_teardown(test_startup_full_stops_every_thread, teardown),
+		cmocka_unit_test_teardown(test_startup_blocks_fill_to_their_last_word, teardown),
 		cmocka_unit_test_teardown(test_endless_grows_until_the_cap_then_drops, teardown),
 		cmocka_unit_test_teardown(test_endless_keeps_everything_under_the_cap, teardown),
 	};
