@@ -11,6 +11,7 @@
  * exception is the single log line when the recorder turns itself off.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -68,11 +69,14 @@ static struct systrace_counters counters[TL_MAX_THREADS];
 static uint32_t session_counter;
 
 /* Per thread: the timestamp of the last written event (for the liveness of
- * complete events), valid when `session` matches; the tgid in decimal,
- * valid while `pid` equals tl_pid (a fork changes it). */
+ * complete events), valid when `session` matches; the session from which
+ * on its slice begins and ends are timed too (timed_session, see
+ * complete_is_live); the tgid in decimal, valid while `pid` equals tl_pid
+ * (a fork changes it). */
 static __thread struct {
 	uint64_t last_ts;
 	uint32_t session;
+	uint32_t timed_session;
 	pid_t pid;
 	size_t pid_len;
 	char pid_text[24];
@@ -118,7 +122,9 @@ static int write_payload(struct systrace *st, const char *buf, size_t len)
 			continue;
 		count(&my_counters()->write_errors);
 		if (err == EINVAL || (err == EBADF && fcntl(st->marker_fd, F_GETFD) != -1)) {
+			/* closed, to be read again at the next event */
 			atomic_store_explicit(&st->gate_next, 0, memory_order_relaxed);
+			atomic_store_explicit(&st->gate_on, 0, memory_order_relaxed);
 			return -err;
 		}
 		if (err == EBADF)
@@ -140,26 +146,36 @@ static int read_tracing_on(int fd)
 	return n == 1 ? c != '0' : 1; /* unreadable: let the writes tell */
 }
 
-static __attribute__((noinline)) int gate_recheck(struct systrace *st, uint64_t expected)
+/* The gate is closed: reads tracing_on again once gate_next has passed (one
+ * thread does; the others keep the last answer). An idle recorder costs
+ * this clock read. */
+static __attribute__((noinline)) int gate_closed(struct systrace *st)
 {
-	uint64_t next = tl_clock_read() + st->gate_interval;
-	/* one thread reads the file; the others keep the last answer */
-	if (!atomic_compare_exchange_strong_explicit(&st->gate_next, &expected, next,
-	                                             memory_order_relaxed, memory_order_relaxed))
+	uint64_t now = tl_clock_read();
+	uint64_t expected = atomic_load_explicit(&st->gate_next, memory_order_relaxed);
+	if ((int64_t)(now - expected) < 0)
+		return 0;
+	if (!atomic_compare_exchange_strong_explicit(&st->gate_next, &expected,
+	                                             now + st->gate_interval, memory_order_relaxed,
+	                                             memory_order_relaxed))
 		return atomic_load_explicit(&st->gate_on, memory_order_relaxed);
 	int on = read_tracing_on(st->tracing_on_fd);
 	atomic_store_explicit(&st->gate_on, on, memory_order_relaxed);
 	return on;
 }
 
-/* True when tracing is on, as last read; reads it again once the record's
- * timestamp passes the next check time. An idle recorder costs this. */
-static inline int gate_open(struct systrace *st, uint64_t ts)
+/*
+ * True when an event may be written: there is no gate, or it is open. Open,
+ * it costs one load: a write that fails because tracing (or markers) went
+ * off closes it (write_payload), so it needs no look at tracing_on, nor at
+ * the clock, while writes succeed.
+ */
+static inline int gate_open(struct systrace *st)
 {
-	uint64_t next = atomic_load_explicit(&st->gate_next, memory_order_relaxed);
-	if (TL_LIKELY((int64_t)(ts - next) < 0))
-		return atomic_load_explicit(&st->gate_on, memory_order_relaxed);
-	return gate_recheck(st, next);
+	if (st->tracing_on_fd < 0 ||
+	    TL_LIKELY(atomic_load_explicit(&st->gate_on, memory_order_relaxed)))
+		return 1;
+	return gate_closed(st);
 }
 
 /* ---- events -------------------------------------------------------------------- */
@@ -196,11 +212,18 @@ static int is_recent(const struct systrace *st, uint64_t ts)
 	return (int64_t)(tl_clock_read() - ts) <= (int64_t)st->live_window;
 }
 
-/* A complete event is live when it starts within the live window and not
+/*
+ * A complete event is live when it starts within the live window and not
  * before this thread's previous written event, so that writing its B and E
- * now keeps the thread's slices nested as they happened. */
+ * now keeps the thread's slices nested as they happened. Slice begins and
+ * ends are not timed (the clock read beside the write is a tenth of its
+ * cost) until the thread's first complete event of the session: that one
+ * is checked against the thread's other events only, the later ones
+ * against everything.
+ */
 static int complete_is_live(const struct systrace *st, const tl_record_view *v)
 {
+	thread_state.timed_session = st->session;
 	if (v->value < v->ts)
 		return 0;
 	if (thread_state.session == st->session && v->ts < thread_state.last_ts)
@@ -220,14 +243,27 @@ static int send(struct systrace *st, struct tl_atrace_payload *p)
 	return rc;
 }
 
-/* Turns one decoded record into its payloads. Returns 1 written, 0 not
- * representable, -1 failed (counted by write_payload). */
-static int write_event(struct systrace *st, const tl_record_view *v)
+/* This thread's tgid in decimal, formatted again after a fork. */
+static inline void pid_refresh(void)
 {
 	if (TL_UNLIKELY(thread_state.pid != tl_pid)) {
 		thread_state.pid = tl_pid;
 		thread_state.pid_len = tl_atrace_format_i64(thread_state.pid_text, tl_pid);
 	}
+}
+
+/* What this thread wrote last, for complete_is_live. */
+static inline void note_written(const struct systrace *st, uint64_t ts)
+{
+	thread_state.session = st->session;
+	thread_state.last_ts = ts;
+}
+
+/* Turns one decoded record into its payloads. Returns 1 written, 0 not
+ * representable, -1 failed (counted by write_payload). */
+static int write_event(struct systrace *st, const tl_record_view *v)
+{
+	pid_refresh();
 	struct tl_atrace_payload p = {.pid = thread_state.pid_text,
 	                              .pid_len = thread_state.pid_len,
 	                              .name = v->name,
@@ -295,8 +331,40 @@ static int write_event(struct systrace *st, const tl_record_view *v)
 	}
 	if (send(st, &p) != 0)
 		return -1;
-	thread_state.session = st->session;
-	thread_state.last_ts = v->phase == TL_PHASE_COMPLETE ? v->value : v->ts;
+	note_written(st, v->phase == TL_PHASE_COMPLETE ? v->value : v->ts);
+	return 1;
+}
+
+/*
+ * A slice begin (name not NULL) or end: B|pid|name or E|pid formatted here,
+ * a name with no byte to replace, no trailing blank, that fits, copied as it
+ * is. Returns as write_event, or -2 when the name needs the general
+ * formatter. Timed only once the thread has had a complete event.
+ */
+static int write_slice(struct systrace *st, char phase, const char *name)
+{
+	char buf[TL_ATRACE_PAYLOAD_MAX];
+	pid_refresh();
+	buf[0] = phase == TL_PHASE_BEGIN ? 'B' : 'E';
+	buf[1] = '|';
+	memcpy(buf + 2, thread_state.pid_text, sizeof thread_state.pid_text);
+	size_t n = 2 + thread_state.pid_len;
+	if (name) {
+		/* up to the first separator; glibc scans this with vector compares */
+		size_t len = strcspn(name, "|\n\r");
+		if (name[len] != '\0' || len > sizeof buf - 1 - n ||
+		    (len > 0 && tl_atrace_is_blank(name[len - 1])))
+			return -2;
+		buf[n++] = '|';
+		memcpy(buf + n, name, len);
+		n += len;
+	}
+	bool timed = thread_state.timed_session == st->session;
+	uint64_t ts = timed ? tl_clock_read() : 0;
+	if (write_payload(st, buf, n) != 0)
+		return -1;
+	if (timed)
+		note_written(st, ts);
 	return 1;
 }
 
@@ -341,7 +409,7 @@ static void systrace_event(struct systrace *st, const uint64_t *record, size_t w
 		count(&c->dropped);
 		return;
 	}
-	if (st->tracing_on_fd >= 0 && !gate_open(st, record[0])) {
+	if (!gate_open(st)) {
 		count(&c->tracing_off);
 		return;
 	}
@@ -359,6 +427,36 @@ static void systrace_write_direct(struct tl_recorder *rec, const uint64_t *recor
 	int saved_errno = errno;
 	systrace_event(rec->backend, record, words);
 	errno = saved_errno;
+}
+
+/*
+ * A plain slice begin (name, never NULL) or end (name NULL) from the
+ * emitters' fast forms, without a record: no clock read while the gate is
+ * open (and the thread has had no complete event), and the shortest
+ * formatting.
+ */
+static void systrace_write_slice(struct tl_recorder *rec, char phase, const char *name)
+{
+	struct systrace *st = rec->backend;
+	struct systrace_counters *c = my_counters();
+	int *err = &errno;
+	int saved_errno = *err;
+	int rc;
+	if (TL_UNLIKELY(atomic_load_explicit(&st->off, memory_order_relaxed))) {
+		rc = -1;
+	} else if (TL_UNLIKELY(!gate_open(st))) {
+		count(&c->tracing_off);
+		*err = saved_errno;
+		return;
+	} else if (TL_UNLIKELY((rc = write_slice(st, phase, name)) == -2)) {
+		tl_record_view v = {.ts = tl_clock_read(),
+		                    .phase = phase,
+		                    .name = name,
+		                    .name_len = name ? strlen(name) : 0};
+		rc = write_event(st, &v);
+	}
+	count(rc > 0 ? &c->written : rc == 0 ? &c->not_representable : &c->dropped);
+	*err = saved_errno;
 }
 
 /* ---- start, stop, stats, fork ------------------------------------------------------ */
@@ -521,6 +619,7 @@ const struct tl_recorder_ops tl_systrace_ops = {
     .start = systrace_start,
     .stop = systrace_stop,
     .write_direct = systrace_write_direct,
+    .write_slice = systrace_write_slice,
     .stats = systrace_stats,
     .after_fork_child = systrace_after_fork_child,
 };

@@ -48,6 +48,11 @@ static inline bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\v' || c == '\f' || is_separator(c);
 }
 
+bool tl_atrace_is_blank(char c)
+{
+	return is_blank(c);
+}
+
 /*
  * How much of a field of len bytes goes out with at most max bytes: cut at
  * max (backing off to the start of a UTF-8 sequence; *cut set), then

@@ -8,6 +8,7 @@
 #ifndef TIMELINE_ATRACE_FORMAT_H
 #define TIMELINE_ATRACE_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,10 @@ struct tl_atrace_payload {
  * Returns the payload's length. An unknown phase gives 0.
  */
 size_t tl_atrace_format(char *buf, const struct tl_atrace_payload *p, int *truncated);
+
+/* Whether c is a byte tl_atrace_format drops at the end of a name: a blank,
+ * or a byte it replaces with a space. */
+bool tl_atrace_is_blank(char c);
 
 /* Writes v in decimal (at most 20 bytes, '-' included) and returns the length. */
 size_t tl_atrace_format_i64(char *out, int64_t v);

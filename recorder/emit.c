@@ -129,9 +129,10 @@ static inline __attribute__((always_inline)) uint64_t read_clock(bool tsc)
 
 /*
  * A direct recorder (systrace) gets a plain begin or end, from a slot
- * already entered at position word pos, as a record built on the stack,
- * without the general path's sizing and scratch block: the write(2) behind
- * it is the cost, and this keeps the rest small. Lets go of the slot.
+ * already entered at position word pos, through its write_slice op (no
+ * record, no clock read), or else as a record built on the stack, without
+ * the general path's sizing and scratch block: the write(2) behind it is
+ * the cost, and this keeps the rest small. Lets go of the slot.
  * Returns false when the general path must handle it (first event of a
  * thread, not running, a buffering recorder).
  */
@@ -141,7 +142,10 @@ static bool direct_entered(struct tl_slot *slot, uint64_t pos, const tl_category
 	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
 	bool direct = slot != &tl_slot_none && state != 0 && !(state & TL_STATE_FULL) &&
 	              tl_active.ops->write_direct;
-	if (direct) {
+	if (direct && tl_active.ops->write_slice) {
+		tl_active.ops->write_slice(&tl_active, phase,
+		                           phase == TL_PHASE_BEGIN ? (name ? name : "") : NULL);
+	} else if (direct) {
 		uint64_t record[3] = {tl_clock_read(), 0, (uint64_t)(uintptr_t)(name ? name : "")};
 		size_t words = phase == TL_PHASE_BEGIN ? 3 : 2;
 		record[1] = TL_REC_HEADER(phase, words, 0, cat->index, 0);

@@ -310,6 +310,10 @@ struct tl_recorder_ops {
 	struct tl_block *(*next_block)(struct tl_recorder *rec, struct tl_slot *slot);
 	/* Direct: one record to write out. */
 	void (*write_direct)(struct tl_recorder *rec, const uint64_t *record, size_t words);
+	/* Optional, direct: a plain slice begin (phase TL_PHASE_BEGIN, name
+	 * never NULL) or end (TL_PHASE_END, name NULL) to write now, for which
+	 * the emitters read no clock and build no record. */
+	void (*write_slice)(struct tl_recorder *rec, char phase, const char *name);
 	/* Optional: fills the recorder's own counters into *st (direct
 	 * recorders; the pool counts for the buffering ones). Any thread,
 	 * async-signal-safe. */

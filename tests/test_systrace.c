@@ -219,6 +219,29 @@ static void test_past_complete_events_are_counted_not_written(void **state)
 	assert_int_equal(st.events_written, 2);
 }
 
+/* Slices are timed only from a thread's first complete event on (docs/systrace.md):
+ * that first one is not checked against the untimed begin before it; the next one is. */
+static void test_slices_are_timed_from_the_threads_first_complete_event(void **state)
+{
+	(void)state;
+	start();
+	tl_timestamp t0 = tl_now();
+	TL_TRACE_EVENT_BEGIN0("systest", "outer");
+	TL_TRACE_EVENT_COMPLETE("systest", "first", t0, tl_now());
+	t0 = tl_now();
+	TL_TRACE_EVENT_BEGIN0("systest", "inner");
+	TL_TRACE_EVENT_COMPLETE("systest", "second", t0, tl_now());
+	TL_TRACE_EVENT_END0("systest", "inner");
+	TL_TRACE_EVENT_END0("systest", "outer");
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 6);
+	assert_string_equal(markers[1].payload, expect("B", "|first"));
+	assert_string_equal(markers[3].payload, expect("B", "|inner"));
+	assert_int_equal(st.events_written, 5);
+	assert_int_equal(st.events_not_representable, 1);
+}
+
 static void test_flows_are_counted_as_lost(void **state)
 {
 	(void)state;
@@ -385,6 +408,8 @@ int main(void)
 	                              teardown),
 	    cmocka_unit_test_teardown(test_live_complete_event_writes_begin_and_end, teardown),
 	    cmocka_unit_test_teardown(test_past_complete_events_are_counted_not_written, teardown),
+	    cmocka_unit_test_teardown(test_slices_are_timed_from_the_threads_first_complete_event,
+	                              teardown),
 	    cmocka_unit_test_teardown(test_flows_are_counted_as_lost, teardown),
 	    cmocka_unit_test_teardown(test_arguments_are_not_appended, teardown),
 	    cmocka_unit_test_teardown(test_separators_in_names_become_spaces, teardown),
