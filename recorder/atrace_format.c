@@ -37,20 +37,14 @@ int tl_atrace_counter_from_double(double v, int64_t *out)
 	return 1;
 }
 
-/* The bytes a name or track may not contain, and what they become. */
 static inline bool is_separator(char c)
 {
-	return c == '|' || c == '\n' || c == '\r' || c == '\0';
+	return tl_atrace_is_separator(c);
 }
 
 static inline bool is_blank(char c)
 {
-	return c == ' ' || c == '\t' || c == '\v' || c == '\f' || is_separator(c);
-}
-
-bool tl_atrace_is_blank(char c)
-{
-	return is_blank(c);
+	return tl_atrace_is_blank(c);
 }
 
 /*

@@ -46,9 +46,19 @@ struct tl_atrace_payload {
  */
 size_t tl_atrace_format(char *buf, const struct tl_atrace_payload *p, int *truncated);
 
+/* The bytes a name or track may not contain: tl_atrace_format makes them
+ * spaces. */
+static inline bool tl_atrace_is_separator(char c)
+{
+	return c == '|' || c == '\n' || c == '\r' || c == '\0';
+}
+
 /* Whether c is a byte tl_atrace_format drops at the end of a name: a blank,
- * or a byte it replaces with a space. */
-bool tl_atrace_is_blank(char c);
+ * or a separator. */
+static inline bool tl_atrace_is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\v' || c == '\f' || tl_atrace_is_separator(c);
+}
 
 /* Writes v in decimal (at most 20 bytes, '-' included) and returns the length. */
 size_t tl_atrace_format_i64(char *out, int64_t v);
