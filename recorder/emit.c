@@ -444,6 +444,57 @@ void tl_i_emit_begin_copy_into(const tl_category *cat, const char *name, size_t 
 	begin_copy_put(slot, pos, tsc, cat, name, len, out);
 }
 
+/* begin_copy_put for a name of at most 16 bytes held in two words. */
+static inline __attribute__((always_inline)) void
+begin_short_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *cat,
+                uint64_t w0, uint64_t w1, size_t len, struct tl_i_begin_out *out)
+{
+	_Atomic uint64_t *p = record_at(pos);
+	size_t words = copy_words(len);
+	uint64_t ts = read_clock(tsc);
+	put(p, ts);
+	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, words, TL_REC_F_NAME_INLINE, cat->index, 0));
+	put(p + 2, len);
+	put(p + 3, w0);
+	if (words > 4)
+		put(p + 4, w1);
+	tl_slot_commit_pos(slot, pos + tl_pos_step(words));
+	out->ts = ts;
+	if (out->state != slot->epoch)
+		out->state = slot->epoch;
+}
+
+/* tl_i_emit_begin_short_into off its fast path: the name back in memory
+ * (the record copies it), then the forms that take a pointer. */
+static __attribute__((noinline)) void begin_short_miss(const tl_category *cat, uint64_t w0,
+                                                       uint64_t w1, size_t len,
+                                                       struct tl_i_begin_out *out, bool entered)
+{
+	uint64_t name[3] = {w0, w1, 0};
+	if (entered)
+		begin_copy_miss(cat, (const char *)name, len, out);
+	else
+		begin_copy_slow(cat, (const char *)name, out);
+}
+
+void tl_i_emit_begin_short_into(const tl_category *cat, uint64_t w0, uint64_t w1, size_t len,
+                                struct tl_i_begin_out *out)
+{
+	const bool tsc = TL_HAVE_TSC;
+	struct tl_slot *slot = tl_self;
+	uint64_t pos;
+	bool entered = tl_slot_enter_pos(slot, &pos);
+	if (TL_LIKELY(entered && fits(slot, pos, copy_words(len), form_state(tsc)))) {
+		begin_short_put(slot, pos, tsc, cat, w0, w1, len, out);
+		return;
+	}
+	if (entered && !tsc) {
+		tl_slot_commit_pos(slot, pos);
+		entered = false;
+	}
+	begin_short_miss(cat, w0, w1, len, out, entered);
+}
+
 tl_timestamp tl_i_emit_begin_ts(const tl_category *cat, const char *name,
                                 struct tl_thread_mark *mark)
 {

@@ -1,5 +1,6 @@
 /* The trace clock: TSC conversion against clock_gettime, clock choice. */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "support/test_support.h"
@@ -118,19 +119,27 @@ static void test_fast_forms_read_the_vdso_clock_when_it_is_chosen(void **state)
 	struct tl_i_begin_out out = {0, 0};
 	tl_i_emit_begin_copy_into(cat, copied, sizeof "begin_copy" - 1, &out);
 	tl_i_emit_end_ts(cat);
+	uint64_t words[2];
+	memcpy(words, "begin_short\0\0\0\0", 16);
+	struct tl_i_begin_out out_short = {0, 0};
+	tl_i_emit_begin_short_into(cat, words[0], words[1], sizeof "begin_short" - 1, &out_short);
+	tl_i_emit_end_ts(cat);
 	int64_t after = clock_ns(CLOCK_BOOTTIME);
 
 	assert_int_not_equal(out.state, 0);
 	assert_true((int64_t)out.ts >= before && (int64_t)out.ts <= after);
+	assert_int_not_equal(out_short.state, 0);
+	assert_true((int64_t)out_short.ts >= before && (int64_t)out_short.ts <= after);
 	tl_model m;
 	tl_test_snapshot_model(&m);
-	assert_int_equal(m.nevents, 6);
+	assert_int_equal(m.nevents, 8);
 	for (size_t i = 0; i < m.nevents; i++) {
 		print_message("%c %s at %lld\n", m.events[i].phase,
 		              m.events[i].name ? m.events[i].name : "", (long long)m.events[i].ts_ns);
 		assert_true(m.events[i].ts_ns >= before && m.events[i].ts_ns <= after);
 	}
 	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "begin_copy"), 1);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "begin_short"), 1);
 	tl_model_free(&m);
 }
 

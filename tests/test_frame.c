@@ -447,6 +447,40 @@ static void test_frame_fast_path_times_reach_the_report_in_ns(void **state)
 	tl_shutdown();
 }
 
+/* On-time begin/end frames take the fast path, which counts them into the
+ * slice and the window only later: slices of exactly 10 s of wall time
+ * (600 frames at 60 Hz) and a window every 12 frames (200 ms) all the same. */
+static void test_frame_fast_frames_fill_slices_and_windows_exactly(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 4 << 20);
+	tl_frame_tracer *ft = tracer(16666667, 1);
+	for (int i = 0; i < 1300; i++) {
+		tl_frame_begin(ft, 0);
+		tl_frame_end(ft);
+	}
+	assert_int_equal(nreports, 2);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(reports[i].r.frames, 600);
+		assert_int_equal(reports[i].r.wall_ns, 600 * (int64_t)16666667);
+		assert_int_equal(reports[i].r.dropped_frames, 0);
+	}
+	tl_frame_info info;
+	assert_int_equal(tl_frame_last(ft, &info), 0);
+	assert_int_equal(info.number, 1300);
+	assert_true(info.duration_ns >= 0 && info.duration_ns < 16666667);
+	tl_frame_tracer_flush(ft);
+	assert_int_equal(nreports, 3);
+	assert_int_equal(reports[2].r.frames, 100);
+	assert_int_equal(reports[2].r.wall_ns, 100 * (int64_t)16666667);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_COUNTER, "fps"), 1300 / 12);
+	tl_model_free(&m);
+	tl_frame_tracer_destroy(ft);
+	tl_shutdown();
+}
+
 static const tl_model_event *find_event(const tl_model *m, char phase, const char *name)
 {
 	for (size_t i = 0; i < m->nevents; i++)
@@ -565,6 +599,8 @@ int main(void)
 	    cmocka_unit_test_setup(test_frame_fps_never_above_the_refresh_rate, reset_reports),
 	    cmocka_unit_test_setup(test_frame_begin_end_measures_the_clock, reset_reports),
 	    cmocka_unit_test_setup(test_frame_fast_path_times_reach_the_report_in_ns,
+	                           reset_reports),
+	    cmocka_unit_test_setup(test_frame_fast_frames_fill_slices_and_windows_exactly,
 	                           reset_reports),
 	    cmocka_unit_test_setup(test_frame_report_json_keeps_matrix_keys, reset_reports),
 	    cmocka_unit_test_setup(test_frame_events_go_through_the_timeline_api, reset_reports),

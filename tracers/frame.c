@@ -141,13 +141,18 @@ struct tl_frame_tracer {
 	int64_t window_min_period_ns; /* meaningful when the window has frames */
 	/* The on-time fast path of tl_frame_end: a frame of period fast_period
 	 * (0: none) with no vsync, in the trace, on time, no scene pending,
-	 * whose window wall time stays below fast_limit and whose duration has
-	 * room, only counts (and closes a window); everything else takes
-	 * frame_account. */
+	 * before fast_stop, only stores its time at fast_cur and counts (and
+	 * closes a window at fast_window); everything else takes
+	 * frame_account. The frames from fast_base to fast_cur are added to
+	 * the current slice and window by fast_fold, before anything reads
+	 * them. */
 	int64_t fast_period;
-	uint64_t fast_period_raw; /* the longest raw span that is on time at fast_period */
-	int64_t fast_limit; /* window wall time at which the slice closes or the durations fill */
-	int64_t cap_period_ns; /* window_close's fps cap: 1e9 / cap_period_ns */
+	uint64_t fast_period_raw;      /* the longest raw span that is on time at fast_period */
+	int64_t *fast_base, *fast_cur; /* in the current slice's durations */
+	int64_t *fast_stop;            /* the slice closes or its durations fill there */
+	int64_t *fast_window;          /* the window closes when fast_cur reaches it */
+	uint64_t fast_end_raw;         /* the raw end of the last fast frame */
+	int64_t cap_period_ns;         /* window_close's fps cap: 1e9 / cap_period_ns */
 	double cap_fps;
 	bool have_last;
 	tl_frame_info last;
@@ -249,7 +254,6 @@ static void map_refresh(struct clock_map *map)
 	map->base_ns = now.ns;
 }
 
-
 /* ---- scenes -------------------------------------------------------------- */
 
 static void slice_reset(struct scene_slice *s)
@@ -285,10 +289,39 @@ static void slice_settle(const tl_frame_tracer *ft, struct scene_slice *s)
 	s->settled = n;
 }
 
+/*
+ * Adds the frames the fast path stored since the last fold to the current
+ * slice and window (their count, wall time, end and the last frame's span):
+ * called before anything reads those, or changes the slice. Frame thread.
+ */
+static void fast_fold(tl_frame_tracer *ft)
+{
+	size_t n = (size_t)(ft->fast_cur - ft->fast_base);
+	if (n == 0)
+		return;
+	struct scene_slice *s = ft->current;
+	int64_t wall = (int64_t)n * ft->fast_period;
+	s->cur = ft->fast_cur;
+	s->frames += n;
+	s->wall_ns += wall;
+	s->end_raw = ft->fast_end_raw;
+	ft->window_wall_ns += wall;
+	ft->last_span_raw = (uint64_t)-ft->fast_cur[-1];
+	ft->fast_base = ft->fast_cur;
+}
+
+/* Folds and turns the fast path off until the next frame_account. */
+static void fast_stop(tl_frame_tracer *ft)
+{
+	fast_fold(ft);
+	ft->fast_period = 0;
+}
+
 /* A session may have started (or switched clocks) since the last frame. */
 static inline void map_check(tl_frame_tracer *ft)
 {
 	if (__builtin_expect(ft->map.tsc != tl_clock_use_tsc, 0)) {
+		fast_fold(ft);
 		slice_settle(ft, ft->current);
 		map_reset(&ft->map);
 		ft->fast_period = 0; /* its raw span is of the old map */
@@ -661,17 +694,29 @@ static __attribute__((noinline)) int64_t frame_late(tl_frame_tracer *ft, tl_fram
 	return (int64_t)(dropped + 1) * info->period_ns;
 }
 
-/* The window wall time from which the fast path stops: the slice closes
- * at slice_ns of its own wall time, which grows as the window's does; the
- * durations have room for so many more frames of period_ns. */
-static int64_t fast_limit_at(const tl_frame_tracer *ft, int64_t period_ns)
+/* Frames of period_ns until a wall time of `left` is reached: the smallest
+ * n >= 1 with n * period_ns >= left. */
+static int64_t frames_to(int64_t left, int64_t period_ns)
+{
+	return left <= period_ns ? 1 : (left + period_ns - 1) / period_ns;
+}
+
+/* Where the fast path stops (the slice is folded): the frame that brings
+ * the slice's wall time to slice_ns goes to frame_account, which closes
+ * the slice, and so does a frame with no room left in the durations. */
+static int64_t *fast_stop_at(const tl_frame_tracer *ft, int64_t period_ns)
 {
 	const struct scene_slice *s = ft->current;
-	int64_t left = ft->slice_ns - s->wall_ns;
-	uint64_t room = (uint64_t)(s->end - s->cur);
-	if (room < (uint64_t)(left / period_ns))
-		left = (int64_t)(room + 1) * period_ns;
-	return ft->window_wall_ns + left;
+	int64_t fast = frames_to(ft->slice_ns - s->wall_ns, period_ns) - 1;
+	int64_t room = s->end - s->cur;
+	return s->cur + (fast < room ? fast : room);
+}
+
+/* Where the window closes (the window is folded): at the frame that brings
+ * its wall time to window_ns. */
+static int64_t *fast_window_at(const tl_frame_tracer *ft, int64_t period_ns)
+{
+	return ft->fast_cur + frames_to(ft->window_ns - ft->window_wall_ns, period_ns);
 }
 
 /* Sets up the fast path of tl_frame_end for frames of the period of the
@@ -688,7 +733,9 @@ static void fast_setup(tl_frame_tracer *ft, int64_t period_ns)
 		ft->window_min_period_ns = period_ns; /* what the next frame sets */
 	else if (ft->window_min_period_ns > period_ns)
 		return;
-	ft->fast_limit = fast_limit_at(ft, period_ns);
+	ft->fast_base = ft->fast_cur = s->cur;
+	ft->fast_stop = fast_stop_at(ft, period_ns);
+	ft->fast_window = fast_window_at(ft, period_ns);
 	ft->fast_period = period_ns;
 	ft->fast_period_raw = map_span_raw_max(&ft->map, period_ns);
 }
@@ -749,6 +796,7 @@ static void frame_commit(tl_frame_tracer *ft, int64_t vsync_ns, int64_t start_ns
                          int64_t present_ns, int64_t period_ns, uint64_t raw_start,
                          uint64_t raw_end)
 {
+	fast_stop(ft);
 	if (__builtin_expect(atomic_load_explicit(&ft->scene_pending, memory_order_relaxed), 0))
 		scene_take_pending(ft);
 	if (tl_category_enabled(ft->cat))
@@ -833,10 +881,10 @@ void tl_frame_tracer_flush(tl_frame_tracer *ft)
 {
 	if (!ft)
 		return;
+	fast_stop(ft); /* the current slice starts again */
 	for (size_t i = 0; i < MAX_SCENES; i++)
 		if (ft->scenes[i].used)
 			slice_close(ft, &ft->scenes[i], true);
-	ft->fast_period = 0; /* the current slice starts again */
 }
 
 void tl_frame_tracer_destroy(tl_frame_tracer *ft)
@@ -902,7 +950,24 @@ void tl_frame_begin(tl_frame_tracer *ft, int64_t vsync_ns)
 	if (__builtin_expect(vsync_ns <= 0 && period == ft->emitted_period_ns &&
 	                         tl_category_enabled(ft->cat),
 	                     1)) {
-		name_set(ft, ft->stats.frames + 1);
+		uint64_t n = ft->stats.frames + 1;
+		/* the common case, the next number with no carry, in registers:
+		 * the emit gets the name's words without a store and a load */
+		uint64_t w0 = ft->name.words[0], w1 = ft->name.words[1];
+		unsigned shift = ft->name_shift;
+		uint64_t last = ft->name_word ? w1 : w0;
+		if (__builtin_expect(ft->name_len <= 16 && n == ft->name_number + 1 &&
+		                         ((last >> shift) & 0xffu) < (uint64_t)'9',
+		                     1)) {
+			if (ft->name_word)
+				ft->name.words[1] = w1 += (uint64_t)1 << shift;
+			else
+				ft->name.words[0] = w0 += (uint64_t)1 << shift;
+			ft->name_number = n;
+			tl_i_emit_begin_short_into(ft->cat, w0, w1, ft->name_len, &ft->open_begin);
+			return;
+		}
+		name_set(ft, n);
 		tl_i_emit_begin_copy_into(ft->cat, ft->name.c, ft->name_len, &ft->open_begin);
 		return;
 	}
@@ -910,14 +975,15 @@ void tl_frame_begin(tl_frame_tracer *ft, int64_t vsync_ns)
 }
 
 /* A window closed by a frame of the fast path: the next window's minimum
- * period is the fast one (the next frame sets it), and the slice's limit
- * is in the new window's wall time. */
+ * period is the fast one (the next frame sets it), and the next window
+ * closes ceil(window_ns / period) fast frames later. */
 static __attribute__((noinline)) void window_close_fast(tl_frame_tracer *ft, uint64_t raw_end,
                                                         int64_t period_ns)
 {
+	fast_fold(ft);
 	window_close(ft, raw_end);
 	ft->window_min_period_ns = period_ns;
-	ft->fast_limit = fast_limit_at(ft, period_ns);
+	ft->fast_window = fast_window_at(ft, period_ns);
 }
 
 /* tl_frame_end past the fast path: anything but an on-time frame of the
@@ -925,6 +991,7 @@ static __attribute__((noinline)) void window_close_fast(tl_frame_tracer *ft, uin
 static __attribute__((noinline)) void frame_end_slow(tl_frame_tracer *ft, bool in_trace,
                                                      uint64_t raw)
 {
+	fast_stop(ft);
 	int64_t start_ns = map_to_ns(&ft->map, ft->open_begin.ts);
 	int64_t duration = map_span_ns(&ft->map, raw - ft->open_begin.ts);
 	int64_t end_ns = start_ns + (duration > 0 ? duration : 0);
@@ -967,25 +1034,22 @@ void tl_frame_end(tl_frame_tracer *ft)
 	 * wait for it); slice_settle and last_get convert it when read. */
 	uint64_t span = raw - ft->open_begin.ts;
 	int64_t period = ft->open_period_ns;
-	int64_t wall = ft->window_wall_ns + period;
-	struct scene_slice *s = ft->current;
+	int64_t *cur = ft->fast_cur;
 	/* one test for all rare work but a window's end: a late frame (or a
 	 * clock gone back), a vsync, another period, a slice boundary or full
 	 * durations, a pending scene */
 	if (__builtin_expect(((ft->open_vsync_ns <= 0) & (period == ft->fast_period) &
-	                      (span <= ft->fast_period_raw) & (wall < ft->fast_limit) &
+	                      (span <= ft->fast_period_raw) & (cur < ft->fast_stop) &
 	                      !atomic_load_explicit(&ft->scene_pending, memory_order_relaxed)) != 0,
 	                     1)) {
 		/* on time: dropped 0, the best bucket, a wall time of one period;
-		 * the period is already the slice's and window's */
+		 * the period is already the slice's and window's. The slice and
+		 * the window learn of it at the next fold. */
 		ft->stats.frames++;
-		ft->last_span_raw = span;
-		s->end_raw = raw;
-		s->frames++;
-		s->wall_ns += period;
-		*s->cur++ = -(int64_t)span;
-		ft->window_wall_ns = wall;
-		if (__builtin_expect(wall >= ft->window_ns, 0))
+		*cur++ = -(int64_t)span;
+		ft->fast_cur = cur;
+		ft->fast_end_raw = raw;
+		if (__builtin_expect(cur == ft->fast_window, 0))
 			window_close_fast(ft, raw, period);
 		return;
 	}
@@ -998,8 +1062,11 @@ static void last_get(const tl_frame_tracer *ft, tl_frame_info *info)
 {
 	*info = ft->last;
 	info->number = ft->stats.frames;
-	if (ft->last_span_raw) {
-		info->duration_ns = map_span_ns(&ft->map, ft->last_span_raw);
+	/* the last fast frame, folded or not */
+	uint64_t span =
+	    ft->fast_cur != ft->fast_base ? (uint64_t)-ft->fast_cur[-1] : ft->last_span_raw;
+	if (span) {
+		info->duration_ns = map_span_ns(&ft->map, span);
 		info->lateness_ns = info->duration_ns - info->period_ns;
 	}
 }
