@@ -264,10 +264,10 @@ static inline void note_written(const struct systrace *st, uint64_t ts)
 static int write_event(struct systrace *st, const tl_record_view *v)
 {
 	pid_refresh();
+	char numbered[TL_RECORD_NAME_MAX];
 	struct tl_atrace_payload p = {.pid = thread_state.pid_text,
-	                              .pid_len = thread_state.pid_len,
-	                              .name = v->name,
-	                              .name_len = v->name_len};
+	                              .pid_len = thread_state.pid_len};
+	p.name = tl_record_name(v, numbered, &p.name_len);
 	const char *track;
 	size_t track_len;
 	int64_t value;

@@ -444,57 +444,6 @@ void tl_i_emit_begin_copy_into(const tl_category *cat, const char *name, size_t 
 	begin_copy_put(slot, pos, tsc, cat, name, len, out);
 }
 
-/* begin_copy_put for a name of at most 16 bytes held in two words. */
-static inline __attribute__((always_inline)) void
-begin_short_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *cat,
-                uint64_t w0, uint64_t w1, size_t len, struct tl_i_begin_out *out)
-{
-	_Atomic uint64_t *p = record_at(pos);
-	size_t words = copy_words(len);
-	uint64_t ts = read_clock(tsc);
-	put(p, ts);
-	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, words, TL_REC_F_NAME_INLINE, cat->index, 0));
-	put(p + 2, len);
-	put(p + 3, w0);
-	if (words > 4)
-		put(p + 4, w1);
-	tl_slot_commit_pos(slot, pos + tl_pos_step(words));
-	out->ts = ts;
-	if (out->state != slot->epoch)
-		out->state = slot->epoch;
-}
-
-/* tl_i_emit_begin_short_into off its fast path: the name back in memory
- * (the record copies it), then the forms that take a pointer. */
-static __attribute__((noinline)) void begin_short_miss(const tl_category *cat, uint64_t w0,
-                                                       uint64_t w1, size_t len,
-                                                       struct tl_i_begin_out *out, bool entered)
-{
-	uint64_t name[3] = {w0, w1, 0};
-	if (entered)
-		begin_copy_miss(cat, (const char *)name, len, out);
-	else
-		begin_copy_slow(cat, (const char *)name, out);
-}
-
-void tl_i_emit_begin_short_into(const tl_category *cat, uint64_t w0, uint64_t w1, size_t len,
-                                struct tl_i_begin_out *out)
-{
-	const bool tsc = TL_HAVE_TSC;
-	struct tl_slot *slot = tl_self;
-	uint64_t pos;
-	bool entered = tl_slot_enter_pos(slot, &pos);
-	if (TL_LIKELY(entered && fits(slot, pos, copy_words(len), form_state(tsc)))) {
-		begin_short_put(slot, pos, tsc, cat, w0, w1, len, out);
-		return;
-	}
-	if (entered && !tsc) {
-		tl_slot_commit_pos(slot, pos);
-		entered = false;
-	}
-	begin_short_miss(cat, w0, w1, len, out, entered);
-}
-
 tl_timestamp tl_i_emit_begin_ts(const tl_category *cat, const char *name,
                                 struct tl_thread_mark *mark)
 {
@@ -830,4 +779,81 @@ void tl_emit_complete(const tl_category *cat, const char *name, tl_timestamp sta
 		end = t;
 	}
 	tl_emit(cat, TL_PHASE_COMPLETE, 0, name, end, start, NULL, 0);
+}
+
+/* ---- a BEGIN with a numbered name (emit_internal.h) ---------------------- */
+
+static inline __attribute__((always_inline)) void
+begin_number_put(_Atomic uint64_t *p, uint64_t ts, const tl_category *cat, const char *name,
+                 uint64_t number)
+{
+	put(p, ts);
+	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, 4, TL_REC_F_NAME_NUMBER, cat->index, 0));
+	put(p + 2, (uint64_t)(uintptr_t)name);
+	put(p + 3, number);
+}
+
+/* Off the fast path: the general reservation (first event of a thread, a
+ * full block, a direct recorder, not running), then where it went. */
+static __attribute__((noinline)) void begin_number_slow(const tl_category *cat, const char *name,
+                                                        uint64_t number,
+                                                        struct tl_i_begin_out *out)
+{
+	struct tl_slot *slot;
+	_Atomic uint64_t *w = reserve(&slot, 4);
+	uint64_t ts = tl_clock_read();
+	if (!w) {
+		out->state = 0;
+		out->ts = ts;
+		return;
+	}
+	begin_number_put(w, ts, cat, name, number);
+	finish(slot, w + 4);
+	out->state = atomic_load_explicit(&tl_state, memory_order_relaxed);
+	out->ts = ts;
+}
+
+/* The TSC form's miss: the vDSO form when the clock is not the TSC. */
+static __attribute__((noinline, cold)) void begin_number_miss(const tl_category *cat,
+                                                              const char *name, uint64_t number,
+                                                              struct tl_i_begin_out *out)
+{
+	struct tl_slot *slot = tl_self;
+	uint64_t pos = entered_pos(slot);
+	if (vdso_fits(slot, pos, 4)) {
+		uint64_t ts = tl_clock_read();
+		begin_number_put(tl_pos_ptr(pos), ts, cat, name, number);
+		tl_slot_commit_pos(slot, pos + tl_pos_step(4));
+		out->ts = ts;
+		out->state = slot->epoch;
+		return;
+	}
+	tl_slot_commit_pos(slot, pos);
+	begin_number_slow(cat, name, number, out);
+}
+
+void tl_i_emit_begin_number_into(const tl_category *cat, const char *name, uint64_t number,
+                                 struct tl_i_begin_out *out)
+{
+	const bool tsc = TL_HAVE_TSC;
+	struct tl_slot *slot = tl_self;
+	uint64_t pos;
+	bool entered = tl_slot_enter_pos(slot, &pos);
+	if (TL_LIKELY(entered && fits(slot, pos, 4, form_state(tsc)))) {
+		_Atomic uint64_t *p = record_at(pos);
+		uint64_t ts = read_clock(tsc);
+		begin_number_put(p, ts, cat, name, number);
+		tl_slot_commit_pos(slot, pos + tl_pos_step(4));
+		out->ts = ts;
+		if (out->state != slot->epoch)
+			out->state = slot->epoch;
+		return;
+	}
+	if (entered && tsc) {
+		begin_number_miss(cat, name, number, out);
+		return;
+	}
+	if (entered)
+		tl_slot_commit_pos(slot, pos);
+	begin_number_slow(cat, name, number, out);
 }

@@ -36,11 +36,14 @@ struct tl_i_begin_out {
 void tl_i_emit_begin_copy_into(const tl_category *cat, const char *name, size_t len,
                                struct tl_i_begin_out *out);
 
-/* tl_i_emit_begin_copy_into for a name of at most 16 bytes (len <= 16)
- * passed as its two words (w0 the first 8 bytes, NUL-padded), so that a
- * caller that has just computed them need not store and load them back. */
-void tl_i_emit_begin_short_into(const tl_category *cat, uint64_t w0, uint64_t w1, size_t len,
-                                struct tl_i_begin_out *out);
+/*
+ * A BEGIN named `name` (a kept string), a space and `number` in decimal
+ * ("frame 42"), as one record of four words (TL_REC_F_NAME_NUMBER): the
+ * name is written out in full only by a snapshot, or by a direct
+ * recorder. Says where it went in *out, as tl_i_emit_begin_copy_into.
+ */
+void tl_i_emit_begin_number_into(const tl_category *cat, const char *name, uint64_t number,
+                                 struct tl_i_begin_out *out);
 
 /*
  * tl_emit_begin (a kept name), returning the BEGIN's timestamp. When the

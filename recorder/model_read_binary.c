@@ -430,8 +430,10 @@ static int read_block(struct reader *r, const struct block_ref *b)
 		tl_record_view view;
 		size_t n = 0;
 		/* Without inline strings the record would hold pointers into a
-		 * process that is gone: never follow them. */
-		if (avail >= 2 && (TL_REC_FLAGS(rec[1]) & TL_REC_F_STRINGS_INLINE))
+		 * process that is gone: never follow them. A numbered name is
+		 * never written to a file (flag bits 6-7 are 0 there). */
+		if (avail >= 2 && (TL_REC_FLAGS(rec[1]) & TL_REC_F_STRINGS_INLINE) &&
+		    !(TL_REC_FLAGS(rec[1]) & TL_REC_F_NAME_NUMBER))
 			n = tl_record_decode(rec, avail, &view);
 		if (!n)
 			break;

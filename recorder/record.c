@@ -9,10 +9,12 @@
 
 #include <string.h>
 
+#include "recorder/format_int.h"
+
 /* Flag bits record.h defines; any other bit marks a corrupt header. */
 #define TL_REC_F_KNOWN                                                                             \
 	(TL_REC_F_NAME_INLINE | (3u << TL_REC_F_SCOPE_SHIFT) | TL_REC_F_COUNTER_DOUBLE |           \
-	 TL_REC_F_STRINGS_INLINE | TL_REC_F_TS_NS)
+	 TL_REC_F_STRINGS_INLINE | TL_REC_F_TS_NS | TL_REC_F_NAME_NUMBER)
 
 /*
  * Counts the arguments of a header: the non-zero type nibbles, which must
@@ -107,10 +109,15 @@ size_t tl_record_decode(const uint64_t *words, size_t avail, tl_record_view *out
 	out->value = 0;
 	out->nargs = (unsigned)nargs;
 
+	out->name_number = 0;
 	if (tl_record_has_name(phase)) {
 		int name_inline = all_inline || (flags & TL_REC_F_NAME_INLINE);
 		if (!read_string(&c, name_inline, &out->name, &out->name_len))
 			return 0;
+		if ((flags & TL_REC_F_NAME_NUMBER) && !read_word(&c, &out->name_number))
+			return 0;
+	} else if (flags & TL_REC_F_NAME_NUMBER) {
+		return 0;
 	}
 	if (tl_record_has_value(phase) && !read_word(&c, &out->value))
 		return 0;
@@ -143,4 +150,18 @@ size_t tl_record_decode(const uint64_t *words, size_t avail, tl_record_view *out
 	if (c.pos != length)
 		return 0;
 	return length;
+}
+
+const char *tl_record_name(const tl_record_view *v, char *buf, size_t *len)
+{
+	if (!(v->flags & TL_REC_F_NAME_NUMBER) || !v->name) {
+		*len = v->name_len;
+		return v->name;
+	}
+	size_t n = v->name_len < 1024 ? v->name_len : 1024;
+	memcpy(buf, v->name, n);
+	buf[n++] = ' ';
+	n += tl_format_u64(buf + n, v->name_number);
+	*len = n;
+	return buf;
 }

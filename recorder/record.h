@@ -7,7 +7,8 @@
  *   word 0   timestamp (tl_timestamp: TSC ticks or clock nanoseconds)
  *   word 1   header, see TL_REC_* below
  *   [name]   unless the phase carries no name (END): a kept pointer, or
- *            with TL_REC_NAME_INLINE a string (see "strings")
+ *            with TL_REC_NAME_INLINE a string (see "strings"); with
+ *            TL_REC_F_NAME_NUMBER a kept pointer and the number's word
  *   [value]  when tl_record_has_value(phase): async/flow id, COMPLETE end
  *            timestamp, counter value bits
  *   [args]   for each argument: a key (kept pointer, or inline string when
@@ -41,6 +42,10 @@
 #define TL_REC_F_COUNTER_DOUBLE (1u << 3) /* counter value is a double */
 #define TL_REC_F_STRINGS_INLINE (1u << 4) /* every string inline (binary snapshot) */
 #define TL_REC_F_TS_NS (1u << 5)          /* timestamps already in ns (binary snapshot) */
+/* The name is the kept string, a space and the decimal number in the word
+ * after it ("frame 42" from "frame" and 42). In memory only: the binary
+ * snapshot writes such a name out as an inline string. */
+#define TL_REC_F_NAME_NUMBER (1u << 6)
 
 #define TL_REC_CATEGORY_SHIFT 0
 #define TL_REC_PHASE_SHIFT 16
@@ -102,6 +107,7 @@ typedef struct tl_record_view {
 	unsigned category;
 	const char *name; /* NULL for END */
 	size_t name_len;
+	uint64_t name_number; /* with TL_REC_F_NAME_NUMBER: the name is "name name_number" */
 	uint64_t value; /* see tl_record_has_value */
 	unsigned nargs;
 	struct {
@@ -120,5 +126,16 @@ typedef struct tl_record_view {
  * (strlen) unless TL_REC_F_STRINGS_INLINE is set. Async-signal-safe.
  */
 size_t tl_record_decode(const uint64_t *words, size_t avail, tl_record_view *out);
+
+/* The size a buffer needs for tl_record_name (a kept name is read up to
+ * 1024 bytes). */
+#define TL_RECORD_NAME_MAX (1024 + 1 + 20)
+
+/*
+ * The decoded record's name as one string: v->name itself, or with
+ * TL_REC_F_NAME_NUMBER the name, a space and the number written into buf
+ * (TL_RECORD_NAME_MAX bytes, not NUL-terminated). Sets *len. Async-signal-safe.
+ */
+const char *tl_record_name(const tl_record_view *v, char *buf, size_t *len);
 
 #endif /* TIMELINE_RECORD_H */

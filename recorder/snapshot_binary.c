@@ -284,9 +284,17 @@ static void put_string(unsigned char **p, const char *str, size_t len)
  * or 0 when it does not fit in `room` bytes at p. */
 static size_t transcode(const tl_record_view *v, uint64_t header_word, unsigned char *p, size_t room)
 {
+	char numbered[TL_RECORD_NAME_MAX];
+	const char *name = v->name;
 	size_t name_len = v->name ? (v->flags & TL_REC_F_NAME_INLINE ? v->name_len
 								     : kept_length(v->name))
 				  : 0;
+	if (v->name && (v->flags & TL_REC_F_NAME_NUMBER)) {
+		/* written out as the name it stands for */
+		tl_record_view kept = *v;
+		kept.name_len = name_len;
+		name = tl_record_name(&kept, numbered, &name_len);
+	}
 	size_t words = 2 + (v->name ? string_words(name_len) : 0) +
 		       (tl_record_has_value(v->phase) ? 1 : 0);
 	size_t key_len[TL_MAX_ARGS], str_len[TL_MAX_ARGS];
@@ -303,14 +311,15 @@ static size_t transcode(const tl_record_view *v, uint64_t header_word, unsigned 
 	}
 	if (words * 8 > room)
 		return 0;
-	unsigned flags = v->flags | TL_REC_F_STRINGS_INLINE | (v->name ? TL_REC_F_NAME_INLINE : 0);
+	unsigned flags = (v->flags & ~TL_REC_F_NAME_NUMBER) | TL_REC_F_STRINGS_INLINE |
+			 (v->name ? TL_REC_F_NAME_INLINE : 0);
 	uint64_t header = (header_word & ~((uint64_t)0xffff << TL_REC_WORDS_SHIFT) &
 			   ~((uint64_t)0xff << TL_REC_FLAGS_SHIFT)) |
 			  ((uint64_t)words << TL_REC_WORDS_SHIFT) | ((uint64_t)flags << TL_REC_FLAGS_SHIFT);
 	put_word(&p, v->ts);
 	put_word(&p, header);
 	if (v->name)
-		put_string(&p, v->name, name_len);
+		put_string(&p, name, name_len);
 	if (tl_record_has_value(v->phase))
 		put_word(&p, v->value);
 	for (unsigned i = 0; i < v->nargs; i++) {

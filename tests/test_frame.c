@@ -476,6 +476,10 @@ static void test_frame_fast_frames_fill_slices_and_windows_exactly(void **state)
 	tl_model m;
 	tl_test_snapshot_model(&m);
 	assert_int_equal(tl_test_count_events(&m, TL_PHASE_COUNTER, "fps"), 1300 / 12);
+	/* the fast path records "frame" and the number: spelled out in the snapshot */
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "frame 1"), 1);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "frame 1300"), 1);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, NULL), 1300);
 	tl_model_free(&m);
 	tl_frame_tracer_destroy(ft);
 	tl_shutdown();

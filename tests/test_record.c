@@ -96,6 +96,31 @@ static void test_record_decodes_begin_with_kept_name(void **state)
 	assert_int_equal(v.nargs, 0);
 }
 
+static void test_record_decodes_a_numbered_name(void **state)
+{
+	(void)state;
+	static const char name[] = "frame";
+	struct rec r = {0};
+	rec_start(&r, 99, TL_PHASE_BEGIN, TL_REC_F_NAME_NUMBER, 2, 0);
+	rec_ptr(&r, name);
+	rec_word(&r, 18446744073709551615u);
+	size_t len = rec_end(&r);
+
+	tl_record_view v;
+	assert_int_equal(tl_record_decode(r.w, r.n, &v), len);
+	assert_int_equal(len, 4);
+	assert_ptr_equal(v.name, name);
+	assert_int_equal(v.name_number, 18446744073709551615u);
+	char buf[TL_RECORD_NAME_MAX];
+	size_t n;
+	const char *full = tl_record_name(&v, buf, &n);
+	assert_string_view(full, n, "frame 18446744073709551615");
+	/* the number's word is part of the record: without it, malformed */
+	assert_int_equal(tl_record_decode(r.w, 3, &v), 0);
+	r.w[1] = TL_REC_HEADER(TL_PHASE_BEGIN, 3, TL_REC_F_NAME_NUMBER, 2, 0);
+	assert_int_equal(tl_record_decode(r.w, r.n, &v), 0);
+}
+
 static void test_record_decodes_end_without_name(void **state)
 {
 	(void)state;
@@ -546,6 +571,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_record_decodes_begin_with_kept_name),
+	    cmocka_unit_test(test_record_decodes_a_numbered_name),
 	    cmocka_unit_test(test_record_decodes_end_without_name),
 	    cmocka_unit_test(test_record_decodes_inline_name),
 	    cmocka_unit_test(test_record_decodes_complete_end_timestamp),

@@ -11,6 +11,7 @@
 
 #include "systrace_fixture.h"
 
+#include <timeline/frame.h>
 #include <timeline/trace_event.h>
 
 #define MAX_MARKERS 64
@@ -96,6 +97,32 @@ static void test_begin_and_end_carry_the_tgid_and_the_thread_tid(void **state)
 	}
 	assert_int_equal(st.events_written, 2);
 	assert_int_equal(st.events_dropped, 0);
+}
+
+/* The frame tracer records "frame" and the number; the recorder writes the name in full. */
+static void test_frame_tracer_frames_are_named_in_full(void **state)
+{
+	(void)state;
+	start();
+	tl_frame_options o = {.struct_size = sizeof o, .category = "systest"};
+	tl_frame_tracer *ft = tl_frame_tracer_create(&o);
+	assert_non_null(ft);
+	for (int i = 0; i < 3; i++) {
+		tl_frame_begin(ft, 0);
+		tl_frame_end(ft);
+	}
+	tl_stats st;
+	tl_frame_tracer_destroy(ft);
+	size_t n = finish(&st);
+	size_t frames = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (markers[i].payload[0] != 'B')
+			continue;
+		char want[32];
+		snprintf(want, sizeof want, "|frame %zu", ++frames);
+		assert_string_equal(markers[i].payload, expect("B", want));
+	}
+	assert_int_equal(frames, 3);
 }
 
 static void test_counters_write_integers_and_round_doubles(void **state)
@@ -400,6 +427,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(test_begin_and_end_carry_the_tgid_and_the_thread_tid,
 	                              teardown),
+	    cmocka_unit_test_teardown(test_frame_tracer_frames_are_named_in_full, teardown),
 	    cmocka_unit_test_teardown(test_counters_write_integers_and_round_doubles, teardown),
 	    cmocka_unit_test_teardown(test_async_events_write_s_and_f_with_stable_cookies,
 	                              teardown),

@@ -3,8 +3,8 @@
  * slice, and emits every frame, counter and report through the timeline API.
  *
  * Per frame (tl_frame_begin + tl_frame_end, the hot path): a BEGIN record
- * named "frame <n>" (copied; the name is kept in the tracer and counted up
- * in place) and a plain END, both on the recorder's fast path, whose
+ * named "frame <n>" (held as "frame" and n, spelled out by the snapshot or
+ * the direct recorder) and a plain END, both on the recorder's fast path, whose
  * timestamps are the frame's start and end: the emitters hand them back, so
  * the clock is read once per edge, inside the emit. Then integer math and a
  * store into the scene's frame-time array; the janky-frame instant, the
@@ -34,6 +34,7 @@
 
 #include "recorder/clock.h"
 #include "recorder/emit_internal.h"
+#include "recorder/format_int.h"
 #include "recorder/internal.h"
 #include "tracers/frame_stats.h"
 
@@ -43,6 +44,8 @@
 #define DEFAULT_MIN_FRAMES 10
 #define DEFAULT_SCENE "default"
 #define DEFAULT_CATEGORY "frame"
+/* Frame slices are named FRAME_NAME, a space and the frame's number. */
+#define FRAME_NAME "frame"
 #define MAX_SCENES 16
 /* The raw-to-ns map is rebuilt when it is off by more than this. */
 #define MAP_TOLERANCE_NS 1000000
@@ -122,16 +125,10 @@ struct tl_frame_tracer {
 	int64_t open_vsync_ns; /* as passed: <= 0 for none */
 	int64_t open_period_ns;
 	int64_t emitted_period_ns;
-	/* "frame <n>" for n = name_number, NUL-padded to whole words */
-	union {
-		char c[32];
-		uint64_t words[4];
-	} name;
-	size_t name_len;
+	/* "frame <n>" for n = name_number, for the events with arguments (the
+	 * fast path records "frame" and n, tl_i_emit_begin_number_into) */
+	char name[32];
 	uint64_t name_number;
-	/* where the last digit is: name.words[name_word], at bit name_shift */
-	size_t name_word;
-	unsigned name_shift;
 	struct scene_slice scenes[MAX_SCENES];
 	struct scene_slice *current;
 	uint64_t use_counter;
@@ -510,84 +507,17 @@ static tl_frame_bucket bucket_of(const tl_frame_tracer *ft, uint64_t dropped)
 	return TL_FRAME_BEST;
 }
 
-/* Spells "frame <n>" into ft->name (NUL-padded), counting up in place from
- * the number it holds when n is the next one. */
-/* The bit position of byte i of a name word. */
-static inline unsigned name_byte_shift(size_t i)
+/* Makes ft->name "frame <n>". */
+static void name_set(tl_frame_tracer *ft, uint64_t n)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return (unsigned)(i % 8) * 8;
-#else
-	return (unsigned)(7 - i % 8) * 8;
-#endif
-}
-
-/*
- * Counts the name's number up by one in place, false when that makes it one
- * digit longer. Whole words are read and written: the emit reads the name
- * by words right after, and a word load cannot be forwarded from a byte
- * store still in flight to it (it would wait for the store to retire).
- */
-static bool name_increment(tl_frame_tracer *ft)
-{
-	for (size_t i = ft->name_len - 1;; i--) {
-		uint64_t *word = &ft->name.words[i / 8];
-		unsigned shift = name_byte_shift(i);
-		unsigned digit = (unsigned)(*word >> shift) & 0xffu;
-		if (__builtin_expect(digit != '9', 1)) {
-			if (digit == ' ')
-				return false;
-			*word += (uint64_t)1 << shift;
-			return true;
-		}
-		*word -= (uint64_t)('9' - '0') << shift;
-	}
-}
-
-/* Writes "frame <n>" from scratch. */
-static void name_write(tl_frame_tracer *ft, uint64_t n)
-{
+	if (n == ft->name_number && ft->name[0])
+		return;
 	char digits[24];
-	size_t len = 0;
-	uint64_t v = n;
-	do {
-		digits[len++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	memset(ft->name.c, 0, sizeof ft->name.c);
-	memcpy(ft->name.c, "frame ", 6);
-	for (size_t i = 0; i < len; i++)
-		ft->name.c[6 + i] = digits[len - 1 - i];
-	ft->name_len = 6 + len;
+	size_t len = tl_format_u64(digits, n);
+	memcpy(ft->name, FRAME_NAME " ", sizeof FRAME_NAME);
+	memcpy(ft->name + sizeof FRAME_NAME, digits, len);
+	ft->name[sizeof FRAME_NAME + len] = '\0';
 	ft->name_number = n;
-	ft->name_word = (ft->name_len - 1) / 8;
-	ft->name_shift = name_byte_shift(ft->name_len - 1);
-}
-
-/* name_set past its fast path: a carry, or not the next number. */
-static __attribute__((noinline)) void name_set_slow(tl_frame_tracer *ft, uint64_t n)
-{
-	if (n == ft->name_number)
-		return;
-	if (n == ft->name_number + 1 && name_increment(ft)) {
-		ft->name_number = n;
-		return;
-	}
-	name_write(ft, n);
-}
-
-/* Makes the name "frame <n>": for the next number, one word added to. */
-static inline void name_set(tl_frame_tracer *ft, uint64_t n)
-{
-	uint64_t *word = &ft->name.words[ft->name_word];
-	if (__builtin_expect(n == ft->name_number + 1 &&
-	                         ((*word >> ft->name_shift) & 0xffu) < (uint64_t)'9',
-	                     1)) {
-		*word += (uint64_t)1 << ft->name_shift;
-		ft->name_number = n;
-		return;
-	}
-	name_set_slow(ft, n);
 }
 
 static void emit_janky(tl_frame_tracer *ft, const tl_frame_info *info, uint64_t raw_end)
@@ -668,8 +598,8 @@ static void emit_complete(tl_frame_tracer *ft, int64_t vsync_ns, int64_t start_n
 		args[nargs++] =
 		    (tl_arg){.key = "present_ns", .type = TL_ARG_INT, .value.i = present_ns};
 	name_set(ft, ft->stats.frames + 1);
-	tl_emit(ft->cat, TL_PHASE_COMPLETE, TL_EVENT_COPY_NAME, ft->name.c, raw_end, raw_start,
-	        args, nargs);
+	tl_emit(ft->cat, TL_PHASE_COMPLETE, TL_EVENT_COPY_NAME, ft->name, raw_end, raw_start, args,
+	        nargs);
 }
 
 /* A late frame: its dropped frames and bucket, counted in the tracer, the
@@ -873,7 +803,7 @@ tl_frame_tracer *tl_frame_tracer_create(const tl_frame_options *opts)
 	ft->stats.struct_size = sizeof ft->stats;
 	map_reset(&ft->map);
 	ft->current = scene_find(ft, o.scene ? o.scene : DEFAULT_SCENE);
-	name_write(ft, 0);
+	name_set(ft, 0);
 	return ft;
 }
 
@@ -928,7 +858,7 @@ static __attribute__((noinline)) void frame_begin_slow(tl_frame_tracer *ft, int6
 	tl_arg arg = {.key = "vsync_ns", .type = TL_ARG_INT, .value.i = vsync_ns};
 	unsigned nargs = vsync_ns > 0 && vsync_ns != map_to_ns(&ft->map, raw);
 	name_set(ft, ft->stats.frames + 1);
-	if (tl_i_emit_ts(ft->cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, ft->name.c, 0, raw, &arg,
+	if (tl_i_emit_ts(ft->cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, ft->name, 0, raw, &arg,
 	                 nargs) != 0)
 		ft->open_begin.state = atomic_load_explicit(&tl_state, memory_order_relaxed);
 }
@@ -950,25 +880,10 @@ void tl_frame_begin(tl_frame_tracer *ft, int64_t vsync_ns)
 	if (__builtin_expect(vsync_ns <= 0 && period == ft->emitted_period_ns &&
 	                         tl_category_enabled(ft->cat),
 	                     1)) {
-		uint64_t n = ft->stats.frames + 1;
-		/* the common case, the next number with no carry, in registers:
-		 * the emit gets the name's words without a store and a load */
-		uint64_t w0 = ft->name.words[0], w1 = ft->name.words[1];
-		unsigned shift = ft->name_shift;
-		uint64_t last = ft->name_word ? w1 : w0;
-		if (__builtin_expect(ft->name_len <= 16 && n == ft->name_number + 1 &&
-		                         ((last >> shift) & 0xffu) < (uint64_t)'9',
-		                     1)) {
-			if (ft->name_word)
-				ft->name.words[1] = w1 += (uint64_t)1 << shift;
-			else
-				ft->name.words[0] = w0 += (uint64_t)1 << shift;
-			ft->name_number = n;
-			tl_i_emit_begin_short_into(ft->cat, w0, w1, ft->name_len, &ft->open_begin);
-			return;
-		}
-		name_set(ft, n);
-		tl_i_emit_begin_copy_into(ft->cat, ft->name.c, ft->name_len, &ft->open_begin);
+		/* "frame <n>" is spelled out by the snapshot (or the direct
+		 * recorder): the record holds "frame" and n */
+		tl_i_emit_begin_number_into(ft->cat, FRAME_NAME, ft->stats.frames + 1,
+		                            &ft->open_begin);
 		return;
 	}
 	frame_begin_slow(ft, vsync_ns, period);

@@ -215,10 +215,11 @@ void looper_tree_build(const struct tl_looper *l, const uint64_t *words, size_t 
 		if ((skip_first && index == 0) || (skip_last && index + 1 == nrecords))
 			continue;
 		int64_t ts = looper_clock_ns(&clock, v.ts);
-		size_t name_len =
-		    v.name ? (v.flags & TL_REC_F_NAME_INLINE ? v.name_len : strlen(v.name)) : 0;
+		char numbered[TL_RECORD_NAME_MAX];
+		size_t name_len;
+		const char *name = tl_record_name(&v, numbered, &name_len);
 		if (v.phase == TL_PHASE_BEGIN) {
-			struct node *n = child_named(top, v.name, name_len);
+			struct node *n = child_named(top, name, name_len);
 			if (!n)
 				break;
 			n->count++;
@@ -232,7 +233,7 @@ void looper_tree_build(const struct tl_looper *l, const uint64_t *words, size_t 
 			}
 			out->events++;
 		} else if (v.phase == TL_PHASE_COMPLETE) {
-			struct node *n = child_named(top, v.name, name_len);
+			struct node *n = child_named(top, name, name_len);
 			if (!n)
 				break;
 			n->count++;
