@@ -65,6 +65,23 @@ struct systrace_counters {
 } __attribute__((aligned(TL_CACHELINE)));
 
 static struct systrace systrace_state = {.marker_fd = -1, .tracing_on_fd = -1};
+
+/*
+ * Per thread slot, the payloads of its last slice begin (for a name of at
+ * most SLICE_NAME_CACHED bytes) and of a slice end, as written for the
+ * process `pid`: a kept name does not change (timeline.h), so the same
+ * pointer gives the same payload, written again without formatting.
+ * Written only by the slot's thread.
+ */
+#define SLICE_NAME_CACHED 64
+struct slice_cache {
+	const char *name; /* NULL: nothing cached */
+	pid_t pid;
+	uint32_t begin_len, end_len;
+	char end[24];
+	char begin[2 + 20 + 1 + SLICE_NAME_CACHED];
+} __attribute__((aligned(TL_CACHELINE)));
+static struct slice_cache slice_caches[TL_MAX_THREADS];
 static struct systrace_counters counters[TL_MAX_THREADS];
 static uint32_t session_counter;
 
@@ -335,33 +352,76 @@ static int write_event(struct systrace *st, const tl_record_view *v)
 	return 1;
 }
 
-/*
- * A slice begin (name not NULL) or end: B|pid|name or E|pid formatted here,
- * a name with no byte to replace, no trailing blank, that fits, copied as it
- * is. Returns as write_event, or -2 when the name needs the general
- * formatter. Timed only once the thread has had a complete event.
- */
-static int write_slice(struct systrace *st, char phase, const char *name)
+/* Formats B|pid|name (name not NULL) or E|pid into buf: a name with no
+ * byte to replace, no trailing blank, that fits, copied as it is. Returns
+ * the length, or 0 when the name needs the general formatter. */
+static size_t format_slice(char *buf, char phase, const char *name)
 {
-	char buf[TL_ATRACE_PAYLOAD_MAX];
-	pid_refresh();
 	buf[0] = phase == TL_PHASE_BEGIN ? 'B' : 'E';
 	buf[1] = '|';
 	memcpy(buf + 2, thread_state.pid_text, sizeof thread_state.pid_text);
 	size_t n = 2 + thread_state.pid_len;
-	if (name) {
-		/* up to the first separator; glibc scans this with vector compares */
-		size_t len = strcspn(name, "|\n\r");
-		if (name[len] != '\0' || len > sizeof buf - 1 - n ||
-		    (len > 0 && tl_atrace_is_blank(name[len - 1])))
+	if (!name)
+		return n;
+	/* up to the first separator; glibc scans this with vector compares */
+	size_t len = strcspn(name, "|\n\r");
+	if (name[len] != '\0' || len > TL_ATRACE_PAYLOAD_MAX - 1 - n ||
+	    (len > 0 && tl_atrace_is_blank(name[len - 1])))
+		return 0;
+	buf[n++] = '|';
+	memcpy(buf + n, name, len);
+	return n + len;
+}
+
+/* The payload of a slice begin or end from the slot's cache, made there
+ * first when it is not; NULL when it does not fit there (*len then 0 when
+ * the name needs the general formatter, else the length formatted into
+ * buf). pid_text is current. */
+static const char *cached_slice(struct slice_cache *sc, char phase, const char *name, char *buf,
+                                size_t *len)
+{
+	if (TL_UNLIKELY(sc->pid != tl_pid)) {
+		sc->name = NULL;
+		sc->end_len = (uint32_t)format_slice(sc->end, TL_PHASE_END, NULL);
+		sc->pid = tl_pid;
+	}
+	if (!name) {
+		*len = sc->end_len;
+		return sc->end;
+	}
+	if (TL_LIKELY(name == sc->name)) {
+		*len = sc->begin_len;
+		return sc->begin;
+	}
+	*len = format_slice(buf, phase, name);
+	if (*len == 0 || *len > sizeof sc->begin)
+		return NULL;
+	memcpy(sc->begin, buf, *len);
+	sc->begin_len = (uint32_t)*len;
+	sc->name = name;
+	return sc->begin;
+}
+
+/*
+ * A slice begin (name not NULL) or end: B|pid|name or E|pid, from the
+ * slot's cache when it can. Returns as write_event, or -2 when the name
+ * needs the general formatter. Timed only once the thread has had a
+ * complete event.
+ */
+static int write_slice(struct systrace *st, struct slice_cache *sc, char phase, const char *name)
+{
+	char buf[TL_ATRACE_PAYLOAD_MAX];
+	pid_refresh();
+	size_t len;
+	const char *payload = cached_slice(sc, phase, name, buf, &len);
+	if (!payload) {
+		if (len == 0)
 			return -2;
-		buf[n++] = '|';
-		memcpy(buf + n, name, len);
-		n += len;
+		payload = buf;
 	}
 	bool timed = thread_state.timed_session == st->session;
 	uint64_t ts = timed ? tl_clock_read() : 0;
-	if (write_payload(st, buf, n) != 0)
+	if (write_payload(st, payload, len) != 0)
 		return -1;
 	if (timed)
 		note_written(st, ts);
@@ -438,7 +498,8 @@ static void systrace_write_direct(struct tl_recorder *rec, const uint64_t *recor
 static void systrace_write_slice(struct tl_recorder *rec, char phase, const char *name)
 {
 	struct systrace *st = rec->backend;
-	struct systrace_counters *c = my_counters();
+	size_t slot = (size_t)(tl_self - tl_slots);
+	struct systrace_counters *c = &counters[slot];
 	int *err = &errno;
 	int saved_errno = *err;
 	int rc;
@@ -448,7 +509,7 @@ static void systrace_write_slice(struct tl_recorder *rec, char phase, const char
 		count(&c->tracing_off);
 		*err = saved_errno;
 		return;
-	} else if (TL_UNLIKELY((rc = write_slice(st, phase, name)) == -2)) {
+	} else if (TL_UNLIKELY((rc = write_slice(st, &slice_caches[slot], phase, name)) == -2)) {
 		tl_record_view v = {.ts = tl_clock_read(),
 		                    .phase = phase,
 		                    .name = name,

@@ -125,6 +125,29 @@ static void test_frame_tracer_frames_are_named_in_full(void **state)
 	assert_int_equal(frames, 3);
 }
 
+/* The recorder keeps each thread's last begin payload by name pointer: a
+ * name seen again, another name, and one the general formatter must clean
+ * all come out right. */
+static void test_repeated_and_changing_names_write_their_own_payloads(void **state)
+{
+	(void)state;
+	start();
+	static const char *const names[] = {"draw", "draw", "layout", "a|b", "draw", "layout"};
+	for (size_t i = 0; i < 6; i++) {
+		tl_emit_begin(cat, names[i]);
+		tl_emit_end(cat);
+	}
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 12);
+	static const char *const want[] = {"|draw", "|draw", "|layout", "|a b", "|draw", "|layout"};
+	for (size_t i = 0; i < 6; i++) {
+		assert_string_equal(markers[2 * i].payload, expect("B", want[i]));
+		assert_string_equal(markers[2 * i + 1].payload, expect("E", ""));
+	}
+	assert_int_equal(st.events_written, 12);
+}
+
 static void test_counters_write_integers_and_round_doubles(void **state)
 {
 	(void)state;
@@ -428,6 +451,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_begin_and_end_carry_the_tgid_and_the_thread_tid,
 	                              teardown),
 	    cmocka_unit_test_teardown(test_frame_tracer_frames_are_named_in_full, teardown),
+	    cmocka_unit_test_teardown(test_repeated_and_changing_names_write_their_own_payloads,
+	                              teardown),
 	    cmocka_unit_test_teardown(test_counters_write_integers_and_round_doubles, teardown),
 	    cmocka_unit_test_teardown(test_async_events_write_s_and_f_with_stable_cookies,
 	                              teardown),

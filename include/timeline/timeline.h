@@ -223,7 +223,7 @@ TL_API int64_t tl_now_ns(void);
  * The macros are the usual way in. These functions are what they call; they
  * are stable and may be used directly. `cat` must come from
  * tl_category_get(). Names and keys are kept by pointer (string literals, or
- * strings that outlive every snapshot) unless the COPY flag or
+ * strings that outlive every snapshot and keep their content) unless the COPY flag or
  * TL_ARG_STRING_COPY says otherwise; copies are capped at TL_COPY_MAX bytes
  * and a truncation is counted.
  * Thread-safe. The fast path takes no lock and makes no syscall besides the
