@@ -214,6 +214,20 @@ static inline unsigned tl_i_counter_flags(float) { return TL_EVENT_COUNTER_DOUBL
 static inline unsigned tl_i_counter_flags(double) { return TL_EVENT_COUNTER_DOUBLE; }
 #define TL_I_COUNTER_BITS(v) tl_i_counter_bits(v)
 #define TL_I_COUNTER_FLAGS(v) tl_i_counter_flags(v)
+template <typename T>
+static inline void tl_i_counter(const tl_category *c, const char *n, T v)
+{
+	tl_emit_counter(c, n, (int64_t)v);
+}
+static inline void tl_i_counter(const tl_category *c, const char *n, float v)
+{
+	tl_emit_counter_double(c, n, v);
+}
+static inline void tl_i_counter(const tl_category *c, const char *n, double v)
+{
+	tl_emit_counter_double(c, n, v);
+}
+#define TL_I_COUNTER(c, n, v) tl_i_counter((c), (n), (v))
 
 #else /* C */
 
@@ -243,6 +257,9 @@ static inline unsigned tl_i_counter_flags(double) { return TL_EVENT_COUNTER_DOUB
 		default: (uint64_t)(int64_t)(v))
 #define TL_I_COUNTER_FLAGS(v)                                                                 \
 	_Generic((v), float: TL_EVENT_COUNTER_DOUBLE, double: TL_EVENT_COUNTER_DOUBLE, default: 0u)
+#define TL_I_COUNTER(c, n, v)                                                                 \
+	_Generic((v), float: tl_emit_counter_double, double: tl_emit_counter_double,          \
+		default: tl_emit_counter)((c), (n), (v))
 
 #endif /* __cplusplus */
 
@@ -297,8 +314,7 @@ static inline unsigned tl_i_counter_flags(double) { return TL_EVENT_COUNTER_DOUB
 #define TL_TRACE_EVENT_END0(cat, name) TL_I_WHEN_ENABLED(cat, ((void)(name), tl_emit_end(tl_i_cat_)))
 
 #define TL_TRACE_EVENT_COUNTER(cat, name, value)                                               \
-	TL_I_WHEN_ENABLED(cat, tl_emit(tl_i_cat_, TL_PHASE_COUNTER, TL_I_COUNTER_FLAGS(value), \
-				       (name), TL_I_COUNTER_BITS(value), 0, NULL, 0))
+	TL_I_WHEN_ENABLED(cat, TL_I_COUNTER(tl_i_cat_, (name), (value)))
 #define TL_TRACE_EVENT_COPY_COUNTER(cat, name, value)                                          \
 	TL_I_WHEN_ENABLED(cat, tl_emit(tl_i_cat_, TL_PHASE_COUNTER,                           \
 				       TL_I_COUNTER_FLAGS(value) | TL_EVENT_COPY_NAME, (name), \
