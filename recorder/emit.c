@@ -766,17 +766,42 @@ static __attribute__((noinline)) void counter_slow(const tl_category *cat, unsig
 	        0);
 }
 
-/* A trampoline, as begin_tsc_miss: keeps the fast form's checks falling
- * through to the stores. */
+static inline __attribute__((always_inline)) void
+counter_put(struct tl_slot *slot, uint64_t pos, uint64_t ts, const tl_category *cat,
+            unsigned flags, const char *name, uint64_t value)
+{
+	_Atomic uint64_t *p = record_at(pos);
+	put(p, ts);
+	put(p + 1, TL_REC_HEADER(TL_PHASE_COUNTER, 4, flags, cat->index, 0));
+	put(p + 2, (uint64_t)(uintptr_t)name); /* NULL reads as "" */
+	put(p + 3, value);
+	tl_slot_commit_pos(slot, pos + tl_pos_step(4));
+}
+
+/* The counters' miss handler, entered with the slot busy, as begin_miss:
+ * the vDSO form, or the slow path. */
+static __attribute__((noinline, hot)) void counter_miss(const tl_category *cat, unsigned flags,
+                                                        const char *name, uint64_t value)
+{
+	struct tl_slot *slot = tl_self;
+	uint64_t pos = entered_pos(slot);
+	if (vdso_fits(slot, pos, 4)) {
+		counter_put(slot, pos, tl_clock_read(), cat, flags, name, value);
+		return;
+	}
+	tl_slot_commit_pos(slot, pos);
+	counter_slow(cat, flags, name, value);
+}
+
 static __attribute__((noinline, cold)) void counter_tsc_miss(const tl_category *cat,
                                                              unsigned flags, const char *name,
                                                              uint64_t value)
 {
-	counter_slow(cat, flags, name, value);
+	counter_miss(cat, flags, name, value);
 }
 
-/* The counters' TSC form, as tl_emit_begin's: a miss of any kind (no TSC
- * included) goes to tl_emit. */
+/* The counters' TSC form, as tl_emit_begin's: a miss goes to the vDSO
+ * form or to tl_emit. */
 static inline __attribute__((always_inline)) void
 counter_at(const tl_category *cat, unsigned flags, const char *name, uint64_t value)
 {
@@ -785,17 +810,13 @@ counter_at(const tl_category *cat, unsigned flags, const char *name, uint64_t va
 	uint64_t pos;
 	bool entered = tl_slot_enter_pos(slot, &pos);
 	if (TL_LIKELY(entered && fits(slot, pos, 4, form_state(true)))) {
-		_Atomic uint64_t *p = record_at(pos);
-		put(p, __rdtsc());
-		put(p + 1, TL_REC_HEADER(TL_PHASE_COUNTER, 4, flags, cat->index, 0));
-		put(p + 2, (uint64_t)(uintptr_t)name); /* NULL reads as "" */
-		put(p + 3, value);
-		tl_slot_commit_pos(slot, pos + tl_pos_step(4));
+		counter_put(slot, pos, __rdtsc(), cat, flags, name, value);
 		return;
 	}
 	if (entered)
-		tl_slot_commit_pos(slot, pos);
-	counter_tsc_miss(cat, flags, name, value);
+		counter_tsc_miss(cat, flags, name, value);
+	else
+		counter_slow(cat, flags, name, value); /* re-entry from a signal handler */
 #else
 	counter_slow(cat, flags, name, value);
 #endif

@@ -119,6 +119,8 @@ static void test_fast_forms_read_the_vdso_clock_when_it_is_chosen(void **state)
 	struct tl_i_begin_out out = {0, 0};
 	tl_i_emit_begin_copy_into(cat, copied, sizeof "begin_copy" - 1, &out);
 	tl_i_emit_end_ts(cat);
+	tl_emit_counter(cat, "counter", 5);
+	tl_emit_counter_double(cat, "counter_double", 0.5);
 	struct tl_i_begin_out out_number = {0, 0};
 	tl_i_emit_begin_number_into(cat, "begin_number", 7, &out_number);
 	tl_i_emit_end_ts(cat);
@@ -130,7 +132,7 @@ static void test_fast_forms_read_the_vdso_clock_when_it_is_chosen(void **state)
 	assert_true((int64_t)out_number.ts >= before && (int64_t)out_number.ts <= after);
 	tl_model m;
 	tl_test_snapshot_model(&m);
-	assert_int_equal(m.nevents, 8);
+	assert_int_equal(m.nevents, 10);
 	for (size_t i = 0; i < m.nevents; i++) {
 		print_message("%c %s at %lld\n", m.events[i].phase,
 		              m.events[i].name ? m.events[i].name : "", (long long)m.events[i].ts_ns);
@@ -138,6 +140,8 @@ static void test_fast_forms_read_the_vdso_clock_when_it_is_chosen(void **state)
 	}
 	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "begin_copy"), 1);
 	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "begin_number 7"), 1);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_COUNTER, "counter"), 1);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_COUNTER, "counter_double"), 1);
 	tl_model_free(&m);
 }
 
