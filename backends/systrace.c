@@ -489,13 +489,9 @@ static void systrace_write_direct(struct tl_recorder *rec, const uint64_t *recor
 	errno = saved_errno;
 }
 
-/*
- * A plain slice begin (name, never NULL) or end (name NULL) from the
- * emitters' fast forms, without a record: no clock read while the gate is
- * open (and the thread has had no complete event), and the shortest
- * formatting.
- */
-static void systrace_write_slice(struct tl_recorder *rec, char phase, const char *name)
+/* systrace_write_slice past its common case. */
+static __attribute__((noinline)) void slice_slow(struct tl_recorder *rec, char phase,
+                                                 const char *name)
 {
 	struct systrace *st = rec->backend;
 	size_t slot = (size_t)(tl_self - tl_slots);
@@ -518,6 +514,34 @@ static void systrace_write_slice(struct tl_recorder *rec, char phase, const char
 	}
 	count(rc > 0 ? &c->written : rc == 0 ? &c->not_representable : &c->dropped);
 	*err = saved_errno;
+}
+
+/*
+ * A plain slice begin (name, never NULL) or end (name NULL) from the
+ * emitters' fast forms, without a record: no clock read while the gate is
+ * open (and the thread has had no complete event). The common case, a
+ * payload the thread's cache holds, is written from there with nothing
+ * else to do; the rest is slice_slow's.
+ */
+static void systrace_write_slice(struct tl_recorder *rec, char phase, const char *name)
+{
+	struct systrace *st = rec->backend;
+	size_t slot = (size_t)(tl_self - tl_slots);
+	const struct slice_cache *sc = &slice_caches[slot];
+	if (TL_LIKELY(!atomic_load_explicit(&st->off, memory_order_relaxed) &&
+	              (st->tracing_on_fd < 0 ||
+	               atomic_load_explicit(&st->gate_on, memory_order_relaxed)) &&
+	              sc->pid == tl_pid && thread_state.timed_session != st->session &&
+	              (!name || name == sc->name))) {
+		int *err = &errno;
+		int saved_errno = *err;
+		int rc = name ? write_payload(st, sc->begin, sc->begin_len)
+		              : write_payload(st, sc->end, sc->end_len);
+		count(rc == 0 ? &counters[slot].written : &counters[slot].dropped);
+		*err = saved_errno;
+		return;
+	}
+	slice_slow(rec, phase, name);
 }
 
 /* ---- start, stop, stats, fork ------------------------------------------------------ */
