@@ -233,10 +233,42 @@ static __attribute__((noinline, hot)) void begin_miss(const tl_category *cat, co
 		tl_emit(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
 }
 
+/*
+ * A TSC form's miss where the clock is the TSC: a plain slice for a direct
+ * recorder's write_slice (the slot still entered, so that shutdown waits for
+ * the write), or the general path. Nothing is kept across the recorder's
+ * call, so this needs no saved registers.
+ */
+static __attribute__((noinline)) void slice_general(const tl_category *cat, char phase,
+                                                    const char *name)
+{
+	struct tl_slot *slot = tl_self;
+	if (!direct_entered(slot, entered_pos(slot), cat, phase, name))
+		tl_emit(cat, phase, 0, name, 0, 0, NULL, 0);
+}
+
+static __attribute__((noinline, hot)) void slice_direct(const tl_category *cat, char phase,
+                                                        const char *name)
+{
+	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
+	void (*write_slice)(struct tl_recorder *, char, const char *);
+	/* tl_active.ops is read only in a session */
+	if (TL_LIKELY(tl_self != &tl_slot_none && state != 0 && !(state & TL_STATE_FULL) &&
+	              (write_slice = tl_active.ops->write_slice) != NULL)) {
+		write_slice(&tl_active, phase, phase == TL_PHASE_BEGIN ? (name ? name : "") : NULL);
+		tl_slot_leave(tl_self);
+		return;
+	}
+	slice_general(cat, phase, name);
+}
+
 static __attribute__((noinline, cold)) void begin_tsc_miss(const tl_category *cat,
                                                            const char *name)
 {
-	begin_miss(cat, name);
+	if (TL_LIKELY(tl_clock_use_tsc))
+		slice_direct(cat, TL_PHASE_BEGIN, name);
+	else
+		begin_miss(cat, name);
 }
 
 static __attribute__((noinline, hot)) void end_miss(const tl_category *cat)
@@ -251,7 +283,10 @@ static __attribute__((noinline, hot)) void end_miss(const tl_category *cat)
 
 static __attribute__((noinline, cold)) void end_tsc_miss(const tl_category *cat)
 {
-	end_miss(cat);
+	if (TL_LIKELY(tl_clock_use_tsc))
+		slice_direct(cat, TL_PHASE_END, NULL);
+	else
+		end_miss(cat);
 }
 
 /* The two fast forms start on a cache line of their own, so that their

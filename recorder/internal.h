@@ -217,7 +217,8 @@ static inline void tl_slot_commit(struct tl_slot *slot, _Atomic uint64_t *end)
 /* Leaves without moving the position. */
 static inline void tl_slot_leave(struct tl_slot *slot)
 {
-	tl_slot_commit(slot, tl_slot_cur(slot));
+	tl_slot_commit_pos(slot, atomic_load_explicit(&slot->pos, memory_order_relaxed) &
+	                             ~TL_SLOT_BUSY);
 }
 
 /* Makes block b the slot's current block, keeping the busy flag as it is.
