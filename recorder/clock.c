@@ -7,6 +7,8 @@
 
 #include <timeline/timeline.h>
 
+#include "recorder/tracer.h"
+
 int tl_clock_use_tsc;
 clockid_t tl_clock_id = CLOCK_BOOTTIME;
 
@@ -142,6 +144,7 @@ void tl_clock_init(clockid_t id, int allow_tsc)
 {
 	tl_clock_id = id;
 	tl_clock_use_tsc = allow_tsc && tl_clock_tsc_usable();
+	atomic_fetch_add_explicit(&tl_clock_generation, 1, memory_order_relaxed);
 	for (int i = 0; i < TL_CLOCK_PAIRS; i++)
 		atomic_store(&pairs[i].seq, 0);
 	atomic_store(&pairs_used, 0);

@@ -10,10 +10,9 @@
 #include <string.h>
 
 #include "recorder/clock.h"
-#include "recorder/emit_internal.h"
 #include "recorder/internal.h"
 #include "recorder/record.h"
-#include "recorder/thread_mark.h"
+#include "recorder/tracer.h"
 
 /* Every thread starts on tl_slot_none, whose epoch matches no session and
  * whose block has no room, so its first event takes the slow path and
@@ -329,15 +328,15 @@ __attribute__((aligned(64))) void tl_emit_end(const tl_category *cat)
 	end_slow(cat);
 }
 
-/* ---- internal forms returning their timestamp (emit_internal.h) -------- */
+/* ---- internal forms returning their timestamp (tracer.h) -------- */
 
 /* A copied-name BEGIN off the fast path: the general emitter, then where
  * it went (a clock read of its own when it was not recorded). */
 static __attribute__((noinline)) void begin_copy_slow(const tl_category *cat, const char *name,
-                                                      struct tl_i_begin_out *out)
+                                                      tl_tracer_where *out)
 {
-	tl_timestamp ts = tl_i_emit_ts(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0);
-	out->state = ts ? atomic_load_explicit(&tl_state, memory_order_relaxed) : 0;
+	tl_timestamp ts = tl_tracer_emit(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0);
+	out->session = ts ? atomic_load_explicit(&tl_state, memory_order_relaxed) : 0;
 	out->ts = ts ? ts : tl_clock_read();
 }
 
@@ -346,12 +345,12 @@ static __attribute__((noinline)) tl_timestamp begin_ts_slow(const tl_category *c
                                                            struct tl_thread_mark *mark)
 {
 	mark->block = NULL;
-	return tl_i_emit_ts(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
+	return tl_tracer_emit(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
 }
 
 static __attribute__((noinline)) tl_timestamp end_ts_slow(const tl_category *cat)
 {
-	return tl_i_emit_ts(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
+	return tl_tracer_emit(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
 }
 
 /* The words of a BEGIN whose name of len bytes is copied by whole words. */
@@ -360,10 +359,10 @@ static inline size_t copy_words(size_t len)
 	return 3 + (len + 7) / 8;
 }
 
-/* begin_put with a copied name, by whole words (see emit_internal.h). */
+/* begin_put with a copied name, by whole words (see tracer.h). */
 static inline __attribute__((always_inline)) void
 begin_copy_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *cat,
-               const char *name, size_t len, struct tl_i_begin_out *out)
+               const char *name, size_t len, tl_tracer_where *out)
 {
 	_Atomic uint64_t *p = record_at(pos);
 	size_t words = copy_words(len);
@@ -378,8 +377,8 @@ begin_copy_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *
 	}
 	tl_slot_commit_pos(slot, pos + tl_pos_step(words));
 	out->ts = ts;
-	if (out->state != slot->epoch)
-		out->state = slot->epoch;
+	if (out->session != slot->epoch)
+		out->session = slot->epoch;
 }
 
 /* begin_put, also marking the record (thread_mark.h) while the slot is
@@ -398,14 +397,14 @@ begin_ts_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *ca
 	mark->seq = atomic_load_explicit(&block->seq, memory_order_relaxed);
 	mark->gen = atomic_load_explicit(&block->gen, memory_order_relaxed);
 	mark->offset = (uint32_t)(p - block->data);
-	mark->epoch = slot->epoch;
+	mark->session = slot->epoch;
 	tl_slot_commit_pos(slot, pos + tl_pos_step(3));
 	return ts;
 }
 
 static __attribute__((noinline, hot)) void begin_copy_miss(const tl_category *cat,
                                                            const char *name, size_t len,
-                                                           struct tl_i_begin_out *out)
+                                                           tl_tracer_where *out)
 {
 	struct tl_slot *slot = tl_self;
 	uint64_t pos = entered_pos(slot);
@@ -419,7 +418,7 @@ static __attribute__((noinline, hot)) void begin_copy_miss(const tl_category *ca
 
 static __attribute__((noinline, cold)) void
 begin_copy_tsc_miss(const tl_category *cat, const char *name, size_t len,
-                    struct tl_i_begin_out *out)
+                    tl_tracer_where *out)
 {
 	begin_copy_miss(cat, name, len, out);
 }
@@ -457,8 +456,8 @@ static __attribute__((noinline, cold)) tl_timestamp end_ts_tsc_miss(const tl_cat
 	return end_ts_miss(cat);
 }
 
-void tl_i_emit_begin_copy_into(const tl_category *cat, const char *name, size_t len,
-                               struct tl_i_begin_out *out)
+void tl_tracer_begin_copy(const tl_category *cat, const char *name, size_t len,
+                               tl_tracer_where *out)
 {
 	const bool tsc = TL_HAVE_TSC;
 	struct tl_slot *slot = tl_self;
@@ -479,7 +478,7 @@ void tl_i_emit_begin_copy_into(const tl_category *cat, const char *name, size_t 
 	begin_copy_put(slot, pos, tsc, cat, name, len, out);
 }
 
-tl_timestamp tl_i_emit_begin_ts(const tl_category *cat, const char *name,
+tl_timestamp tl_tracer_begin(const tl_category *cat, const char *name,
                                 struct tl_thread_mark *mark)
 {
 	const bool tsc = TL_HAVE_TSC;
@@ -496,7 +495,7 @@ tl_timestamp tl_i_emit_begin_ts(const tl_category *cat, const char *name,
 	return begin_ts_put(slot, pos, tsc, cat, name, mark);
 }
 
-tl_timestamp tl_i_emit_end_ts(const tl_category *cat)
+tl_timestamp tl_tracer_end(const tl_category *cat)
 {
 	const bool tsc = TL_HAVE_TSC;
 	struct tl_slot *slot = tl_self;
@@ -780,7 +779,7 @@ void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char 
 		emit_general(cat, phase, flags, name, id, ts, args, nargs);
 }
 
-tl_timestamp tl_i_emit_ts(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
+tl_timestamp tl_tracer_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
                           uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs)
 {
 	if (is_plain_counter(cat, phase, flags, args, nargs)) {
@@ -880,7 +879,7 @@ void tl_emit_complete(const tl_category *cat, const char *name, tl_timestamp sta
 	tl_emit(cat, TL_PHASE_COMPLETE, 0, name, end, start, NULL, 0);
 }
 
-/* ---- a BEGIN with a numbered name (emit_internal.h) ---------------------- */
+/* ---- a BEGIN with a numbered name (tracer.h) ---------------------- */
 
 static inline __attribute__((always_inline)) void
 begin_number_put(_Atomic uint64_t *p, uint64_t ts, const tl_category *cat, const char *name,
@@ -896,26 +895,26 @@ begin_number_put(_Atomic uint64_t *p, uint64_t ts, const tl_category *cat, const
  * full block, a direct recorder, not running), then where it went. */
 static __attribute__((noinline)) void begin_number_slow(const tl_category *cat, const char *name,
                                                         uint64_t number,
-                                                        struct tl_i_begin_out *out)
+                                                        tl_tracer_where *out)
 {
 	struct tl_slot *slot;
 	_Atomic uint64_t *w = reserve(&slot, 4);
 	uint64_t ts = tl_clock_read();
 	if (!w) {
-		out->state = 0;
+		out->session = 0;
 		out->ts = ts;
 		return;
 	}
 	begin_number_put(w, ts, cat, name, number);
 	finish(slot, w + 4);
-	out->state = atomic_load_explicit(&tl_state, memory_order_relaxed);
+	out->session = atomic_load_explicit(&tl_state, memory_order_relaxed);
 	out->ts = ts;
 }
 
 /* The TSC form's miss: the vDSO form when the clock is not the TSC. */
 static __attribute__((noinline, cold)) void begin_number_miss(const tl_category *cat,
                                                               const char *name, uint64_t number,
-                                                              struct tl_i_begin_out *out)
+                                                              tl_tracer_where *out)
 {
 	struct tl_slot *slot = tl_self;
 	uint64_t pos = entered_pos(slot);
@@ -924,15 +923,15 @@ static __attribute__((noinline, cold)) void begin_number_miss(const tl_category 
 		begin_number_put(tl_pos_ptr(pos), ts, cat, name, number);
 		tl_slot_commit_pos(slot, pos + tl_pos_step(4));
 		out->ts = ts;
-		out->state = slot->epoch;
+		out->session = slot->epoch;
 		return;
 	}
 	tl_slot_commit_pos(slot, pos);
 	begin_number_slow(cat, name, number, out);
 }
 
-void tl_i_emit_begin_number_into(const tl_category *cat, const char *name, uint64_t number,
-                                 struct tl_i_begin_out *out)
+void tl_tracer_begin_numbered(const tl_category *cat, const char *name, uint64_t number,
+                                 tl_tracer_where *out)
 {
 	const bool tsc = TL_HAVE_TSC;
 	struct tl_slot *slot = tl_self;
@@ -944,8 +943,8 @@ void tl_i_emit_begin_number_into(const tl_category *cat, const char *name, uint6
 		begin_number_put(p, ts, cat, name, number);
 		tl_slot_commit_pos(slot, pos + tl_pos_step(4));
 		out->ts = ts;
-		if (out->state != slot->epoch)
-			out->state = slot->epoch;
+		if (out->session != slot->epoch)
+			out->session = slot->epoch;
 		return;
 	}
 	if (entered && tsc) {
@@ -955,4 +954,10 @@ void tl_i_emit_begin_number_into(const tl_category *cat, const char *name, uint6
 	if (entered)
 		tl_slot_commit_pos(slot, pos);
 	begin_number_slow(cat, name, number, out);
+}
+
+void tl_emit_begin_numbered(const tl_category *cat, const char *name, uint64_t number)
+{
+	tl_tracer_where where = {0, 0};
+	tl_tracer_begin_numbered(cat, name, number, &where);
 }

@@ -37,6 +37,8 @@
 
 #include <timeline/timeline.h>
 
+#include "recorder/record_view.h"
+
 #define TL_REC_F_NAME_INLINE (1u << 0)    /* the name is an inline string */
 #define TL_REC_F_SCOPE_SHIFT 1            /* 2 bits: TL_EVENT_SCOPE_* >> 1 */
 #define TL_REC_F_COUNTER_DOUBLE (1u << 3) /* counter value is a double */
@@ -98,44 +100,5 @@ static inline int tl_record_phase_known(char phase)
 	return phase == TL_PHASE_BEGIN || phase == TL_PHASE_END || phase == TL_PHASE_INSTANT ||
 	       phase == TL_PHASE_COUNTER || tl_record_has_value(phase);
 }
-
-/* One record decoded. Strings point into the record or at kept pointers. */
-typedef struct tl_record_view {
-	uint64_t ts;
-	char phase;
-	unsigned flags; /* TL_REC_F_* */
-	unsigned category;
-	const char *name; /* NULL for END */
-	size_t name_len;
-	uint64_t name_number; /* with TL_REC_F_NAME_NUMBER: the name is "name name_number" */
-	uint64_t value; /* see tl_record_has_value */
-	unsigned nargs;
-	struct {
-		const char *key;
-		size_t key_len;
-		tl_arg_type type;
-		uint64_t bits;   /* numbers, bool, pointer */
-		const char *str; /* strings */
-		size_t str_len;
-	} args[TL_MAX_ARGS];
-} tl_record_view;
-
-/*
- * Decodes the record at words[0..avail). Returns its length in words, or 0
- * when it is malformed or runs past avail. Kept pointers are dereferenced
- * (strlen) unless TL_REC_F_STRINGS_INLINE is set. Async-signal-safe.
- */
-size_t tl_record_decode(const uint64_t *words, size_t avail, tl_record_view *out);
-
-/* The size a buffer needs for tl_record_name (a kept name is read up to
- * 1024 bytes). */
-#define TL_RECORD_NAME_MAX (1024 + 1 + 20)
-
-/*
- * The decoded record's name as one string: v->name itself, or with
- * TL_REC_F_NAME_NUMBER the name, a space and the number written into buf
- * (TL_RECORD_NAME_MAX bytes, not NUL-terminated). Sets *len. Async-signal-safe.
- */
-const char *tl_record_name(const tl_record_view *v, char *buf, size_t *len);
 
 #endif /* TIMELINE_RECORD_H */

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/thread_mark.h"
+#include "recorder/internal.h"
+#include "recorder/record.h"
+#include "recorder/tracer.h"
 
 /* Enters the calling thread's slot as an emit does; NULL when the thread
  * has no slot, is inside an emit, or is not recording this session. */
@@ -47,7 +49,7 @@ static void mark_block(struct tl_thread_mark *mark, const struct tl_block *block
 	mark->gen = atomic_load_explicit(&block->gen, memory_order_relaxed);
 	mark->seq = atomic_load_explicit(&block->seq, memory_order_relaxed);
 	mark->offset = (uint32_t)offset;
-	mark->epoch = state;
+	mark->session = state;
 }
 
 void tl_thread_mark(struct tl_thread_mark *mark)
@@ -65,8 +67,10 @@ void tl_thread_mark(struct tl_thread_mark *mark)
 	leave(slot);
 }
 
-uint64_t tl_thread_mark_record_ts(struct tl_thread_mark *mark, char phase, unsigned category)
+tl_timestamp tl_thread_mark_record_ts(struct tl_thread_mark *mark, tl_phase phase,
+                                      const tl_category *cat)
 {
+	unsigned category = cat->index;
 	uint32_t state;
 	struct tl_slot *slot = enter(&state);
 	if (!slot)
@@ -75,18 +79,42 @@ uint64_t tl_thread_mark_record_ts(struct tl_thread_mark *mark, char phase, unsig
 	const struct tl_block *block = slot->block;
 	if (block != &tl_block_none && !block->direct) {
 		/* the record is at the mark, or it opened the thread's next block */
-		size_t at = block == mark->block && mark->epoch == state ? mark->offset : 0;
+		size_t at = block == mark->block && mark->session == state ? mark->offset : 0;
 		const _Atomic uint64_t *cur = tl_slot_cur(slot);
 		size_t end = (size_t)(cur - block->data);
 		if (at + 2 <= end) {
 			uint64_t header =
 			    atomic_load_explicit(&block->data[at + 1], memory_order_relaxed);
-			if (TL_REC_PHASE(header) == phase && TL_REC_CATEGORY(header) == category &&
+			if (TL_REC_PHASE(header) == (char)phase && TL_REC_CATEGORY(header) == category &&
 			    at + TL_REC_WORDS(header) == end) {
 				ts = atomic_load_explicit(&block->data[at], memory_order_relaxed);
-				if (block != mark->block || mark->epoch != state)
+				if (block != mark->block || mark->session != state)
 					mark_block(mark, block, state, at);
 			}
+		}
+	}
+	leave(slot);
+	return ts;
+}
+
+tl_timestamp tl_thread_mark_last_begin(const tl_category *cat, const char *name,
+                                       struct tl_thread_mark *mark)
+{
+	uint32_t state;
+	struct tl_slot *slot = enter(&state);
+	if (!slot)
+		return 0;
+	const uint64_t header = TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, cat->index, 0);
+	tl_timestamp ts = 0;
+	const struct tl_block *block = slot->block;
+	size_t used = (size_t)(tl_slot_cur(slot) - block->data);
+	if (block != &tl_block_none && !block->direct && used >= 3) {
+		const _Atomic uint64_t *rec = block->data + used - 3;
+		if (atomic_load_explicit(&rec[1], memory_order_relaxed) == header &&
+		    atomic_load_explicit(&rec[2], memory_order_relaxed) == (uint64_t)(uintptr_t)name) {
+			ts = atomic_load_explicit(&rec[0], memory_order_relaxed);
+			if (mark)
+				mark_block(mark, block, state, used - 3);
 		}
 	}
 	leave(slot);
@@ -153,7 +181,7 @@ int tl_thread_copy_since(const struct tl_thread_mark *mark, struct tl_thread_cop
 	struct tl_slot *slot = enter(&state);
 	if (!slot)
 		return -ENODATA;
-	if (state != mark->epoch) {
+	if (state != mark->session) {
 		leave(slot);
 		return -ENODATA;
 	}

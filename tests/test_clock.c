@@ -8,8 +8,8 @@
 #include <timeline/trace_event.h>
 
 #include "recorder/clock.h"
-#include "recorder/emit_internal.h"
-#include "recorder/thread_mark.h"
+#include "recorder/tracer.h"
+#include "recorder/tracer.h"
 #include "recorder/trace_model.h"
 
 static int teardown(void **state)
@@ -113,22 +113,22 @@ static void test_fast_forms_read_the_vdso_clock_when_it_is_chosen(void **state)
 	tl_emit_begin(cat, "begin");
 	tl_emit_end(cat);
 	struct tl_thread_mark mark;
-	tl_i_emit_begin_ts(cat, "begin_ts", &mark);
-	tl_i_emit_end_ts(cat);
+	tl_tracer_begin(cat, "begin_ts", &mark);
+	tl_tracer_end(cat);
 	static const char copied[16] = "begin_copy";
-	struct tl_i_begin_out out = {0, 0};
-	tl_i_emit_begin_copy_into(cat, copied, sizeof "begin_copy" - 1, &out);
-	tl_i_emit_end_ts(cat);
+	tl_tracer_where out = {0, 0};
+	tl_tracer_begin_copy(cat, copied, sizeof "begin_copy" - 1, &out);
+	tl_tracer_end(cat);
 	tl_emit_counter(cat, "counter", 5);
 	tl_emit_counter_double(cat, "counter_double", 0.5);
-	struct tl_i_begin_out out_number = {0, 0};
-	tl_i_emit_begin_number_into(cat, "begin_number", 7, &out_number);
-	tl_i_emit_end_ts(cat);
+	tl_tracer_where out_number = {0, 0};
+	tl_tracer_begin_numbered(cat, "begin_number", 7, &out_number);
+	tl_tracer_end(cat);
 	int64_t after = clock_ns(CLOCK_BOOTTIME);
 
-	assert_int_not_equal(out.state, 0);
+	assert_int_not_equal(out.session, 0);
 	assert_true((int64_t)out.ts >= before && (int64_t)out.ts <= after);
-	assert_int_not_equal(out_number.state, 0);
+	assert_int_not_equal(out_number.session, 0);
 	assert_true((int64_t)out_number.ts >= before && (int64_t)out_number.ts <= after);
 	tl_model m;
 	tl_test_snapshot_model(&m);

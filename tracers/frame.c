@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "recorder/clock.h"
-#include "recorder/emit_internal.h"
+#include "recorder/tracer.h"
 #include "recorder/format_int.h"
 #include "recorder/internal.h"
 #include "tracers/frame_stats.h"
@@ -121,12 +121,12 @@ struct tl_frame_tracer {
 	bool open;
 	/* the open frame's start (raw) and the session its BEGIN is in, if
 	 * it was recorded */
-	struct tl_i_begin_out open_begin;
+	tl_tracer_where open_begin;
 	int64_t open_vsync_ns; /* as passed: <= 0 for none */
 	int64_t open_period_ns;
 	int64_t emitted_period_ns;
 	/* "frame <n>" for n = name_number, for the events with arguments (the
-	 * fast path records "frame" and n, tl_i_emit_begin_number_into) */
+	 * fast path records "frame" and n, tl_tracer_begin_numbered) */
 	char name[32];
 	uint64_t name_number;
 	struct scene_slice scenes[MAX_SCENES];
@@ -738,8 +738,8 @@ static void frame_commit(tl_frame_tracer *ft, int64_t vsync_ns, int64_t start_ns
  * now: its END then closes it. */
 static inline bool open_in_trace(const tl_frame_tracer *ft)
 {
-	return ft->open_begin.state != 0 &&
-	       atomic_load_explicit(&tl_state, memory_order_relaxed) == ft->open_begin.state;
+	return ft->open_begin.session != 0 &&
+	       atomic_load_explicit(&tl_state, memory_order_relaxed) == ft->open_begin.session;
 }
 
 /* ---- public API ------------------------------------------------------------ */
@@ -824,7 +824,7 @@ void tl_frame_tracer_destroy(tl_frame_tracer *ft)
 	if (ft->looper)
 		tl_frame_tracer_detach_looper(ft);
 	if (ft->open && open_in_trace(ft))
-		tl_i_emit_end_ts(ft->cat); /* the open frame's slice ends here */
+		tl_tracer_end(ft->cat); /* the open frame's slice ends here */
 	tl_frame_tracer_flush(ft);
 	for (size_t i = 0; i < MAX_SCENES; i++)
 		free(ft->scenes[i].durations);
@@ -838,7 +838,7 @@ static __attribute__((noinline)) void frame_abandon(tl_frame_tracer *ft)
 {
 	ft->stats.abandoned++;
 	if (open_in_trace(ft))
-		tl_i_emit_end_ts(ft->cat);
+		tl_tracer_end(ft->cat);
 	ft->open = false;
 }
 
@@ -851,16 +851,16 @@ static __attribute__((noinline)) void frame_begin_slow(tl_frame_tracer *ft, int6
 {
 	uint64_t raw = tl_clock_read();
 	ft->open_begin.ts = raw;
-	ft->open_begin.state = 0;
+	ft->open_begin.session = 0;
 	if (!tl_category_enabled(ft->cat))
 		return;
 	emit_period(ft, period_ns, raw);
 	tl_arg arg = {.key = "vsync_ns", .type = TL_ARG_INT, .value.i = vsync_ns};
 	unsigned nargs = vsync_ns > 0 && vsync_ns != map_to_ns(&ft->map, raw);
 	name_set(ft, ft->stats.frames + 1);
-	if (tl_i_emit_ts(ft->cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, ft->name, 0, raw, &arg,
+	if (tl_tracer_emit(ft->cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, ft->name, 0, raw, &arg,
 	                 nargs) != 0)
-		ft->open_begin.state = atomic_load_explicit(&tl_state, memory_order_relaxed);
+		ft->open_begin.session = atomic_load_explicit(&tl_state, memory_order_relaxed);
 }
 
 /* Everything is set before the BEGIN is emitted, so that the emit, which
@@ -882,7 +882,7 @@ void tl_frame_begin(tl_frame_tracer *ft, int64_t vsync_ns)
 	                     1)) {
 		/* "frame <n>" is spelled out by the snapshot (or the direct
 		 * recorder): the record holds "frame" and n */
-		tl_i_emit_begin_number_into(ft->cat, FRAME_NAME, ft->stats.frames + 1,
+		tl_tracer_begin_numbered(ft->cat, FRAME_NAME, ft->stats.frames + 1,
 		                            &ft->open_begin);
 		return;
 	}
@@ -939,7 +939,7 @@ void tl_frame_end(tl_frame_tracer *ft)
 		return;
 	}
 	ft->open = false;
-	uint64_t raw = tl_i_emit_end_ts(ft->cat);
+	uint64_t raw = tl_tracer_end(ft->cat);
 	if (__builtin_expect(!raw, 0)) {
 		frame_end_slow(ft, true, tl_clock_read());
 		return;

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recorder/emit_internal.h"
+#include "recorder/tracer.h"
 #include "recorder/record.h"
 #include "tracers/looper_internal.h"
 
@@ -180,8 +180,7 @@ static __attribute__((noinline)) uint64_t begin_unmarked(struct tl_looper *l, ui
 	const char *name = atomic_load_explicit(&l->what, memory_order_relaxed);
 	uint64_t rts = 0;
 	if (ts)
-		rts = tl_thread_last_record_ts(TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, l->cat->index, 0),
-		                               (uint64_t)(uintptr_t)name, &l->mark);
+		rts = tl_thread_mark_last_begin(l->cat, name, &l->mark);
 	l->begin_recorded = rts != 0;
 	if (rts)
 		return rts;
@@ -198,7 +197,7 @@ static __attribute__((noinline)) uint64_t begin_copied(struct tl_looper *l, cons
 	tl_thread_mark(&l->mark);
 	if (tl_category_enabled(l->cat)) {
 		tl_emit(l->cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0);
-		ts = tl_thread_mark_record_ts(&l->mark, TL_PHASE_BEGIN, l->cat->index);
+		ts = tl_thread_mark_record_ts(&l->mark, TL_PHASE_BEGIN, l->cat);
 	}
 	l->begin_recorded = ts != 0;
 	return ts ? ts : tl_now();
@@ -254,7 +253,7 @@ static inline __attribute__((always_inline)) void begin_watched(struct tl_looper
 	if (TL_UNLIKELY(copy)) {
 		ts = begin_copied(l, what);
 	} else if (TL_LIKELY(tl_category_enabled(l->cat))) {
-		ts = tl_i_emit_begin_ts(l->cat, what, &l->mark);
+		ts = tl_tracer_begin(l->cat, what, &l->mark);
 		if (TL_LIKELY(l->mark.block != NULL))
 			l->begin_recorded = true;
 		else
@@ -408,7 +407,7 @@ void tl_looper_dispatch_end(tl_looper *l)
 	l->depth = 0;
 	uint64_t end_ts = 0;
 	if (TL_LIKELY(tl_category_enabled(l->cat)))
-		end_ts = tl_i_emit_end_ts(l->cat);
+		end_ts = tl_tracer_end(l->cat);
 	bool end_recorded = end_ts != 0;
 	if (TL_UNLIKELY(!end_recorded))
 		end_ts = tl_now();

@@ -16,7 +16,7 @@
 
 #include "recorder/clock.h"
 #include "recorder/internal.h"
-#include "recorder/thread_mark.h"
+#include "recorder/tracer.h"
 
 #pragma GCC visibility push(hidden)
 

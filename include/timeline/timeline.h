@@ -289,6 +289,15 @@ TL_API void tl_emit_begin(const tl_category *cat, const char *name);
 TL_API void tl_emit_end(const tl_category *cat);
 
 /*
+ * A slice begin named `name`, a space and `number` in decimal ("frame 42",
+ * "request 7"), for names that differ only by a counter: nothing is
+ * formatted or copied when the event is emitted. The record keeps `name`
+ * by pointer and the number; the full name is written out where the trace
+ * is (snapshots, the systrace recorder). End it with tl_emit_end.
+ */
+TL_API void tl_emit_begin_numbered(const tl_category *cat, const char *name, uint64_t number);
+
+/*
  * Every other event. `id` is the async/flow id, or for TL_PHASE_COMPLETE the
  * end timestamp (tl_timestamp), or for counters the value bits (int64_t, or
  * a double's bits with TL_EVENT_COUNTER_DOUBLE). `ts` is the event's

@@ -312,6 +312,8 @@ static inline void tl_i_counter(const tl_category *c, const char *n, double v)
 
 #define TL_TRACE_EVENT_BEGIN0(cat, name) TL_I_WHEN_ENABLED(cat, tl_emit_begin(tl_i_cat_, (name)))
 #define TL_TRACE_EVENT_END0(cat, name) TL_I_WHEN_ENABLED(cat, ((void)(name), tl_emit_end(tl_i_cat_)))
+#define TL_TRACE_EVENT_BEGIN_NUMBERED(cat, name, number)                                       \
+	TL_I_WHEN_ENABLED(cat, tl_emit_begin_numbered(tl_i_cat_, (name), (uint64_t)(number)))
 
 #define TL_TRACE_EVENT_COUNTER(cat, name, value)                                               \
 	TL_I_WHEN_ENABLED(cat, TL_I_COUNTER(tl_i_cat_, (name), (value)))
@@ -351,6 +353,7 @@ static inline void tl_i_counter(const tl_category *c, const char *n, double v)
 #define TL_TRACE_ENABLED(cat) ((void)sizeof(cat), 0)
 #define TL_TRACE_EVENT_BEGIN0(cat, name) TL_I_EVENT0(cat, 0, 0, name, 0)
 #define TL_TRACE_EVENT_END0(cat, name) TL_I_EVENT0(cat, 0, 0, name, 0)
+#define TL_TRACE_EVENT_BEGIN_NUMBERED(cat, name, number) TL_I_EVENT0(cat, 0, 0, name, (uint64_t)(number))
 #define TL_TRACE_EVENT_COUNTER(cat, name, value)                                               \
 	TL_I_EVENT0(cat, 0, 0, name, TL_I_COUNTER_BITS(value))
 #define TL_TRACE_EVENT_COPY_COUNTER(cat, name, value) TL_TRACE_EVENT_COUNTER(cat, name, value)
@@ -450,6 +453,7 @@ static inline void tl_i_counter(const tl_category *c, const char *n, double v)
 #define TRACE_EVENT_COPY1 TL_TRACE_EVENT_COPY1
 #define TRACE_EVENT_COPY2 TL_TRACE_EVENT_COPY2
 #define TRACE_EVENT_BEGIN0 TL_TRACE_EVENT_BEGIN0
+#define TRACE_EVENT_BEGIN_NUMBERED TL_TRACE_EVENT_BEGIN_NUMBERED
 #define TRACE_EVENT_BEGIN1 TL_TRACE_EVENT_BEGIN1
 #define TRACE_EVENT_BEGIN2 TL_TRACE_EVENT_BEGIN2
 #define TRACE_EVENT_COPY_BEGIN0 TL_TRACE_EVENT_COPY_BEGIN0

@@ -1,0 +1,199 @@
+/*
+ * The tracer interface: what the library's own tracers (tracers/: the
+ * looper, the frame tracer, function instrumentation) may use of the core
+ * besides the public headers. A tracer includes the public headers
+ * (include/timeline/) and this header, nothing else of recorder/. Not
+ * installed; hidden symbols.
+ *
+ * It gives three things the public API does not:
+ *
+ *   - timestamped emitters: the same events as tl_emit_begin, tl_emit_end
+ *     and tl_emit, returning the raw timestamp (tl_timestamp) they were
+ *     recorded with, so that a tracer needing the time of its own event
+ *     does not read the clock twice; and which session they went to;
+ *   - thread marks: a position in the calling thread's records, to read
+ *     back what it recorded since (a slow dispatch's call tree);
+ *   - the clock map: raw timestamps to nanoseconds, one linear map made
+ *     in one place, for tracers that convert on their own hot path.
+ *
+ * Every function here acts on the calling thread's own state, takes no
+ * lock and does not allocate, unless its comment says otherwise.
+ */
+#ifndef TIMELINE_TRACER_H
+#define TIMELINE_TRACER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <timeline/timeline.h>
+
+#include "recorder/record_view.h"
+
+#pragma GCC visibility push(hidden)
+
+/* ---- sessions --------------------------------------------------------------
+ * A session is one tl_init .. tl_shutdown. Its number changes at every
+ * tl_init (and when a startup recorder fills); 0 while nothing runs. A
+ * tracer that emitted a BEGIN compares the number its emit reported with
+ * tl_tracer_session() before it emits the matching END.
+ */
+extern _Atomic uint32_t tl_state; /* read it through tl_tracer_session() */
+
+static inline uint32_t tl_tracer_session(void)
+{
+	return atomic_load_explicit(&tl_state, memory_order_relaxed);
+}
+
+/* Where an event went: its raw timestamp, and the session it was recorded
+ * in (0 when it was not recorded; ts is then a clock read of its own). */
+typedef struct tl_tracer_where {
+	tl_timestamp ts;
+	uint32_t session;
+} tl_tracer_where;
+
+/* ---- timestamped emitters --------------------------------------------------
+ * Each records what the public emitter of the same name records and
+ * returns the event's raw timestamp, or 0 when it was not recorded (not
+ * running, re-entry from a signal handler, recorder full, bad input): the
+ * tracer then reads the clock itself. An event handed to a recorder that
+ * writes through (systrace) counts as recorded. None of them looks at the
+ * category's enabled flag (as tl_emit does not). Thread-safe, lock-free on
+ * the fast path, async-signal-safe as the public emitters are.
+ */
+
+/* tl_emit_begin. When the BEGIN went to a buffer, also marks it (as
+ * tl_thread_mark_last_begin would); otherwise mark->block is NULL.
+ */
+struct tl_thread_mark;
+tl_timestamp tl_tracer_begin(const tl_category *cat, const char *name,
+                             struct tl_thread_mark *mark);
+
+/* tl_emit_end. */
+tl_timestamp tl_tracer_end(const tl_category *cat);
+
+/* tl_emit: ts itself when not 0. */
+tl_timestamp tl_tracer_emit(const tl_category *cat, tl_phase phase, unsigned flags,
+                            const char *name, uint64_t id, tl_timestamp ts, const tl_arg *args,
+                            unsigned nargs);
+
+/*
+ * A BEGIN whose name is copied into the record, by whole words: name is a
+ * NUL-terminated string of len bytes, zero-padded to the next multiple of
+ * 8 bytes (len + 1 bytes at least). Same record as tl_emit(cat,
+ * TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, ...). Says where it went in
+ * *where, written last so that a caller can tail-call it.
+ */
+void tl_tracer_begin_copy(const tl_category *cat, const char *name, size_t len,
+                          tl_tracer_where *where);
+
+/* tl_emit_begin_numbered (a slice named "name number"), saying where it
+ * went in *where, written last. */
+void tl_tracer_begin_numbered(const tl_category *cat, const char *name, uint64_t number,
+                              tl_tracer_where *where);
+
+/* ---- thread marks ------------------------------------------------------------
+ * A position in the calling thread's records. The fields are the core's:
+ * a tracer stores a mark and passes it back, nothing else.
+ */
+struct tl_block;
+struct tl_thread_mark {
+	const struct tl_block *block; /* NULL: no position (not recording) */
+	uint64_t seq;
+	uint32_t gen;
+	uint32_t offset;
+	uint32_t session;
+};
+
+/* Marks the end of the thread's last committed record. */
+void tl_thread_mark(struct tl_thread_mark *mark);
+
+/* After exactly one emit following tl_thread_mark: when that emit recorded
+ * a record of this phase and category, returns its raw timestamp and moves
+ * the mark onto it; else 0. */
+tl_timestamp tl_thread_mark_record_ts(struct tl_thread_mark *mark, tl_phase phase,
+                                      const tl_category *cat);
+
+/* When the thread's last committed record is a BEGIN of cat with the kept
+ * name `name` (compared by pointer), returns its raw timestamp and, when
+ * mark is not NULL, marks it; else 0. */
+tl_timestamp tl_thread_mark_last_begin(const tl_category *cat, const char *name,
+                                       struct tl_thread_mark *mark);
+
+/* The records the thread committed since the mark, in order: malloc'd
+ * words (the caller frees them), decoded with tl_record_decode. intact is
+ * false when the recorder recycled the mark's block, or one after it,
+ * before the copy. */
+struct tl_thread_copy {
+	uint64_t *words;
+	size_t nwords;
+	bool intact;
+};
+/* Returns 0, -ENODATA (no mark, another session, a recorder that keeps no
+ * buffer), -ENOMEM. Allocates. */
+int tl_thread_copy_since(const struct tl_thread_mark *mark, struct tl_thread_copy *out);
+
+/* ---- the clock map -----------------------------------------------------------
+ * Raw timestamps (tl_timestamp) to nanoseconds of the trace clock, as a
+ * line: exact for a clock that counts nanoseconds, within the TSC's
+ * calibration otherwise (a few ns per second of distance from the map's
+ * base; tl_clock_map_refresh moves the base to now). tl_timestamp_to_ns()
+ * is the exact conversion snapshots use; the map is the cheap one.
+ */
+typedef struct tl_clock_map {
+	uint32_t generation; /* the clock choice it was made for */
+	bool ticks;          /* raw values are TSC ticks, not ns */
+	uint64_t base_raw;
+	int64_t base_ns;
+	double ns_per_tick;
+	uint64_t anchor_raw; /* the start of the span the rate was measured over */
+	int64_t anchor_ns;
+} tl_clock_map;
+
+/* Changes whenever the clock's kind may change (every tl_init). */
+extern _Atomic uint32_t tl_clock_generation;
+
+/* Makes a map for the clock in use. The first map of a TSC session may
+ * wait up to 1 ms for the rate (once per session, not per map). */
+void tl_clock_map_init(tl_clock_map *map);
+
+/* Re-centres the map on now and refines its rate over a longer span; makes
+ * it again when the clock changed. */
+void tl_clock_map_refresh(tl_clock_map *map);
+
+/* Whether the map is for the clock in use now. */
+static inline bool tl_clock_map_current(const tl_clock_map *map)
+{
+	return map->generation == atomic_load_explicit(&tl_clock_generation, memory_order_relaxed);
+}
+
+static inline int64_t tl_clock_map_ns(const tl_clock_map *map, tl_timestamp raw)
+{
+	if (!map->ticks)
+		return (int64_t)raw;
+	return map->base_ns + (int64_t)((double)(int64_t)(raw - map->base_raw) * map->ns_per_tick);
+}
+
+/* A span of raw time in nanoseconds (one conversion: within a nanosecond
+ * of tl_clock_map_ns(end) - tl_clock_map_ns(start)). */
+static inline int64_t tl_clock_map_span_ns(const tl_clock_map *map, uint64_t raw_span)
+{
+	if (!map->ticks)
+		return (int64_t)raw_span;
+	return (int64_t)((double)(int64_t)raw_span * map->ns_per_tick);
+}
+
+static inline tl_timestamp tl_clock_map_raw(const tl_clock_map *map, int64_t ns)
+{
+	if (!map->ticks)
+		return (tl_timestamp)ns;
+	return map->base_raw + (uint64_t)(int64_t)((double)(ns - map->base_ns) / map->ns_per_tick);
+}
+
+/* The longest raw span that tl_clock_map_span_ns takes to ns or less. */
+uint64_t tl_clock_map_span_raw_max(const tl_clock_map *map, int64_t ns);
+
+#pragma GCC visibility pop
+
+#endif /* TIMELINE_TRACER_H */
