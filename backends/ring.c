@@ -19,4 +19,9 @@ const struct tl_recorder_ops tl_ring_ops = {
 	.start = ring_start,
 	.stop = tl_pool_recorder_stop,
 	.next_block = tl_pool_recorder_next_block,
+	.retire_block = tl_pool_recorder_retire,
+	.blocks = tl_pool_recorder_blocks,
+	.fork_prepare = tl_pool_recorder_fork_prepare,
+	.fork_parent = tl_pool_recorder_fork_parent,
+	.after_fork_child = tl_pool_recorder_fork_child,
 };

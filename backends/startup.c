@@ -26,4 +26,9 @@ const struct tl_recorder_ops tl_startup_ops = {
 	.start = startup_start,
 	.stop = tl_pool_recorder_stop,
 	.next_block = startup_next_block,
+	.retire_block = tl_pool_recorder_retire,
+	.blocks = tl_pool_recorder_blocks,
+	.fork_prepare = tl_pool_recorder_fork_prepare,
+	.fork_parent = tl_pool_recorder_fork_parent,
+	.after_fork_child = tl_pool_recorder_fork_child,
 };

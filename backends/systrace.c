@@ -23,9 +23,9 @@
 #endif
 
 #include "recorder/atrace_format.h"
-#include "recorder/clock.h"
 #include "recorder/internal.h"
 #include "recorder/record.h"
+#include "recorder/tracer.h"
 
 /* tracing_on is read again at most this often. */
 #define GATE_INTERVAL_NS (100 * 1000 * 1000)
@@ -47,13 +47,32 @@ struct systrace {
 };
 
 /*
- * The counters, one set per thread slot, written only by the slot's thread
- * (write_direct runs on the emitting thread, and the core drops an emit
- * that re-enters from a signal handler before it gets here): plain relaxed
- * stores, no locked instruction and no shared cache line on the write
- * path. A recycled slot keeps counting where its last thread stopped, so
- * the sums stay whole. tl_stats_get sums them.
+ * What the recorder keeps per thread, in a table of its own: the thread's
+ * counters; the payloads of its last slice begin (for a name of at most
+ * SLICE_NAME_CACHED bytes) and of a slice end, as written for the process
+ * `pid` (a kept name does not change, timeline.h, so the same pointer gives
+ * the same payload, written again without formatting); the timestamp of
+ * its last written event (for the liveness of complete events), valid when
+ * `session` matches; the session from which on its slice begins and ends
+ * are timed too (timed_session, see complete_is_live); its tgid in decimal.
+ *
+ * A thread takes an entry at its first event with one atomic add (no lock:
+ * that may be in a signal handler) and keeps it. Written only by its
+ * thread (the core drops an emit that re-enters from a signal handler
+ * before it gets here): plain relaxed stores, no locked instruction, no
+ * shared cache line. Threads past the table share the overflow entry,
+ * which counts with atomic adds and caches nothing.
  */
+#define SYSTRACE_THREADS 1024
+#define SLICE_NAME_CACHED 64
+struct slice_cache {
+	const char *name; /* NULL: nothing cached */
+	pid_t pid;
+	uint32_t begin_len, end_len;
+	char end[24];
+	char begin[2 + 20 + 1 + SLICE_NAME_CACHED];
+};
+
 struct systrace_counters {
 	_Atomic uint64_t written;
 	_Atomic uint64_t dropped;
@@ -62,52 +81,53 @@ struct systrace_counters {
 	_Atomic uint64_t flows_lost;
 	_Atomic uint64_t tracing_off;
 	_Atomic uint64_t write_errors;
-} __attribute__((aligned(TL_CACHELINE)));
+};
 
-static struct systrace systrace_state = {.marker_fd = -1, .tracing_on_fd = -1};
-
-/*
- * Per thread slot, the payloads of its last slice begin (for a name of at
- * most SLICE_NAME_CACHED bytes) and of a slice end, as written for the
- * process `pid`: a kept name does not change (timeline.h), so the same
- * pointer gives the same payload, written again without formatting.
- * Written only by the slot's thread.
- */
-#define SLICE_NAME_CACHED 64
-struct slice_cache {
-	const char *name; /* NULL: nothing cached */
-	pid_t pid;
-	uint32_t begin_len, end_len;
-	char end[24];
-	char begin[2 + 20 + 1 + SLICE_NAME_CACHED];
-} __attribute__((aligned(TL_CACHELINE)));
-static struct slice_cache slice_caches[TL_MAX_THREADS];
-static struct systrace_counters counters[TL_MAX_THREADS];
-static uint32_t session_counter;
-
-/* Per thread: the timestamp of the last written event (for the liveness of
- * complete events), valid when `session` matches; the session from which
- * on its slice begins and ends are timed too (timed_session, see
- * complete_is_live); the tgid in decimal, valid while `pid` equals tl_pid
- * (a fork changes it). */
-static __thread struct {
+struct systrace_thread {
+	struct systrace_counters counters;
+	struct slice_cache cache;
 	uint64_t last_ts;
 	uint32_t session;
 	uint32_t timed_session;
 	pid_t pid;
 	size_t pid_len;
 	char pid_text[24];
-} thread_state __attribute__((tls_model("initial-exec")));
+} __attribute__((aligned(TL_CACHELINE)));
 
-static inline struct systrace_counters *my_counters(void)
+static struct systrace systrace_state = {.marker_fd = -1, .tracing_on_fd = -1};
+static struct systrace_thread threads[SYSTRACE_THREADS];
+static struct systrace_thread overflow;
+static _Atomic uint32_t threads_used;
+static uint32_t session_counter;
+static __thread struct systrace_thread *thread_self __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's entry, taken at its first event. */
+static inline struct systrace_thread *thread_get(void)
 {
-	return &counters[tl_self - tl_slots];
+	struct systrace_thread *t = thread_self;
+	if (TL_LIKELY(t != NULL))
+		return t;
+	uint32_t i = atomic_fetch_add_explicit(&threads_used, 1, memory_order_relaxed);
+	t = i < SYSTRACE_THREADS ? &threads[i] : &overflow;
+	if (i >= SYSTRACE_THREADS)
+		atomic_store_explicit(&threads_used, SYSTRACE_THREADS, memory_order_relaxed);
+	thread_self = t;
+	return t;
 }
 
 static inline void count(_Atomic uint64_t *counter)
 {
+	if (TL_UNLIKELY(thread_self == &overflow)) {
+		atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
+		return;
+	}
 	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
 	                      memory_order_relaxed);
+}
+
+static inline struct systrace_counters *my_counters(void)
+{
+	return &thread_get()->counters;
 }
 
 /* ---- failures ------------------------------------------------------------ */
@@ -168,7 +188,7 @@ static int read_tracing_on(int fd)
  * this clock read. */
 static __attribute__((noinline)) int gate_closed(struct systrace *st)
 {
-	uint64_t now = tl_clock_read();
+	uint64_t now = tl_now();
 	uint64_t expected = atomic_load_explicit(&st->gate_next, memory_order_relaxed);
 	if ((int64_t)(now - expected) < 0)
 		return 0;
@@ -226,7 +246,7 @@ static void category_track(const tl_record_view *v, const char **track, size_t *
 /* At most the live window ago (a timestamp ahead of now counts as live). */
 static int is_recent(const struct systrace *st, uint64_t ts)
 {
-	return (int64_t)(tl_clock_read() - ts) <= (int64_t)st->live_window;
+	return (int64_t)(tl_now() - ts) <= (int64_t)st->live_window;
 }
 
 /*
@@ -240,10 +260,10 @@ static int is_recent(const struct systrace *st, uint64_t ts)
  */
 static int complete_is_live(const struct systrace *st, const tl_record_view *v)
 {
-	thread_state.timed_session = st->session;
+	thread_get()->timed_session = st->session;
 	if (v->value < v->ts)
 		return 0;
-	if (thread_state.session == st->session && v->ts < thread_state.last_ts)
+	if (thread_get()->session == st->session && v->ts < thread_get()->last_ts)
 		return 0;
 	return is_recent(st, v->ts);
 }
@@ -263,17 +283,17 @@ static int send(struct systrace *st, struct tl_atrace_payload *p)
 /* This thread's tgid in decimal, formatted again after a fork. */
 static inline void pid_refresh(void)
 {
-	if (TL_UNLIKELY(thread_state.pid != tl_pid)) {
-		thread_state.pid = tl_pid;
-		thread_state.pid_len = tl_atrace_format_i64(thread_state.pid_text, tl_pid);
+	if (TL_UNLIKELY(thread_get()->pid != tl_pid)) {
+		thread_get()->pid = tl_pid;
+		thread_get()->pid_len = tl_atrace_format_i64(thread_get()->pid_text, tl_pid);
 	}
 }
 
 /* What this thread wrote last, for complete_is_live. */
 static inline void note_written(const struct systrace *st, uint64_t ts)
 {
-	thread_state.session = st->session;
-	thread_state.last_ts = ts;
+	thread_get()->session = st->session;
+	thread_get()->last_ts = ts;
 }
 
 /* Turns one decoded record into its payloads. Returns 1 written, 0 not
@@ -282,8 +302,8 @@ static int write_event(struct systrace *st, const tl_record_view *v)
 {
 	pid_refresh();
 	char numbered[TL_RECORD_NAME_MAX];
-	struct tl_atrace_payload p = {.pid = thread_state.pid_text,
-	                              .pid_len = thread_state.pid_len};
+	struct tl_atrace_payload p = {.pid = thread_get()->pid_text,
+	                              .pid_len = thread_get()->pid_len};
 	p.name = tl_record_name(v, numbered, &p.name_len);
 	const char *track;
 	size_t track_len;
@@ -359,8 +379,8 @@ static size_t format_slice(char *buf, char phase, const char *name)
 {
 	buf[0] = phase == TL_PHASE_BEGIN ? 'B' : 'E';
 	buf[1] = '|';
-	memcpy(buf + 2, thread_state.pid_text, sizeof thread_state.pid_text);
-	size_t n = 2 + thread_state.pid_len;
+	memcpy(buf + 2, thread_get()->pid_text, sizeof thread_get()->pid_text);
+	size_t n = 2 + thread_get()->pid_len;
 	if (!name)
 		return n;
 	/* up to the first separator; glibc scans this with vector compares */
@@ -419,8 +439,8 @@ static int write_slice(struct systrace *st, struct slice_cache *sc, char phase, 
 			return -2;
 		payload = buf;
 	}
-	bool timed = thread_state.timed_session == st->session;
-	uint64_t ts = timed ? tl_clock_read() : 0;
+	bool timed = thread_get()->timed_session == st->session;
+	uint64_t ts = timed ? tl_now() : 0;
 	if (write_payload(st, payload, len) != 0)
 		return -1;
 	if (timed)
@@ -428,40 +448,21 @@ static int write_slice(struct systrace *st, struct slice_cache *sc, char phase, 
 	return 1;
 }
 
-/*
- * Decodes a record. The slice begin with a kept name and no argument, and
- * the slice end, the common events, are read directly; the rest goes
- * through tl_record_decode. Returns 0 for a malformed record.
- */
-static int decode(const uint64_t *record, size_t words, tl_record_view *v)
+/* A slice begin with a kept name and no argument, or a slice end: the
+ * common events, written from the thread's cache when it can. */
+static inline bool is_plain_slice(const tl_record_view *v)
 {
-	uint64_t header = record[1];
-	char phase = TL_REC_PHASE(header);
-	if (TL_REC_WORDS(header) == words && TL_REC_FLAGS(header) == 0 &&
-	    ((phase == TL_PHASE_BEGIN && words == 3) || (phase == TL_PHASE_END && words == 2))) {
-		v->ts = record[0];
-		v->phase = phase;
-		v->flags = 0;
-		v->category = TL_REC_CATEGORY(header);
-		v->nargs = 0;
-		v->value = 0;
-		v->name = phase == TL_PHASE_BEGIN ? (const char *)(uintptr_t)record[2] : NULL;
-		if (phase == TL_PHASE_BEGIN && !v->name)
-			v->name = "";
-		v->name_len = v->name ? strlen(v->name) : 0;
-		return 1;
-	}
-	return tl_record_decode(record, words, v) != 0;
+	return (v->phase == TL_PHASE_BEGIN && v->flags == 0 && v->nargs == 0) ||
+	       v->phase == TL_PHASE_END;
 }
 
-static void systrace_event(struct systrace *st, const uint64_t *record, size_t words)
+/* systrace_write_event past its common case. */
+static __attribute__((noinline)) void write_event_slow(struct systrace *st,
+                                                       const tl_record_view *event)
 {
-	struct systrace_counters *c = my_counters();
-	if (TL_UNLIKELY(words < 2)) {
-		count(&c->dropped);
-		return;
-	}
-	if (TL_UNLIKELY(is_flow(TL_REC_PHASE(record[1])))) {
+	struct systrace_thread *t = thread_get();
+	struct systrace_counters *c = &t->counters;
+	if (TL_UNLIKELY(is_flow(event->phase))) {
 		count(&c->flows_lost);
 		return;
 	}
@@ -473,75 +474,51 @@ static void systrace_event(struct systrace *st, const uint64_t *record, size_t w
 		count(&c->tracing_off);
 		return;
 	}
-	tl_record_view v;
-	if (TL_UNLIKELY(!decode(record, words, &v))) {
-		count(&c->dropped);
-		return;
-	}
-	int rc = write_event(st, &v);
-	count(rc > 0 ? &c->written : rc == 0 ? &c->not_representable : &c->dropped);
-}
-
-static void systrace_write_direct(struct tl_recorder *rec, const uint64_t *record, size_t words)
-{
-	int saved_errno = errno;
-	systrace_event(rec->backend, record, words);
-	errno = saved_errno;
-}
-
-/* systrace_write_slice past its common case. */
-static __attribute__((noinline)) void slice_slow(struct tl_recorder *rec, char phase,
-                                                 const char *name)
-{
-	struct systrace *st = rec->backend;
-	size_t slot = (size_t)(tl_self - tl_slots);
-	struct systrace_counters *c = &counters[slot];
-	int *err = &errno;
-	int saved_errno = *err;
-	int rc;
-	if (TL_UNLIKELY(atomic_load_explicit(&st->off, memory_order_relaxed))) {
-		rc = -1;
-	} else if (TL_UNLIKELY(!gate_open(st))) {
-		count(&c->tracing_off);
-		*err = saved_errno;
-		return;
-	} else if (TL_UNLIKELY((rc = write_slice(st, &slice_caches[slot], phase, name)) == -2)) {
-		tl_record_view v = {.ts = tl_clock_read(),
-		                    .phase = phase,
-		                    .name = name,
-		                    .name_len = name ? strlen(name) : 0};
+	int rc = -2;
+	if (is_plain_slice(event) && t != &overflow)
+		rc = write_slice(st, &t->cache, event->phase,
+		                 event->phase == TL_PHASE_BEGIN ? event->name : NULL);
+	if (rc == -2) {
+		tl_record_view v = *event;
+		if (!v.ts)
+			v.ts = tl_now();
+		if (v.name && v.name_len == TL_RECORD_LEN_UNMEASURED)
+			v.name_len = strlen(v.name);
 		rc = write_event(st, &v);
 	}
 	count(rc > 0 ? &c->written : rc == 0 ? &c->not_representable : &c->dropped);
-	*err = saved_errno;
 }
 
 /*
- * A plain slice begin (name, never NULL) or end (name NULL) from the
- * emitters' fast forms, without a record: no clock read while the gate is
- * open (and the thread has had no complete event). The common case, a
- * payload the thread's cache holds, is written from there with nothing
- * else to do; the rest is slice_slow's.
+ * One event from the emitting thread. The common case, a plain slice begin
+ * or end whose payload the thread's cache holds while the gate is open (and
+ * the thread has had no complete event, so nothing needs the clock), is
+ * written from there with nothing else to do; the rest is
+ * write_event_slow's. errno is kept.
  */
-static void systrace_write_slice(struct tl_recorder *rec, char phase, const char *name)
+static void systrace_write_event(struct tl_recorder *rec, const tl_record_view *event)
 {
 	struct systrace *st = rec->backend;
-	size_t slot = (size_t)(tl_self - tl_slots);
-	const struct slice_cache *sc = &slice_caches[slot];
-	if (TL_LIKELY(!atomic_load_explicit(&st->off, memory_order_relaxed) &&
+	struct systrace_thread *t = thread_self;
+	int *err = &errno;
+	int saved_errno = *err;
+	const char *name = event->phase == TL_PHASE_BEGIN ? event->name : NULL;
+	if (TL_LIKELY(t != NULL && t != &overflow && is_plain_slice(event) &&
+	              !atomic_load_explicit(&st->off, memory_order_relaxed) &&
 	              (st->tracing_on_fd < 0 ||
 	               atomic_load_explicit(&st->gate_on, memory_order_relaxed)) &&
-	              sc->pid == tl_pid && thread_state.timed_session != st->session &&
-	              (!name || name == sc->name))) {
-		int *err = &errno;
-		int saved_errno = *err;
+	              t->cache.pid == tl_pid && t->timed_session != st->session &&
+	              (!name || name == t->cache.name))) {
+		const struct slice_cache *sc = &t->cache;
 		int rc = name ? write_payload(st, sc->begin, sc->begin_len)
 		              : write_payload(st, sc->end, sc->end_len);
-		count(rc == 0 ? &counters[slot].written : &counters[slot].dropped);
-		*err = saved_errno;
-		return;
+		_Atomic uint64_t *c = rc == 0 ? &t->counters.written : &t->counters.dropped;
+		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+		                      memory_order_relaxed);
+	} else {
+		write_event_slow(st, event);
 	}
-	slice_slow(rec, phase, name);
+	*err = saved_errno;
 }
 
 /* ---- start, stop, stats, fork ------------------------------------------------------ */
@@ -572,24 +549,19 @@ static const char *tracing_dir(void)
 
 /* tl_timestamp units in ns nanoseconds: ns itself, or TSC ticks measured
  * against the first calibration pair over at least 20 µs. */
+/* A span of ns in tl_timestamp units, from the clock map. */
 static uint64_t timestamp_span(int64_t ns)
 {
-	if (!tl_clock_is_tsc())
-		return (uint64_t)ns;
-	tl_clock_pair first, now;
-	if (tl_clock_pairs(&first, 1) != 1)
-		first = tl_clock_calibrate(0, 0);
-	do
-		now = tl_clock_calibrate(0, 0);
-	while (now.ns - first.ns < 20 * 1000);
-	double per_ns = (double)(now.ticks - first.ticks) / (double)(now.ns - first.ns);
-	return (uint64_t)(per_ns * (double)ns);
+	tl_clock_map map;
+	tl_clock_map_init(&map);
+	return tl_clock_map_span_raw_max(&map, ns);
 }
 
 static void counters_reset(void)
 {
-	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
-		struct systrace_counters *c = &counters[i];
+	for (size_t i = 0; i <= SYSTRACE_THREADS; i++) {
+		struct systrace_counters *c = i < SYSTRACE_THREADS ? &threads[i].counters
+		                                                   : &overflow.counters;
 		atomic_store(&c->written, 0);
 		atomic_store(&c->dropped, 0);
 		atomic_store(&c->truncated, 0);
@@ -652,7 +624,7 @@ static int systrace_start(struct tl_recorder *rec, const tl_options *opts)
 	atomic_store(&st->off, 0);
 	atomic_store(&st->fd_closed, 0);
 	atomic_store(&st->gate_on, gate_fd >= 0 ? read_tracing_on(gate_fd) : 1);
-	atomic_store(&st->gate_next, tl_clock_read() + st->gate_interval);
+	atomic_store(&st->gate_next, tl_now() + st->gate_interval);
 	counters_reset();
 	rec->backend = st;
 	return 0;
@@ -678,8 +650,9 @@ static uint64_t load(const _Atomic uint64_t *counter)
 static void systrace_stats(struct tl_recorder *rec, tl_stats *out)
 {
 	(void)rec;
-	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
-		const struct systrace_counters *c = &counters[i];
+	for (size_t i = 0; i <= SYSTRACE_THREADS; i++) {
+		const struct systrace_counters *c = i < SYSTRACE_THREADS ? &threads[i].counters
+		                                                         : &overflow.counters;
 		out->events_written += load(&c->written);
 		out->events_dropped += load(&c->dropped);
 		out->names_truncated += load(&c->truncated);
@@ -703,8 +676,7 @@ const struct tl_recorder_ops tl_systrace_ops = {
     .default_bytes = 0,
     .start = systrace_start,
     .stop = systrace_stop,
-    .write_direct = systrace_write_direct,
-    .write_slice = systrace_write_slice,
+    .write_event = systrace_write_event,
     .stats = systrace_stats,
     .after_fork_child = systrace_after_fork_child,
 };

@@ -132,7 +132,6 @@ static void block_assign(struct tl_pool *pool, struct tl_block *b, const struct 
 	_Atomic uint64_t *limit = (_Atomic uint64_t *)(void *)((unsigned char *)b + pool->block_bytes);
 	if (b->limit != limit)
 		b->limit = limit;
-	b->direct = 0;
 	atomic_store_explicit(&b->cur, b->data, memory_order_relaxed);
 	atomic_store_explicit(&b->records, 0, memory_order_relaxed);
 	atomic_store_explicit(&b->tid, atomic_load_explicit(&slot->tid, memory_order_relaxed),
@@ -234,6 +233,32 @@ struct tl_block *tl_pool_recorder_next_block(struct tl_recorder *rec, struct tl_
 		tl_slot_publish(slot);
 	}
 	return tl_pool_next_block(&rec->pool, old, slot);
+}
+
+void tl_pool_recorder_retire(struct tl_recorder *rec, struct tl_block *block)
+{
+	tl_pool_retire(&rec->pool, block);
+}
+
+const struct tl_pool *tl_pool_recorder_blocks(const struct tl_recorder *rec)
+{
+	return &rec->pool;
+}
+
+void tl_pool_recorder_fork_prepare(struct tl_recorder *rec)
+{
+	pthread_mutex_lock(&rec->pool.lock);
+}
+
+void tl_pool_recorder_fork_parent(struct tl_recorder *rec)
+{
+	pthread_mutex_unlock(&rec->pool.lock);
+}
+
+void tl_pool_recorder_fork_child(struct tl_recorder *rec)
+{
+	pthread_mutex_unlock(&rec->pool.lock);
+	tl_pool_reset(&rec->pool);
 }
 
 void tl_pool_recorder_stop(struct tl_recorder *rec)

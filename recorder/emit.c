@@ -1,10 +1,25 @@
 /*
  * The emitters: the only code on the per-event hot path.
  *
- * Per event: one TLS load, the re-entry and session checks on the thread's
- * own cache line, the clock read, the record stores and one release store
- * publishing the record. No lock, no syscall besides the clock (vDSO or
- * rdtsc), no allocation; everything else is in tl_thread_reserve_slow.
+ * Every event goes through one reserve/commit pair (reserve_enter,
+ * reserve_fits, commit): one TLS load, the re-entry and session checks on
+ * the thread's own cache line, the room check, the clock read, the record's
+ * stores and one release store that publishes it. No lock, no syscall
+ * besides the clock (vDSO or rdtsc), no allocation.
+ *
+ * The common events have a fixed shape (struct shape: phase, length, what
+ * follows the header) and are written by one template, fast_form, whose
+ * parameters are the shape and the clock path. Everything a fast form
+ * cannot do (a thread's first event, a new session or block, a recorder
+ * that writes through, arguments, copies, bad input) goes to one
+ * out-of-line function, emit_slow.
+ *
+ * The clock is chosen once per session (clock.h). The TSC forms compare the
+ * slot's epoch with tl_fast_state, which equals tl_state only while the
+ * clock is the TSC, so one check covers both the session and the clock;
+ * where it fails they hand the event, the slot still entered, to the same
+ * shape's vDSO form, a function of its own (its clock call would make the
+ * TSC form save registers).
  */
 #include <stdbool.h>
 #include <string.h>
@@ -21,519 +36,124 @@
 struct tl_slot tl_slot_none = {.block = &tl_block_none, .epoch = UINT32_MAX};
 __thread struct tl_slot *tl_self __attribute__((tls_model("initial-exec"))) = &tl_slot_none;
 
-static inline void put(_Atomic uint64_t *p, uint64_t v)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+static ALWAYS_INLINE void put(_Atomic uint64_t *p, uint64_t v)
 {
 	atomic_store_explicit(p, v, memory_order_relaxed);
 }
 
-/* Whether `words` fit between p and the slot's limit. Compared as end
- * addresses, not as a difference: p + words is the new write position
- * anyway, so the check costs one compare. */
-static inline bool has_room(const struct tl_slot *slot, _Atomic uint64_t *p, size_t words)
+static void count(_Atomic uint64_t *counter, uint64_t n)
 {
-	return (uintptr_t)p + words * sizeof *p <= (uintptr_t)slot->limit;
+	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+	                      memory_order_relaxed);
 }
 
-/*
- * Enters an emit: marks the slot busy and returns where to write `words`,
- * or NULL when the event is not recorded (the slot is left not busy and the
- * drop counted where it is one). *slotp receives the slot to commit to.
- */
-static inline _Atomic uint64_t *reserve(struct tl_slot **slotp, size_t words)
-{
-	struct tl_slot *slot = tl_self;
-	_Atomic uint64_t *p;
-	if (TL_UNLIKELY(slot == &tl_slot_none)) {
-		/* first event of the thread */
-		slot = tl_thread_slot();
-		if (!slot)
-			return NULL;
-	}
-	if (TL_UNLIKELY(!tl_slot_enter(slot, &p))) {
-		/* re-entry from a signal handler */
-		atomic_store_explicit(&slot->dropped,
-				      atomic_load_explicit(&slot->dropped, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
-		return NULL;
-	}
-	*slotp = slot;
-	/* The session check comes before the block is touched: after a
-	 * shutdown the slot's block may be unmapped. */
-	if (TL_UNLIKELY(slot->epoch != atomic_load_explicit(&tl_state, memory_order_relaxed)))
-		return tl_thread_reserve_slow(slot, words);
-	if (TL_UNLIKELY(!has_room(slot, p, words)))
-		return tl_thread_reserve_slow(slot, words);
-	return p;
-}
+/* ---- the reserve/commit pair ----------------------------------------------- */
 
-/* Publishes one record of the general paths, ending at `end`. */
-static inline void commit(struct tl_slot *slot, _Atomic uint64_t *end)
-{
-	tl_slot_commit_records(slot, end, 1);
-}
+enum clock_path {
+	PATH_TSC,  /* rdtsc; sessions whose clock is the TSC */
+	PATH_VDSO, /* clock_gettime */
+};
 
-/*
- * The fast forms. Each enters the thread's slot, checks the session and
- * the room, reads the clock and stores the record, calling nothing, so the
- * TSC forms need no stack frame. Anything else goes to a noinline handler
- * through a tail call.
- *
- * The TSC forms check the slot's epoch against tl_fast_state, which no
- * epoch matches when the clock is not the TSC, so that one check covers
- * both. Their miss handler gets the slot still entered: it goes on with
- * the vDSO clock (its call, in a function of its own, does not make the
- * TSC forms save registers), or hands a plain begin or end to a direct
- * recorder, or lets go of the slot for the slow path. Where there is no
- * TSC at all (TL_HAVE_TSC 0) the forms read the vDSO clock themselves.
- */
-
-/* Whether the slot, entered at position word pos, takes `words` in
- * session `state`: the new position word is compared with the limit's, so
- * the check shares its add with the commit. The session check comes before
- * the block is touched: after a shutdown the slot's block may be unmapped. */
-static inline bool fits(const struct tl_slot *slot, uint64_t pos, size_t words, uint32_t state)
-{
-	return slot->epoch == state && pos + tl_pos_step(words) <= slot->limit_pos;
-}
-
-static inline __attribute__((always_inline)) uint32_t form_state(bool tsc)
-{
-	return atomic_load_explicit(tsc ? &tl_fast_state : &tl_state, memory_order_relaxed);
-}
-
-/* A miss handler's test: the clock is the vDSO one and the record fits. */
-static inline bool vdso_fits(const struct tl_slot *slot, uint64_t pos, size_t words)
-{
-	return !tl_clock_use_tsc &&
-	       fits(slot, pos, words, atomic_load_explicit(&tl_state, memory_order_relaxed));
-}
-
-/* The position word of the slot entered by a fast form (busy flag clear). */
-static inline uint64_t entered_pos(const struct tl_slot *slot)
-{
-	return atomic_load_explicit(&slot->pos, memory_order_relaxed) & ~TL_SLOT_BUSY;
-}
-
-/* Reads the clock once the record has room: the microcoded rdtsc then
- * overlaps with the stores instead of delaying the checks. */
-static inline __attribute__((always_inline)) uint64_t read_clock(bool tsc)
-{
-#if TL_HAVE_TSC
-	if (tsc)
-		return __rdtsc();
-#endif
-	(void)tsc;
-	return tl_clock_read();
-}
-
-/*
- * A direct recorder (systrace) gets a plain begin or end, from a slot
- * already entered at position word pos, through its write_slice op (no
- * record, no clock read), or else as a record built on the stack, without
- * the general path's sizing and scratch block: the write(2) behind it is
- * the cost, and this keeps the rest small. Lets go of the slot.
- * Returns false when the general path must handle it (first event of a
- * thread, not running, a buffering recorder).
- */
-static bool direct_entered(struct tl_slot *slot, uint64_t pos, const tl_category *cat,
-                           char phase, const char *name)
-{
-	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
-	bool direct = slot != &tl_slot_none && state != 0 && !(state & TL_STATE_FULL) &&
-	              tl_active.ops->write_direct;
-	if (direct && tl_active.ops->write_slice) {
-		tl_active.ops->write_slice(&tl_active, phase,
-		                           phase == TL_PHASE_BEGIN ? (name ? name : "") : NULL);
-	} else if (direct) {
-		uint64_t record[3] = {tl_clock_read(), 0, (uint64_t)(uintptr_t)(name ? name : "")};
-		size_t words = phase == TL_PHASE_BEGIN ? 3 : 2;
-		record[1] = TL_REC_HEADER(phase, words, 0, cat->index, 0);
-		tl_active.ops->write_direct(&tl_active, record, words);
-	}
-	tl_slot_commit_pos(slot, pos);
-	return direct;
-}
-
-/* direct_entered, entering the slot itself; false on re-entry too. */
-static bool direct_plain(const tl_category *cat, char phase, const char *name)
-{
-	struct tl_slot *slot = tl_self;
+/* A reservation: the calling thread's slot, entered (busy), and its
+ * position word as it was (busy flag clear). */
+struct reservation {
+	struct tl_slot *slot;
 	uint64_t pos;
-	if (!tl_slot_enter_pos(slot, &pos))
-		return false;
-	return direct_entered(slot, pos, cat, phase, name);
-}
+};
 
-static __attribute__((noinline)) void begin_slow(const tl_category *cat, const char *name)
+/* Enters the thread's slot; false on re-entry (a signal handler that
+ * interrupted an emit of this thread), the slot then left as it is. */
+static ALWAYS_INLINE bool reserve_enter(struct reservation *r)
 {
-	if (!direct_plain(cat, TL_PHASE_BEGIN, name))
-		tl_emit(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
+	r->slot = tl_self;
+	return tl_slot_enter_pos(r->slot, &r->pos);
 }
 
-static __attribute__((noinline)) void end_slow(const tl_category *cat)
+/* The reservation a fast form's miss continues with: the slot its caller
+ * entered. */
+static ALWAYS_INLINE void reserve_entered(struct reservation *r)
 {
-	if (!direct_plain(cat, TL_PHASE_END, NULL))
-		tl_emit(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
+	r->slot = tl_self;
+	r->pos = atomic_load_explicit(&r->slot->pos, memory_order_relaxed) & ~TL_SLOT_BUSY;
 }
 
-/* ---- tl_emit_begin, tl_emit_end ------------------------------------------ */
+/* Whether `words` fit in the slot's block in the session of the clock
+ * path: the new position word is compared with the limit's, so the check
+ * shares its add with the commit. The session check comes first: after a
+ * shutdown the slot's block may be unmapped. */
+static ALWAYS_INLINE bool reserve_fits(const struct reservation *r, size_t words,
+                                       enum clock_path path)
+{
+	uint32_t state = atomic_load_explicit(path == PATH_TSC ? &tl_fast_state : &tl_state,
+	                                      memory_order_relaxed);
+	return r->slot->epoch == state && r->pos + tl_pos_step(words) <= r->slot->limit_pos;
+}
 
 /*
- * Where a fast form writes: the position of pos, computed before the clock
- * is read. The empty asm pins the order: rdtsc is microcoded, and an
- * instruction placed after it waits for it, so the stores' address would
- * be late.
+ * Where the record goes. The empty asm pins the order: rdtsc is
+ * microcoded, and an instruction placed after it waits for it, so the
+ * stores' address would be late.
  */
-static inline __attribute__((always_inline)) _Atomic uint64_t *record_at(uint64_t pos)
+static ALWAYS_INLINE _Atomic uint64_t *reserve_at(const struct reservation *r)
 {
-	_Atomic uint64_t *p = tl_pos_ptr(pos);
+	_Atomic uint64_t *p = tl_pos_ptr(r->pos);
 	__asm__ volatile("" : "+r"(p));
 	return p;
 }
 
-/* The fast forms' writes: the record at the position of pos, with the
- * clock read once that is known (tsc: the TSC, else the vDSO clock), then
- * the commit, one add away from pos. */
-static inline __attribute__((always_inline)) void
-begin_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *cat,
-          const char *name)
+/* Publishes the record of `words` words and leaves the slot. */
+static ALWAYS_INLINE void commit(struct reservation *r, size_t words)
 {
-	_Atomic uint64_t *p = record_at(pos);
-	put(p, read_clock(tsc));
-	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, cat->index, 0));
-	put(p + 2, (uint64_t)(uintptr_t)name);
-	tl_slot_commit_pos(slot, pos + tl_pos_step(3));
+	tl_slot_commit_pos(r->slot, r->pos + tl_pos_step(words));
 }
 
-static inline __attribute__((always_inline)) uint64_t
-end_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *cat)
+/* Leaves the slot with nothing written. */
+static ALWAYS_INLINE void reserve_cancel(struct reservation *r)
 {
-	_Atomic uint64_t *p = record_at(pos);
-	uint64_t ts = read_clock(tsc);
-	put(p, ts);
-	put(p + 1, TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0));
-	tl_slot_commit_pos(slot, pos + tl_pos_step(2));
-	return ts;
+	tl_slot_commit_pos(r->slot, r->pos);
 }
 
-/*
- * The TSC forms' miss handlers, entered with the slot busy. On a machine
- * without a usable TSC they are the vDSO forms, hence `hot`; the fast forms
- * reach them through `cold` trampolines (one jump), which keep the checks
- * of the fast forms falling through to the stores.
- */
-static __attribute__((noinline, hot)) void begin_miss(const tl_category *cat, const char *name)
+/* Reads the clock of the path, once the record has room: the rdtsc then
+ * overlaps with the stores instead of delaying the checks. */
+static ALWAYS_INLINE uint64_t clock_read(enum clock_path path)
 {
-	struct tl_slot *slot = tl_self;
-	uint64_t pos = entered_pos(slot);
-	if (vdso_fits(slot, pos, 3))
-		begin_put(slot, pos, false, cat, name);
-	else if (!direct_entered(slot, pos, cat, TL_PHASE_BEGIN, name))
-		tl_emit(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
+#if TL_HAVE_TSC
+	if (path == PATH_TSC)
+		return __rdtsc();
+#endif
+	(void)path;
+	struct timespec ts;
+	clock_gettime(tl_clock_id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * A TSC form's miss where the clock is the TSC: a plain slice for a direct
- * recorder's write_slice (the slot still entered, so that shutdown waits for
- * the write), or the general path. Nothing is kept across the recorder's
- * call, so this needs no saved registers.
- */
-static __attribute__((noinline)) void slice_general(const tl_category *cat, char phase,
-                                                    const char *name)
-{
-	struct tl_slot *slot = tl_self;
-	if (!direct_entered(slot, entered_pos(slot), cat, phase, name))
-		tl_emit(cat, phase, 0, name, 0, 0, NULL, 0);
-}
+/* ---- the general path -------------------------------------------------------- */
 
-static __attribute__((noinline, hot)) void slice_direct(const tl_category *cat, char phase,
-                                                        const char *name)
+/* Whether the entered slot is in the running session, which records. */
+static ALWAYS_INLINE bool session_current(const struct tl_slot *slot)
 {
 	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
-	void (*write_slice)(struct tl_recorder *, char, const char *);
-	/* tl_active.ops is read only in a session */
-	if (TL_LIKELY(tl_self != &tl_slot_none && state != 0 && !(state & TL_STATE_FULL) &&
-	              (write_slice = tl_active.ops->write_slice) != NULL)) {
-		write_slice(&tl_active, phase, phase == TL_PHASE_BEGIN ? (name ? name : "") : NULL);
-		tl_slot_leave(tl_self);
-		return;
-	}
-	slice_general(cat, phase, name);
+	return slot->epoch == state && state != 0;
 }
 
-static __attribute__((noinline, cold)) void begin_tsc_miss(const tl_category *cat,
-                                                           const char *name)
-{
-	if (TL_LIKELY(tl_clock_use_tsc))
-		slice_direct(cat, TL_PHASE_BEGIN, name);
-	else
-		begin_miss(cat, name);
-}
-
-static __attribute__((noinline, hot)) void end_miss(const tl_category *cat)
-{
-	struct tl_slot *slot = tl_self;
-	uint64_t pos = entered_pos(slot);
-	if (vdso_fits(slot, pos, 2))
-		end_put(slot, pos, false, cat);
-	else if (!direct_entered(slot, pos, cat, TL_PHASE_END, NULL))
-		tl_emit(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
-}
-
-static __attribute__((noinline, cold)) void end_tsc_miss(const tl_category *cat)
-{
-	if (TL_LIKELY(tl_clock_use_tsc))
-		slice_direct(cat, TL_PHASE_END, NULL);
-	else
-		end_miss(cat);
-}
-
-/* The two fast forms start on a cache line of their own, so that their
- * cost does not move with the code around them. */
-__attribute__((aligned(64))) void tl_emit_begin(const tl_category *cat, const char *name)
-{
-	const bool tsc = TL_HAVE_TSC;
-	struct tl_slot *slot = tl_self;
-	uint64_t pos;
-	bool entered = tl_slot_enter_pos(slot, &pos);
-	if (TL_LIKELY(entered && fits(slot, pos, 3, form_state(tsc)))) {
-		begin_put(slot, pos, tsc, cat, name);
-		return;
-	}
-	if (entered && tsc) {
-		begin_tsc_miss(cat, name);
-		return;
-	}
-	if (entered)
-		tl_slot_commit_pos(slot, pos);
-	begin_slow(cat, name); /* or re-entry from a signal handler */
-}
-
-__attribute__((aligned(64))) void tl_emit_end(const tl_category *cat)
-{
-	const bool tsc = TL_HAVE_TSC;
-	struct tl_slot *slot = tl_self;
-	uint64_t pos;
-	bool entered = tl_slot_enter_pos(slot, &pos);
-	if (TL_LIKELY(entered && fits(slot, pos, 2, form_state(tsc)))) {
-		end_put(slot, pos, tsc, cat);
-		return;
-	}
-	if (entered && tsc) {
-		end_tsc_miss(cat);
-		return;
-	}
-	if (entered)
-		tl_slot_commit_pos(slot, pos);
-	end_slow(cat);
-}
-
-/* ---- internal forms returning their timestamp (tracer.h) -------- */
-
-/* A copied-name BEGIN off the fast path: the general emitter, then where
- * it went (a clock read of its own when it was not recorded). */
-static __attribute__((noinline)) void begin_copy_slow(const tl_category *cat, const char *name,
-                                                      tl_tracer_where *out)
-{
-	tl_timestamp ts = tl_tracer_emit(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0);
-	out->session = ts ? atomic_load_explicit(&tl_state, memory_order_relaxed) : 0;
-	out->ts = ts ? ts : tl_clock_read();
-}
-
-static __attribute__((noinline)) tl_timestamp begin_ts_slow(const tl_category *cat,
-                                                           const char *name,
-                                                           struct tl_thread_mark *mark)
-{
-	mark->block = NULL;
-	return tl_tracer_emit(cat, TL_PHASE_BEGIN, 0, name, 0, 0, NULL, 0);
-}
-
-static __attribute__((noinline)) tl_timestamp end_ts_slow(const tl_category *cat)
-{
-	return tl_tracer_emit(cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
-}
-
-/* The words of a BEGIN whose name of len bytes is copied by whole words. */
-static inline size_t copy_words(size_t len)
-{
-	return 3 + (len + 7) / 8;
-}
-
-/* begin_put with a copied name, by whole words (see tracer.h). */
-static inline __attribute__((always_inline)) void
-begin_copy_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *cat,
-               const char *name, size_t len, tl_tracer_where *out)
-{
-	_Atomic uint64_t *p = record_at(pos);
-	size_t words = copy_words(len);
-	uint64_t ts = read_clock(tsc);
-	put(p, ts);
-	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, words, TL_REC_F_NAME_INLINE, cat->index, 0));
-	put(p + 2, len);
-	for (size_t i = 3; i < words; i++) {
-		uint64_t word;
-		memcpy(&word, name + 8 * (i - 3), 8); /* zero-padded by the caller */
-		put(p + i, word);
-	}
-	tl_slot_commit_pos(slot, pos + tl_pos_step(words));
-	out->ts = ts;
-	if (out->session != slot->epoch)
-		out->session = slot->epoch;
-}
-
-/* begin_put, also marking the record (thread_mark.h) while the slot is
- * still busy. */
-static inline __attribute__((always_inline)) tl_timestamp
-begin_ts_put(struct tl_slot *slot, uint64_t pos, bool tsc, const tl_category *cat,
-             const char *name, struct tl_thread_mark *mark)
-{
-	_Atomic uint64_t *p = record_at(pos);
-	struct tl_block *block = slot->block;
-	uint64_t ts = read_clock(tsc);
-	put(p, ts);
-	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, cat->index, 0));
-	put(p + 2, (uint64_t)(uintptr_t)name);
-	mark->block = block;
-	mark->seq = atomic_load_explicit(&block->seq, memory_order_relaxed);
-	mark->gen = atomic_load_explicit(&block->gen, memory_order_relaxed);
-	mark->offset = (uint32_t)(p - block->data);
-	mark->session = slot->epoch;
-	tl_slot_commit_pos(slot, pos + tl_pos_step(3));
-	return ts;
-}
-
-static __attribute__((noinline, hot)) void begin_copy_miss(const tl_category *cat,
-                                                           const char *name, size_t len,
-                                                           tl_tracer_where *out)
-{
-	struct tl_slot *slot = tl_self;
-	uint64_t pos = entered_pos(slot);
-	if (vdso_fits(slot, pos, copy_words(len))) {
-		begin_copy_put(slot, pos, false, cat, name, len, out);
-		return;
-	}
-	tl_slot_commit_pos(slot, pos);
-	begin_copy_slow(cat, name, out);
-}
-
-static __attribute__((noinline, cold)) void
-begin_copy_tsc_miss(const tl_category *cat, const char *name, size_t len,
-                    tl_tracer_where *out)
-{
-	begin_copy_miss(cat, name, len, out);
-}
-
-static __attribute__((noinline, hot)) tl_timestamp begin_ts_miss(const tl_category *cat,
-                                                                 const char *name,
-                                                                 struct tl_thread_mark *mark)
-{
-	struct tl_slot *slot = tl_self;
-	uint64_t pos = entered_pos(slot);
-	if (vdso_fits(slot, pos, 3))
-		return begin_ts_put(slot, pos, false, cat, name, mark);
-	tl_slot_commit_pos(slot, pos);
-	return begin_ts_slow(cat, name, mark);
-}
-
-static __attribute__((noinline, cold)) tl_timestamp
-begin_ts_tsc_miss(const tl_category *cat, const char *name, struct tl_thread_mark *mark)
-{
-	return begin_ts_miss(cat, name, mark);
-}
-
-static __attribute__((noinline, hot)) tl_timestamp end_ts_miss(const tl_category *cat)
-{
-	struct tl_slot *slot = tl_self;
-	uint64_t pos = entered_pos(slot);
-	if (vdso_fits(slot, pos, 2))
-		return end_put(slot, pos, false, cat);
-	tl_slot_commit_pos(slot, pos);
-	return end_ts_slow(cat);
-}
-
-static __attribute__((noinline, cold)) tl_timestamp end_ts_tsc_miss(const tl_category *cat)
-{
-	return end_ts_miss(cat);
-}
-
-void tl_tracer_begin_copy(const tl_category *cat, const char *name, size_t len,
-                               tl_tracer_where *out)
-{
-	const bool tsc = TL_HAVE_TSC;
-	struct tl_slot *slot = tl_self;
-	uint64_t pos;
-	if (TL_UNLIKELY(len > TL_COPY_MAX || !tl_slot_enter_pos(slot, &pos))) {
-		begin_copy_slow(cat, name, out);
-		return;
-	}
-	if (TL_UNLIKELY(!fits(slot, pos, copy_words(len), form_state(tsc)))) {
-		if (tsc) {
-			begin_copy_tsc_miss(cat, name, len, out);
-			return;
-		}
-		tl_slot_commit_pos(slot, pos);
-		begin_copy_slow(cat, name, out);
-		return;
-	}
-	begin_copy_put(slot, pos, tsc, cat, name, len, out);
-}
-
-tl_timestamp tl_tracer_begin(const tl_category *cat, const char *name,
-                                struct tl_thread_mark *mark)
-{
-	const bool tsc = TL_HAVE_TSC;
-	struct tl_slot *slot = tl_self;
-	uint64_t pos;
-	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, &pos)))
-		return begin_ts_slow(cat, name, mark);
-	if (TL_UNLIKELY(!fits(slot, pos, 3, form_state(tsc)))) {
-		if (tsc)
-			return begin_ts_tsc_miss(cat, name, mark);
-		tl_slot_commit_pos(slot, pos);
-		return begin_ts_slow(cat, name, mark);
-	}
-	return begin_ts_put(slot, pos, tsc, cat, name, mark);
-}
-
-tl_timestamp tl_tracer_end(const tl_category *cat)
-{
-	const bool tsc = TL_HAVE_TSC;
-	struct tl_slot *slot = tl_self;
-	uint64_t pos;
-	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, &pos)))
-		return end_ts_slow(cat);
-	if (TL_UNLIKELY(!fits(slot, pos, 2, form_state(tsc)))) {
-		if (tsc)
-			return end_ts_tsc_miss(cat);
-		tl_slot_commit_pos(slot, pos);
-		return end_ts_slow(cat);
-	}
-	return end_put(slot, pos, tsc, cat);
-}
-
-/* ---- the general form -------------------------------------------------- */
-
-static int phase_known(tl_phase phase)
-{
-	switch (phase) {
-	case TL_PHASE_BEGIN:
-	case TL_PHASE_END:
-	case TL_PHASE_COMPLETE:
-	case TL_PHASE_INSTANT:
-	case TL_PHASE_ASYNC_BEGIN:
-	case TL_PHASE_ASYNC_END:
-	case TL_PHASE_ASYNC_INSTANT:
-	case TL_PHASE_FLOW_BEGIN:
-	case TL_PHASE_FLOW_STEP:
-	case TL_PHASE_FLOW_END:
-	case TL_PHASE_COUNTER:
-		return 1;
-	}
-	return 0;
-}
+/* One event as the caller gave it. */
+struct event {
+	const tl_category *cat;
+	char phase;
+	unsigned flags; /* TL_EVENT_* */
+	const char *name;
+	uint64_t value;  /* id, COMPLETE end, counter bits, number */
+	tl_timestamp ts; /* 0: now */
+	const tl_arg *args;
+	unsigned nargs;
+	bool numbered; /* name + " " + value (tl_emit_begin_numbered) */
+	bool want_ts;  /* return the timestamp even when written through */
+};
 
 /* Length of a copied string, capped; *truncated set when cut. */
-static size_t copy_length(const char *s, int *truncated)
+static size_t copy_length(const char *s, unsigned *truncated)
 {
 	if (!s)
 		return 0;
@@ -567,142 +187,103 @@ static _Atomic uint64_t *put_string(_Atomic uint64_t *p, const char *s, size_t l
 	return p;
 }
 
-static void count(_Atomic uint64_t *counter, uint64_t n)
+static bool arg_type_valid(tl_arg_type type)
 {
-	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
-			      memory_order_relaxed);
+	return type > TL_ARG_NONE && type <= TL_ARG_STRING_COPY;
 }
 
-static inline unsigned record_flags(unsigned flags, int copy_name)
+/* The event decoded as a recorder that writes through receives it. */
+static void event_view(const struct event *ev, tl_timestamp ts, tl_record_view *v)
 {
-	return (copy_name ? TL_REC_F_NAME_INLINE : 0) |
-	       (((flags & TL_EVENT_SCOPE_MASK) >> 1) << TL_REC_F_SCOPE_SHIFT) |
-	       ((flags & TL_EVENT_COUNTER_DOUBLE) ? TL_REC_F_COUNTER_DOUBLE : 0);
-}
-
-/* Publishes a record of the general paths, or hands it to a direct
- * recorder. */
-static inline void finish(struct tl_slot *slot, _Atomic uint64_t *end)
-{
-	struct tl_block *block = slot->block;
-	if (TL_UNLIKELY(block->direct)) {
-		atomic_store_explicit(&block->cur, end, memory_order_relaxed);
-		tl_thread_commit_direct(slot, block); /* leaves the slot not busy */
-		return;
+	v->ts = ts;
+	v->phase = ev->phase;
+	v->flags = (ev->numbered ? TL_REC_F_NAME_NUMBER : 0) |
+	           (((ev->flags & TL_EVENT_SCOPE_MASK) >> 1) << TL_REC_F_SCOPE_SHIFT) |
+	           ((ev->flags & TL_EVENT_COUNTER_DOUBLE) ? TL_REC_F_COUNTER_DOUBLE : 0);
+	v->category = ev->cat->index;
+	v->name = tl_record_has_name(ev->phase) ? (ev->name ? ev->name : "") : NULL;
+	unsigned truncated = 0;
+	v->name_len = !v->name                         ? 0
+	              : (ev->flags & TL_EVENT_COPY_NAME) ? copy_length(v->name, &truncated)
+	                                                 : strlen(v->name);
+	v->name_number = ev->numbered ? ev->value : 0;
+	v->value = ev->numbered ? 0 : ev->value;
+	v->nargs = 0;
+	for (unsigned i = 0; ev->nargs && i < ev->nargs && i < TL_MAX_ARGS; i++) {
+		const tl_arg *a = &ev->args[i];
+		if (!arg_type_valid(a->type))
+			continue;
+		unsigned k = v->nargs++;
+		v->args[k].key = a->key ? a->key : "";
+		v->args[k].key_len = strlen(v->args[k].key);
+		v->args[k].type = a->type;
+		v->args[k].bits = a->type == TL_ARG_BOOL      ? (uint64_t)(a->value.b ? 1 : 0)
+		                  : a->type == TL_ARG_POINTER ? (uint64_t)(uintptr_t)a->value.p
+		                                              : a->value.u;
+		bool string = a->type == TL_ARG_STRING || a->type == TL_ARG_STRING_COPY;
+		v->args[k].str = string ? (a->value.s ? a->value.s : "") : NULL;
+		v->args[k].str_len = !string                         ? 0
+		                     : a->type == TL_ARG_STRING_COPY ? copy_length(v->args[k].str,
+		                                                                   &truncated)
+		                                                     : strlen(v->args[k].str);
 	}
-	commit(slot, end);
 }
 
-/* An event without arguments (counters, instants, async, flows, complete),
- * its name kept or copied: no argument loop, and a small frame. */
-static __attribute__((noinline)) tl_timestamp emit_plain(const tl_category *cat, tl_phase phase,
-                                                         unsigned flags, const char *name,
-                                                         uint64_t id, tl_timestamp ts)
+/*
+ * Hands the event to a recorder that writes through, on this thread, the
+ * slot entered (so that shutdown waits for it). The timestamp is the
+ * caller's, or read now when the caller wants it back; else 0, and the
+ * recorder reads the clock if it needs one. Returns the timestamp, or 1
+ * when it was not read.
+ */
+static tl_timestamp write_through(const struct event *ev)
 {
-	int has_name = tl_record_has_name((char)phase);
-	int has_value = tl_record_has_value((char)phase);
-	int copy_name = has_name && (flags & TL_EVENT_COPY_NAME);
-	if (has_name && !name)
-		name = "";
-	int truncated = 0;
-	size_t name_len = copy_name ? copy_length(name, &truncated) : 0;
-	size_t words = 2 + (copy_name ? TL_REC_STRING_WORDS(name_len) : (size_t)has_name) +
-		       (size_t)has_value;
-	struct tl_slot *slot;
-	_Atomic uint64_t *w = reserve(&slot, words);
-	if (TL_UNLIKELY(!w))
-		return 0;
-	if (!ts)
-		ts = tl_clock_read();
-	put(w++, ts);
-	put(w++, TL_REC_HEADER(phase, words, record_flags(flags, copy_name), cat->index, 0));
-	if (copy_name)
-		w = put_string(w, name, name_len);
-	else if (has_name)
-		put(w++, (uint64_t)(uintptr_t)name);
-	if (has_value)
-		put(w++, id);
-	if (TL_UNLIKELY(truncated))
-		count(&slot->truncated, (uint64_t)truncated);
-	finish(slot, w);
-	return ts;
+	tl_timestamp ts = ev->ts ? ev->ts : ev->want_ts ? tl_clock_read() : 0;
+	tl_record_view v;
+	event_view(ev, ts, &v);
+	tl_recorder_write(&v);
+	return ts ? ts : 1;
 }
 
-/* Any event: arguments, copies, bad input. */
-static __attribute__((noinline)) tl_timestamp emit_general(const tl_category *cat, tl_phase phase,
-                                                           unsigned flags, const char *name,
-                                                           uint64_t id, tl_timestamp ts,
-                                                           const tl_arg *args, unsigned nargs)
+/* The words of ev's record; the copies' lengths in *name_len and
+ * arg_len[], the kept arguments' type nibbles in *types. */
+static size_t record_words(const struct event *ev, size_t *name_len, size_t *arg_len,
+                           uint64_t *types, unsigned *truncated, unsigned *args_dropped)
 {
-	struct tl_slot *slot = NULL;
-	if (TL_UNLIKELY(!phase_known(phase) || !cat)) {
-		slot = tl_thread_slot();
-		if (slot)
-			count(&slot->dropped, 1);
-		return 0;
-	}
-	unsigned args_dropped = 0;
-	if (nargs > TL_MAX_ARGS) {
-		args_dropped = nargs - TL_MAX_ARGS;
-		nargs = TL_MAX_ARGS;
-	}
-	if (!args)
-		nargs = 0;
-
-	/* Size the record. */
-	int truncated = 0;
-	int has_name = tl_record_has_name((char)phase);
-	int copy_name = has_name && (flags & TL_EVENT_COPY_NAME);
-	size_t name_len = 0;
-	if (has_name && !name)
-		name = "";
 	size_t words = 2;
-	if (copy_name) {
-		name_len = copy_length(name, &truncated);
-		words += TL_REC_STRING_WORDS(name_len);
-	} else if (has_name) {
+	if (ev->flags & TL_EVENT_COPY_NAME && tl_record_has_name(ev->phase)) {
+		*name_len = copy_length(ev->name, truncated);
+		words += TL_REC_STRING_WORDS(*name_len);
+	} else if (tl_record_has_name(ev->phase)) {
 		words += 1;
 	}
-	if (tl_record_has_value((char)phase))
+	if (tl_record_has_value(ev->phase) || ev->numbered)
 		words += 1;
-	size_t arg_len[TL_MAX_ARGS];
-	uint64_t types = 0;
 	unsigned kept = 0;
-	for (unsigned i = 0; i < nargs; i++) {
-		const tl_arg *a = &args[i];
-		if (a->type <= TL_ARG_NONE || a->type > TL_ARG_STRING_COPY) {
-			args_dropped++;
+	for (unsigned i = 0; i < ev->nargs; i++) {
+		const tl_arg *a = &ev->args[i];
+		if (!arg_type_valid(a->type)) {
+			*args_dropped += 1;
 			continue;
 		}
 		words += 1; /* key */
 		if (a->type == TL_ARG_STRING_COPY) {
-			arg_len[i] = copy_length(a->value.s, &truncated);
+			arg_len[i] = copy_length(a->value.s, truncated);
 			words += TL_REC_STRING_WORDS(arg_len[i]);
 		} else {
 			words += 1;
 		}
-		types |= (uint64_t)a->type << (4 * kept++);
+		*types |= (uint64_t)a->type << (4 * kept++);
 	}
+	return words;
+}
 
-	unsigned rec_flags = record_flags(flags, copy_name);
-
-	_Atomic uint64_t *p = reserve(&slot, words);
-	if (TL_UNLIKELY(!p))
-		return 0;
-	_Atomic uint64_t *w = p;
-	if (!ts)
-		ts = tl_clock_read();
-	put(w++, ts);
-	put(w++, TL_REC_HEADER(phase, words, rec_flags, cat->index, types));
-	if (copy_name)
-		w = put_string(w, name, name_len);
-	else if (has_name)
-		put(w++, (uint64_t)(uintptr_t)name);
-	if (tl_record_has_value((char)phase))
-		put(w++, id);
-	for (unsigned i = 0; i < nargs; i++) {
-		const tl_arg *a = &args[i];
-		if (a->type <= TL_ARG_NONE || a->type > TL_ARG_STRING_COPY)
+static _Atomic uint64_t *put_args(_Atomic uint64_t *w, const struct event *ev,
+                                  const size_t *arg_len)
+{
+	for (unsigned i = 0; i < ev->nargs; i++) {
+		const tl_arg *a = &ev->args[i];
+		if (!arg_type_valid(a->type))
 			continue;
 		put(w++, (uint64_t)(uintptr_t)(a->key ? a->key : ""));
 		switch (a->type) {
@@ -723,153 +304,337 @@ static __attribute__((noinline)) tl_timestamp emit_general(const tl_category *ca
 			break;
 		}
 	}
+	return w;
+}
+
+/*
+ * Any event, off the fast forms. `entered`: the caller (a fast form that
+ * missed) holds the slot entered; else it is entered here. Registers the
+ * thread on its first event, moves the slot to a new session or block,
+ * hands the event to a recorder that writes through, writes arguments and
+ * copies. Returns the timestamp, or 0 when the event was not recorded (the
+ * drop counted where it is one); any non-zero value when it was written
+ * through and the caller did not ask for the timestamp (ev->want_ts).
+ */
+static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, bool entered)
+{
+	struct reservation r;
+	if (entered) {
+		reserve_entered(&r);
+	} else {
+		struct tl_slot *slot = tl_self;
+		if (TL_UNLIKELY(slot == &tl_slot_none)) {
+			if (!tl_thread_slot()) /* first event of the thread */
+				return 0;
+		}
+		if (!reserve_enter(&r)) {
+			count(&r.slot->dropped, 1); /* re-entry from a signal handler */
+			return 0;
+		}
+	}
+	if (TL_UNLIKELY(r.slot == &tl_slot_none)) {
+		/* a fast form's miss on the thread's first event */
+		reserve_cancel(&r);
+		return emit_slow(ev, false);
+	}
+	if (TL_UNLIKELY(!ev->cat || !tl_record_phase_known(ev->phase))) {
+		count(&r.slot->dropped, 1);
+		reserve_cancel(&r);
+		return 0;
+	}
+	if (!session_current(r.slot) && !tl_thread_session_enter(r.slot)) {
+		reserve_cancel(&r); /* not running, or the recorder stopped recording */
+		return 0;
+	}
+	if (tl_recorder_writes_through()) {
+		tl_timestamp ts = write_through(ev);
+		reserve_cancel(&r);
+		return ts;
+	}
+
+	size_t name_len = 0, arg_len[TL_MAX_ARGS];
+	uint64_t types = 0;
+	unsigned truncated = 0, args_dropped = 0;
+	struct event e = *ev;
+	if (!e.args)
+		e.nargs = 0;
+	if (e.nargs > TL_MAX_ARGS) {
+		args_dropped = e.nargs - TL_MAX_ARGS;
+		e.nargs = TL_MAX_ARGS;
+	}
+	size_t words = record_words(&e, &name_len, arg_len, &types, &truncated, &args_dropped);
+	_Atomic uint64_t *w = tl_thread_reserve_slow(r.slot, words);
+	if (!w)
+		return 0; /* counted, the slot left */
+	tl_timestamp ts = e.ts ? e.ts : tl_clock_read();
+	bool copy_name = (e.flags & TL_EVENT_COPY_NAME) && tl_record_has_name(e.phase);
+	unsigned rec_flags = (copy_name ? TL_REC_F_NAME_INLINE : 0) |
+	                     (e.numbered ? TL_REC_F_NAME_NUMBER : 0) |
+	                     (((e.flags & TL_EVENT_SCOPE_MASK) >> 1) << TL_REC_F_SCOPE_SHIFT) |
+	                     ((e.flags & TL_EVENT_COUNTER_DOUBLE) ? TL_REC_F_COUNTER_DOUBLE : 0);
+	const char *name = e.name ? e.name : "";
+	put(w++, ts);
+	put(w++, TL_REC_HEADER(e.phase, words, rec_flags, e.cat->index, types));
+	if (copy_name)
+		w = put_string(w, name, name_len);
+	else if (tl_record_has_name(e.phase))
+		put(w++, (uint64_t)(uintptr_t)name);
+	if (tl_record_has_value(e.phase) || e.numbered)
+		put(w++, e.value);
+	w = put_args(w, &e, arg_len);
 	if (TL_UNLIKELY(truncated))
-		count(&slot->truncated, (uint64_t)truncated);
+		count(&r.slot->truncated, truncated);
 	if (TL_UNLIKELY(args_dropped))
-		count(&slot->args_dropped, args_dropped);
-	finish(slot, w);
+		count(&r.slot->args_dropped, args_dropped);
+	tl_slot_commit_records(r.slot, w, 1);
+	return ts;
+}
+
+/* ---- the fast forms ------------------------------------------------------------ */
+
+/* What follows the timestamp and header of a fixed-shape record. */
+struct shape {
+	char phase;
+	unsigned char words;
+	unsigned char rec_flags;
+	bool name;  /* a kept name pointer */
+	bool value; /* a value word after it */
+};
+
+#define SHAPE_BEGIN ((struct shape){TL_PHASE_BEGIN, 3, 0, true, false})
+#define SHAPE_END ((struct shape){TL_PHASE_END, 2, 0, false, false})
+#define SHAPE_NUMBERED ((struct shape){TL_PHASE_BEGIN, 4, TL_REC_F_NAME_NUMBER, true, true})
+#define SHAPE_COUNTER ((struct shape){TL_PHASE_COUNTER, 4, 0, true, true})
+
+/* Where a fast form reports, besides its timestamp: the session (tracer
+ * emitters' tl_tracer_where) and a mark on the record. Either may be NULL. */
+struct report {
+	tl_tracer_where *where;
+	struct tl_thread_mark *mark;
+	bool want_ts; /* the caller uses the returned timestamp */
+};
+
+static ALWAYS_INLINE void report_recorded(const struct report *out, const struct reservation *r,
+                                          _Atomic uint64_t *p, tl_timestamp ts)
+{
+	if (out->mark) {
+		const struct tl_block *block = r->slot->block;
+		out->mark->block = block;
+		out->mark->seq = atomic_load_explicit(&block->seq, memory_order_relaxed);
+		out->mark->gen = atomic_load_explicit(&block->gen, memory_order_relaxed);
+		out->mark->offset = (uint32_t)(p - block->data);
+		out->mark->session = r->slot->epoch;
+	}
+	if (out->where) {
+		out->where->ts = ts;
+		/* stored only when it changes: a frame stores enough as it is */
+		if (out->where->session != r->slot->epoch)
+			out->where->session = r->slot->epoch;
+	}
+}
+
+/* The general path's answer, in the fast forms' report. */
+static ALWAYS_INLINE tl_timestamp report_slow(const struct report *out, tl_timestamp ts)
+{
+	if (out->mark)
+		out->mark->block = NULL;
+	if (out->where) {
+		out->where->session = ts ? tl_tracer_session() : 0;
+		out->where->ts = ts ? ts : tl_clock_read();
+	}
 	return ts;
 }
 
 /*
- * A counter with a kept name and no argument, the common case of
- * TL_TRACE_EVENT_COUNTER and of the tracers' counters, on the fast path:
- * four words, the clock read only when no timestamp is given. Returns the
- * timestamp, or 0 when the general path must handle it.
+ * A fixed-shape event for a recorder that writes through, from a fast
+ * form's miss (the slot held, in the running session): the decoded event
+ * is made from the shape, with none of the general path's sizing.
  */
-static inline __attribute__((always_inline)) tl_timestamp
-counter_fast(const tl_category *cat, unsigned flags, const char *name, uint64_t value,
-             tl_timestamp ts)
+static __attribute__((noinline)) tl_timestamp shape_write_through(
+    struct shape s, unsigned rec_flags, const tl_category *cat, const char *name,
+    uint64_t value, const struct report *out)
 {
-	struct tl_slot *slot = tl_self;
-	uint64_t pos;
-	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, &pos)))
-		return 0;
-	if (TL_UNLIKELY(!fits(slot, pos, 4, form_state(false)))) {
-		tl_slot_commit_pos(slot, pos);
-		return 0;
-	}
-	_Atomic uint64_t *p = tl_pos_ptr(pos);
-	if (!ts)
-		ts = tl_clock_read();
-	put(p, ts);
-	put(p + 1, TL_REC_HEADER(TL_PHASE_COUNTER, 4, record_flags(flags, 0), cat->index, 0));
-	put(p + 2, (uint64_t)(uintptr_t)(name ? name : ""));
-	put(p + 3, value);
-	tl_slot_commit_pos(slot, pos + tl_pos_step(4));
-	return ts;
+	bool numbered = (s.rec_flags & TL_REC_F_NAME_NUMBER) != 0;
+	tl_record_view v;
+	v.ts = out->want_ts ? tl_clock_read() : 0;
+	v.phase = s.phase;
+	v.flags = s.rec_flags | rec_flags;
+	v.category = cat->index;
+	v.name = s.name ? (name ? name : "") : NULL;
+	v.name_len = s.name ? TL_RECORD_LEN_UNMEASURED : 0;
+	v.name_number = numbered ? value : 0;
+	v.value = numbered ? 0 : value;
+	v.nargs = 0;
+	tl_recorder_write(&v);
+	tl_slot_leave(tl_self);
+	return report_slow(out, v.ts ? v.ts : 1);
 }
 
-static inline bool is_plain_counter(const tl_category *cat, tl_phase phase, unsigned flags,
-                                    const tl_arg *args, unsigned nargs)
+/* The general path for a fixed-shape event (entered: the slot is held). */
+static __attribute__((noinline)) tl_timestamp shape_slow(struct shape s, unsigned rec_flags,
+                                                         const tl_category *cat,
+                                                         const char *name, uint64_t value,
+                                                         const struct report *out,
+                                                         bool entered)
 {
-	return phase == TL_PHASE_COUNTER && (flags & ~(unsigned)TL_EVENT_COUNTER_DOUBLE) == 0 &&
-	       (nargs == 0 || !args) && cat;
+	struct event ev = {
+	    .cat = cat,
+	    .phase = s.phase,
+	    .flags = (rec_flags & TL_REC_F_COUNTER_DOUBLE) ? TL_EVENT_COUNTER_DOUBLE : 0,
+	    .name = name,
+	    .value = value,
+	    .numbered = (s.rec_flags & TL_REC_F_NAME_NUMBER) != 0,
+	    .want_ts = out->want_ts,
+	};
+	return report_slow(out, emit_slow(&ev, entered));
 }
 
-void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
-	     uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs)
+/*
+ * The template of every fixed-shape event: reserve, read the clock of the
+ * path, write the shape, commit. `entered`: the slot is held already (a
+ * TSC form's miss). A TSC form that misses goes on in `vdso`, the same
+ * shape's vDSO form, with the slot held; a vDSO form that misses goes to
+ * the general path. rec_flags are or-ed into the shape's (counters).
+ */
+static ALWAYS_INLINE tl_timestamp
+fast_form(enum clock_path path, bool entered, struct shape s, unsigned rec_flags,
+          const tl_category *cat, const char *name, uint64_t value, const struct report *out,
+          tl_timestamp (*vdso)(const tl_category *, const char *, uint64_t,
+                               const struct report *))
 {
-	if (is_plain_counter(cat, phase, flags, args, nargs) &&
-	    TL_LIKELY(counter_fast(cat, flags, name, id, ts) != 0))
-		return;
-	if (TL_LIKELY((nargs == 0 || !args) && cat && phase_known(phase)))
-		emit_plain(cat, phase, flags, name, id, ts);
-	else
-		emit_general(cat, phase, flags, name, id, ts, args, nargs);
-}
-
-tl_timestamp tl_tracer_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
-                          uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs)
-{
-	if (is_plain_counter(cat, phase, flags, args, nargs)) {
-		tl_timestamp done = counter_fast(cat, flags, name, id, ts);
-		if (TL_LIKELY(done != 0))
-			return done;
-	}
-	if (TL_LIKELY((nargs == 0 || !args) && cat && phase_known(phase)))
-		return emit_plain(cat, phase, flags, name, id, ts);
-	return emit_general(cat, phase, flags, name, id, ts, args, nargs);
-}
-
-/* flags: 0 or TL_REC_F_COUNTER_DOUBLE, which is TL_EVENT_COUNTER_DOUBLE's bit */
-static __attribute__((noinline)) void counter_slow(const tl_category *cat, unsigned flags,
-                                                   const char *name, uint64_t value)
-{
-	tl_emit(cat, TL_PHASE_COUNTER, flags ? TL_EVENT_COUNTER_DOUBLE : 0, name, value, 0, NULL,
-	        0);
-}
-
-static inline __attribute__((always_inline)) void
-counter_put(struct tl_slot *slot, uint64_t pos, uint64_t ts, const tl_category *cat,
-            unsigned flags, const char *name, uint64_t value)
-{
-	_Atomic uint64_t *p = record_at(pos);
-	put(p, ts);
-	put(p + 1, TL_REC_HEADER(TL_PHASE_COUNTER, 4, flags, cat->index, 0));
-	put(p + 2, (uint64_t)(uintptr_t)name); /* NULL reads as "" */
-	put(p + 3, value);
-	tl_slot_commit_pos(slot, pos + tl_pos_step(4));
-}
-
-/* The counters' miss handler, entered with the slot busy, as begin_miss:
- * the vDSO form, or the slow path. */
-static __attribute__((noinline, hot)) void counter_miss(const tl_category *cat, unsigned flags,
-                                                        const char *name, uint64_t value)
-{
-	struct tl_slot *slot = tl_self;
-	uint64_t pos = entered_pos(slot);
-	if (vdso_fits(slot, pos, 4)) {
-		counter_put(slot, pos, tl_clock_read(), cat, flags, name, value);
-		return;
-	}
-	tl_slot_commit_pos(slot, pos);
-	counter_slow(cat, flags, name, value);
-}
-
-static __attribute__((noinline, cold)) void counter_tsc_miss(const tl_category *cat,
-                                                             unsigned flags, const char *name,
-                                                             uint64_t value)
-{
-	counter_miss(cat, flags, name, value);
-}
-
-/* The counters' TSC form, as tl_emit_begin's: a miss goes to the vDSO
- * form or to tl_emit. */
-static inline __attribute__((always_inline)) void
-counter_at(const tl_category *cat, unsigned flags, const char *name, uint64_t value)
-{
-#if TL_HAVE_TSC
-	struct tl_slot *slot = tl_self;
-	uint64_t pos;
-	bool entered = tl_slot_enter_pos(slot, &pos);
-	if (TL_LIKELY(entered && fits(slot, pos, 4, form_state(true)))) {
-		counter_put(slot, pos, __rdtsc(), cat, flags, name, value);
-		return;
-	}
+	struct reservation r;
 	if (entered)
-		counter_tsc_miss(cat, flags, name, value);
-	else
-		counter_slow(cat, flags, name, value); /* re-entry from a signal handler */
-#else
-	counter_slow(cat, flags, name, value);
-#endif
+		reserve_entered(&r);
+	else if (TL_UNLIKELY(!reserve_enter(&r)))
+		return shape_slow(s, rec_flags, cat, name, value, out, false);
+	if (TL_LIKELY(reserve_fits(&r, s.words, path))) {
+		_Atomic uint64_t *p = reserve_at(&r);
+		tl_timestamp ts = clock_read(path);
+		put(p, ts);
+		put(p + 1, TL_REC_HEADER(s.phase, s.words, s.rec_flags | rec_flags, cat->index, 0));
+		if (s.name)
+			put(p + 2, (uint64_t)(uintptr_t)name);
+		if (s.value)
+			put(p + 2 + s.name, value);
+		report_recorded(out, &r, p, ts);
+		commit(&r, s.words);
+		return ts;
+	}
+	if (path == PATH_TSC && TL_HAVE_TSC)
+		return vdso(cat, name, value, out);
+	if (session_current(r.slot) && tl_recorder_writes_through())
+		return shape_write_through(s, rec_flags, cat, name, value, out);
+	return shape_slow(s, rec_flags, cat, name, value, out, true);
+}
+
+/* The shapes' forms: the vDSO ones are functions of their own. */
+#define DEFINE_SHAPE_FORMS(form, shape, flags)                                                 \
+	static __attribute__((noinline, hot)) tl_timestamp form##_vdso(                       \
+	    const tl_category *cat, const char *name, uint64_t value, const struct report *out) \
+	{                                                                                      \
+		return fast_form(PATH_VDSO, true, shape, flags, cat, name, value, out, NULL);  \
+	}                                                                                      \
+	static ALWAYS_INLINE tl_timestamp form(const tl_category *cat, const char *name,       \
+	                                       uint64_t value, const struct report *out)      \
+	{                                                                                      \
+		return fast_form(TL_HAVE_TSC ? PATH_TSC : PATH_VDSO, false, shape, flags, cat,  \
+		                 name, value, out, form##_vdso);                              \
+	}
+
+DEFINE_SHAPE_FORMS(begin_form, SHAPE_BEGIN, 0)
+DEFINE_SHAPE_FORMS(end_form, SHAPE_END, 0)
+DEFINE_SHAPE_FORMS(numbered_form, SHAPE_NUMBERED, 0)
+DEFINE_SHAPE_FORMS(counter_form, SHAPE_COUNTER, 0)
+DEFINE_SHAPE_FORMS(counter_double_form, SHAPE_COUNTER, TL_REC_F_COUNTER_DOUBLE)
+
+static const struct report no_report = {NULL, NULL, false};
+static const struct report ts_report = {NULL, NULL, true};
+
+/* The two commonest forms start on a cache line of their own, so that their
+ * cost does not move with the code around them. */
+__attribute__((aligned(64))) void tl_emit_begin(const tl_category *cat, const char *name)
+{
+	begin_form(cat, name, 0, &no_report);
+}
+
+__attribute__((aligned(64))) void tl_emit_end(const tl_category *cat)
+{
+	end_form(cat, NULL, 0, &no_report);
+}
+
+void tl_emit_begin_numbered(const tl_category *cat, const char *name, uint64_t number)
+{
+	numbered_form(cat, name, number, &no_report);
 }
 
 void tl_emit_counter(const tl_category *cat, const char *name, int64_t value)
 {
-	counter_at(cat, 0, name, (uint64_t)value);
+	counter_form(cat, name, (uint64_t)value, &no_report);
 }
 
 void tl_emit_counter_double(const tl_category *cat, const char *name, double value)
 {
 	uint64_t bits;
 	memcpy(&bits, &value, sizeof bits);
-	counter_at(cat, TL_REC_F_COUNTER_DOUBLE, name, bits);
+	counter_double_form(cat, name, bits, &no_report);
+}
+
+/* A plain counter (kept name, no argument, now) takes the counters' form. */
+static ALWAYS_INLINE bool is_plain_counter(const tl_category *cat, tl_phase phase,
+                                           unsigned flags, tl_timestamp ts, unsigned nargs)
+{
+	return phase == TL_PHASE_COUNTER && (flags & ~(unsigned)TL_EVENT_COUNTER_DOUBLE) == 0 &&
+	       nargs == 0 && ts == 0 && cat;
+}
+
+tl_timestamp tl_tracer_emit(const tl_category *cat, tl_phase phase, unsigned flags,
+                            const char *name, uint64_t id, tl_timestamp ts, const tl_arg *args,
+                            unsigned nargs)
+{
+	if (!args)
+		nargs = 0;
+	if (is_plain_counter(cat, phase, flags, ts, nargs)) {
+		if (flags & TL_EVENT_COUNTER_DOUBLE)
+			return counter_double_form(cat, name, id, &ts_report);
+		return counter_form(cat, name, id, &ts_report);
+	}
+	struct event ev = {.cat = cat,
+	                   .phase = (char)phase,
+	                   .flags = flags,
+	                   .name = name,
+	                   .value = id,
+	                   .ts = ts,
+	                   .args = args,
+	                   .nargs = nargs,
+	                   .want_ts = true};
+	return emit_slow(&ev, false);
+}
+
+void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
+             uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs)
+{
+	if (!args)
+		nargs = 0;
+	if (is_plain_counter(cat, phase, flags, ts, nargs)) {
+		if (flags & TL_EVENT_COUNTER_DOUBLE)
+			counter_double_form(cat, name, id, &no_report);
+		else
+			counter_form(cat, name, id, &no_report);
+		return;
+	}
+	struct event ev = {.cat = cat,
+	                   .phase = (char)phase,
+	                   .flags = flags,
+	                   .name = name,
+	                   .value = id,
+	                   .ts = ts,
+	                   .args = args,
+	                   .nargs = nargs};
+	emit_slow(&ev, false);
 }
 
 void tl_emit_complete(const tl_category *cat, const char *name, tl_timestamp start,
-		      tl_timestamp end)
+                      tl_timestamp end)
 {
 	if (end < start) {
 		tl_timestamp t = start;
@@ -879,85 +644,90 @@ void tl_emit_complete(const tl_category *cat, const char *name, tl_timestamp sta
 	tl_emit(cat, TL_PHASE_COMPLETE, 0, name, end, start, NULL, 0);
 }
 
-/* ---- a BEGIN with a numbered name (tracer.h) ---------------------- */
+/* ---- the tracer interface's emitters (tracer.h) -------------------------------- */
 
-static inline __attribute__((always_inline)) void
-begin_number_put(_Atomic uint64_t *p, uint64_t ts, const tl_category *cat, const char *name,
-                 uint64_t number)
+tl_timestamp tl_tracer_begin(const tl_category *cat, const char *name,
+                             struct tl_thread_mark *mark)
 {
-	put(p, ts);
-	put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, 4, TL_REC_F_NAME_NUMBER, cat->index, 0));
-	put(p + 2, (uint64_t)(uintptr_t)name);
-	put(p + 3, number);
+	const struct report out = {NULL, mark, true};
+	return begin_form(cat, name, 0, &out);
 }
 
-/* Off the fast path: the general reservation (first event of a thread, a
- * full block, a direct recorder, not running), then where it went. */
-static __attribute__((noinline)) void begin_number_slow(const tl_category *cat, const char *name,
-                                                        uint64_t number,
-                                                        tl_tracer_where *out)
+tl_timestamp tl_tracer_end(const tl_category *cat)
 {
-	struct tl_slot *slot;
-	_Atomic uint64_t *w = reserve(&slot, 4);
-	uint64_t ts = tl_clock_read();
-	if (!w) {
-		out->session = 0;
-		out->ts = ts;
-		return;
-	}
-	begin_number_put(w, ts, cat, name, number);
-	finish(slot, w + 4);
-	out->session = atomic_load_explicit(&tl_state, memory_order_relaxed);
-	out->ts = ts;
-}
-
-/* The TSC form's miss: the vDSO form when the clock is not the TSC. */
-static __attribute__((noinline, cold)) void begin_number_miss(const tl_category *cat,
-                                                              const char *name, uint64_t number,
-                                                              tl_tracer_where *out)
-{
-	struct tl_slot *slot = tl_self;
-	uint64_t pos = entered_pos(slot);
-	if (vdso_fits(slot, pos, 4)) {
-		uint64_t ts = tl_clock_read();
-		begin_number_put(tl_pos_ptr(pos), ts, cat, name, number);
-		tl_slot_commit_pos(slot, pos + tl_pos_step(4));
-		out->ts = ts;
-		out->session = slot->epoch;
-		return;
-	}
-	tl_slot_commit_pos(slot, pos);
-	begin_number_slow(cat, name, number, out);
+	return end_form(cat, NULL, 0, &ts_report);
 }
 
 void tl_tracer_begin_numbered(const tl_category *cat, const char *name, uint64_t number,
-                                 tl_tracer_where *out)
+                              tl_tracer_where *where)
 {
-	const bool tsc = TL_HAVE_TSC;
-	struct tl_slot *slot = tl_self;
-	uint64_t pos;
-	bool entered = tl_slot_enter_pos(slot, &pos);
-	if (TL_LIKELY(entered && fits(slot, pos, 4, form_state(tsc)))) {
-		_Atomic uint64_t *p = record_at(pos);
-		uint64_t ts = read_clock(tsc);
-		begin_number_put(p, ts, cat, name, number);
-		tl_slot_commit_pos(slot, pos + tl_pos_step(4));
-		out->ts = ts;
-		if (out->session != slot->epoch)
-			out->session = slot->epoch;
-		return;
-	}
-	if (entered && tsc) {
-		begin_number_miss(cat, name, number, out);
-		return;
-	}
-	if (entered)
-		tl_slot_commit_pos(slot, pos);
-	begin_number_slow(cat, name, number, out);
+	const struct report out = {where, NULL, true};
+	numbered_form(cat, name, number, &out);
 }
 
-void tl_emit_begin_numbered(const tl_category *cat, const char *name, uint64_t number)
+/* A BEGIN with a name copied by whole words: its own form, as its length
+ * varies. */
+static ALWAYS_INLINE size_t copy_words(size_t len)
 {
-	tl_tracer_where where = {0, 0};
-	tl_tracer_begin_numbered(cat, name, number, &where);
+	return 3 + (len + 7) / 8;
+}
+
+static ALWAYS_INLINE void copy_form(enum clock_path path, bool entered, const tl_category *cat,
+                                    const char *name, size_t len, tl_tracer_where *where);
+
+static __attribute__((noinline)) void copy_slow(const tl_category *cat, const char *name,
+                                                tl_tracer_where *where, bool entered)
+{
+	struct event ev = {.cat = cat,
+	                   .phase = TL_PHASE_BEGIN,
+	                   .flags = TL_EVENT_COPY_NAME,
+	                   .name = name,
+	                   .want_ts = true};
+	const struct report out = {where, NULL, true};
+	report_slow(&out, emit_slow(&ev, entered));
+}
+
+static __attribute__((noinline, hot)) void copy_vdso(const tl_category *cat, const char *name,
+                                                     size_t len, tl_tracer_where *where)
+{
+	copy_form(PATH_VDSO, true, cat, name, len, where);
+}
+
+static ALWAYS_INLINE void copy_form(enum clock_path path, bool entered, const tl_category *cat,
+                                    const char *name, size_t len, tl_tracer_where *where)
+{
+	struct reservation r;
+	size_t words = copy_words(len);
+	if (entered)
+		reserve_entered(&r);
+	else if (TL_UNLIKELY(len > TL_COPY_MAX || !reserve_enter(&r))) {
+		copy_slow(cat, name, where, false);
+		return;
+	}
+	if (TL_LIKELY(reserve_fits(&r, words, path))) {
+		_Atomic uint64_t *p = reserve_at(&r);
+		tl_timestamp ts = clock_read(path);
+		put(p, ts);
+		put(p + 1, TL_REC_HEADER(TL_PHASE_BEGIN, words, TL_REC_F_NAME_INLINE, cat->index, 0));
+		put(p + 2, len);
+		for (size_t i = 3; i < words; i++) {
+			uint64_t word;
+			memcpy(&word, name + 8 * (i - 3), 8); /* zero-padded by the caller */
+			put(p + i, word);
+		}
+		const struct report out = {where, NULL, true};
+		report_recorded(&out, &r, p, ts);
+		commit(&r, words);
+		return;
+	}
+	if (path == PATH_TSC && TL_HAVE_TSC)
+		copy_vdso(cat, name, len, where);
+	else
+		copy_slow(cat, name, where, true);
+}
+
+void tl_tracer_begin_copy(const tl_category *cat, const char *name, size_t len,
+                          tl_tracer_where *where)
+{
+	copy_form(TL_HAVE_TSC ? PATH_TSC : PATH_VDSO, false, cat, name, len, where);
 }

@@ -15,6 +15,8 @@
 
 #include <timeline/timeline.h>
 
+#include "recorder/record_view.h"
+
 #pragma GCC visibility push(hidden)
 
 #define TL_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -47,8 +49,7 @@ struct tl_block {
 	 * owner publishes them here when it lets go of the block. */
 	_Atomic(_Atomic uint64_t *) cur;
 	_Atomic uint64_t *limit; /* end of data */
-	uint8_t direct;          /* scratch block of a direct recorder */
-	uint8_t pad_[3];
+	uint32_t pad_;
 	_Atomic uint32_t gen;
 	_Atomic uint32_t state;
 	_Atomic uint32_t tid;
@@ -83,9 +84,7 @@ struct tl_slot {
 	_Atomic uint64_t pos;
 	_Atomic uint64_t *limit;
 	uint64_t limit_pos;
-	/* cold */
-	struct tl_block *scratch; /* direct recorders: one record */
-	/* metadata */
+	/* cold: metadata */
 	_Atomic uint32_t tid;   /* 0: never used */
 	_Atomic uint32_t alive; /* 0 once the thread exited */
 	_Atomic uint64_t exit_order;
@@ -93,7 +92,7 @@ struct tl_slot {
 	_Atomic uint32_t named;    /* set by tl_thread_set_name (not comm) */
 	char name[TL_NAME_MAX];
 } __attribute__((aligned(TL_CACHELINE)));
-_Static_assert(offsetof(struct tl_slot, scratch) == TL_CACHELINE,
+_Static_assert(offsetof(struct tl_slot, tid) == TL_CACHELINE,
 	       "the hot part of a slot is its first cache line");
 
 /*
@@ -287,48 +286,64 @@ static inline uint64_t tl_block_records(const struct tl_block *block)
 {
 	return atomic_load_explicit(&block->records, memory_order_relaxed);
 }
-/* The ops of every buffering recorder: retire the slot's block, take the
- * next; and unmap the pool. */
+/* The ops of every recorder built on the pool: retire the slot's block,
+ * take the next; retire a block; the pool; and unmap it. */
 struct tl_recorder;
 struct tl_block *tl_pool_recorder_next_block(struct tl_recorder *rec, struct tl_slot *slot);
+void tl_pool_recorder_retire(struct tl_recorder *rec, struct tl_block *block);
+const struct tl_pool *tl_pool_recorder_blocks(const struct tl_recorder *rec);
+void tl_pool_recorder_fork_prepare(struct tl_recorder *rec);
+void tl_pool_recorder_fork_parent(struct tl_recorder *rec);
+void tl_pool_recorder_fork_child(struct tl_recorder *rec);
 void tl_pool_recorder_stop(struct tl_recorder *rec);
 /* Chooses a block size for a budget (block_bytes 0 = automatic). */
 size_t tl_pool_block_size(size_t budget, size_t block_bytes);
 
 /* ---- recorders ------------------------------------------------------------
- * One small ops table per backend (backends/<name>.c). Buffering recorders
- * hand out blocks; direct recorders (systrace) get each record as it is
- * committed, from the emitting thread, and must be async-signal-safe.
+ * One small ops table per backend (backends/<name>.c), the only way the
+ * core reaches a recorder. A recorder either keeps events in blocks (it
+ * fills next_block, retire_block and blocks) or writes each one through
+ * (it fills write_event); tl_recorder_writes_through() is the one test of
+ * which, and tl_init refuses a table that fills both or neither.
  */
 struct tl_recorder;
 struct tl_recorder_ops {
 	const char *name;
 	tl_recorder_kind kind;
-	size_t default_bytes;
+	size_t default_bytes; /* 0: keeps no buffer, the sizes are not read */
 	int (*start)(struct tl_recorder *rec, const tl_options *opts);
 	void (*stop)(struct tl_recorder *rec);
-	/* Buffering: the thread's block is full (or it has none). */
+	/* Blocks: the thread's block is full (or it has none); hands it the
+	 * next one, or NULL (the event is dropped and counted). Takes locks. */
 	struct tl_block *(*next_block)(struct tl_recorder *rec, struct tl_slot *slot);
-	/* Direct: one record to write out. */
-	void (*write_direct)(struct tl_recorder *rec, const uint64_t *record, size_t words);
-	/* Optional, direct: a plain slice begin (phase TL_PHASE_BEGIN, name
-	 * never NULL) or end (TL_PHASE_END, name NULL) to write now, for which
-	 * the emitters read no clock and build no record. */
-	void (*write_slice)(struct tl_recorder *rec, char phase, const char *name);
-	/* Optional: fills the recorder's own counters into *st (direct
-	 * recorders; the pool counts for the buffering ones). Any thread,
+	/* Blocks: a thread exits; its block (published) is let go. */
+	void (*retire_block)(struct tl_recorder *rec, struct tl_block *block);
+	/* Blocks: the pool a snapshot reads. Any thread, async-signal-safe. */
+	const struct tl_pool *(*blocks)(const struct tl_recorder *rec);
+	/* Write-through: one event, decoded, on the emitting thread inside its
+	 * emit (the thread's slot busy). Async-signal-safe. event->ts is the
+	 * event's raw timestamp, or 0 when the caller gave none and did not
+	 * ask for it back: the recorder reads the clock if it needs one. A
+	 * kept name may come with name_len TL_RECORD_LEN_UNMEASURED: the
+	 * recorder measures it if it needs it. */
+	void (*write_event)(struct tl_recorder *rec, const tl_record_view *event);
+	/* Optional: fills the recorder's own counters into *st (recorders
+	 * that write through; the pool counts for the others). Any thread,
 	 * async-signal-safe. */
 	void (*stats)(struct tl_recorder *rec, tl_stats *st);
-	/* Optional: the child of a fork, before its session restarts (the
-	 * forking thread is the only thread; no lock is held by anyone). */
+	/* Optional, fork: before it (take the recorder's locks), then in the
+	 * parent, and in the child before its session restarts (the forking
+	 * thread is the only thread). */
+	void (*fork_prepare)(struct tl_recorder *rec);
+	void (*fork_parent)(struct tl_recorder *rec);
 	void (*after_fork_child)(struct tl_recorder *rec);
 };
 
 struct tl_recorder {
 	const struct tl_recorder_ops *ops;
-	struct tl_pool pool; /* buffering recorders */
+	struct tl_pool pool; /* block recorders built on the block pool */
 	size_t buffer_bytes;
-	void *backend; /* direct recorders' own state */
+	void *backend; /* the recorder's own state */
 };
 
 extern const struct tl_recorder_ops tl_ring_ops;
@@ -356,6 +371,19 @@ extern _Atomic uint32_t tl_state;
 extern _Atomic uint32_t tl_fast_state;
 void tl_state_set(uint32_t state);
 extern struct tl_recorder tl_active;
+
+/* Whether the active recorder writes every event through (else it keeps
+ * them in blocks). Only in a session. */
+static inline bool tl_recorder_writes_through(void)
+{
+	return tl_active.ops->write_event != NULL;
+}
+
+/* Hands one event to a recorder that writes through. */
+static inline void tl_recorder_write(const tl_record_view *event)
+{
+	tl_active.ops->write_event(&tl_active, event);
+}
 extern struct tl_block tl_block_none; /* cur == limit: always "full" */
 extern struct tl_slot tl_slots[TL_MAX_THREADS];
 extern struct tl_slot tl_slot_none; /* the slot of threads not registered yet */
@@ -397,12 +425,14 @@ extern char tl_process_name[TL_NAME_MAX];
 void tl_recorder_mark_full(void);
 
 /* ---- threads (thread.c) ----------------------------------------------------- */
-/* Slow path of reserve: registers the thread, changes block, or drops.
- * Returns where to write `words`, or NULL (the drop is counted). */
+/* The general path's session check, on an entered slot: false when nothing
+ * runs or the recorder stopped recording (a drop, counted); else moves the
+ * slot to the running session (its old block belonged to an earlier one). */
+bool tl_thread_session_enter(struct tl_slot *slot);
+/* The general path's reservation, after tl_thread_session_enter: where to
+ * write `words` in the slot's block, changing block when it is full; or
+ * NULL, the drop counted and the slot left. */
 _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words);
-/* Direct recorders: hands the scratch record to the recorder and leaves
- * the slot not busy. */
-void tl_thread_commit_direct(struct tl_slot *slot, struct tl_block *block);
 /* The calling thread's slot, registering it; NULL when the table is full. */
 struct tl_slot *tl_thread_slot(void);
 /* Reads a slot's name into out (signal-safe); returns its length, 0 if none. */

@@ -123,14 +123,14 @@ static void fork_prepare(void)
 {
 	pthread_mutex_lock(&life_lock);
 	tl_categories_lock();
-	if (atomic_load(&tl_state) && !tl_active.ops->write_direct)
-		pthread_mutex_lock(&tl_active.pool.lock);
+	if (atomic_load(&tl_state) && tl_active.ops->fork_prepare)
+		tl_active.ops->fork_prepare(&tl_active);
 }
 
 static void fork_parent(void)
 {
-	if (atomic_load(&tl_state) && !tl_active.ops->write_direct)
-		pthread_mutex_unlock(&tl_active.pool.lock);
+	if (atomic_load(&tl_state) && tl_active.ops->fork_parent)
+		tl_active.ops->fork_parent(&tl_active);
 	tl_categories_unlock();
 	pthread_mutex_unlock(&life_lock);
 }
@@ -144,10 +144,6 @@ static void fork_child(void)
 	tl_clock_after_fork_child();
 	tl_snapshot_after_fork_child();
 	uint32_t state = atomic_load(&tl_state);
-	if (state && !tl_active.ops->write_direct) {
-		pthread_mutex_unlock(&tl_active.pool.lock);
-		tl_pool_reset(&tl_active.pool);
-	}
 	if (state && tl_active.ops->after_fork_child)
 		tl_active.ops->after_fork_child(&tl_active);
 	atomic_store(&tl_blocks_torn, 0);
@@ -216,6 +212,16 @@ static void membarrier_all(void)
 	nanosleep(&grace, NULL);
 }
 
+/* A table either keeps blocks (all three block ops) or writes through,
+ * never both. */
+static bool recorder_ops_valid(const struct tl_recorder_ops *ops)
+{
+	bool blocks = ops->next_block && ops->retire_block && ops->blocks;
+	bool partial = ops->next_block || ops->retire_block || ops->blocks;
+	return ops->start && ops->stop &&
+	       (ops->write_event ? !partial : blocks);
+}
+
 int tl_init(const tl_options *user)
 {
 	tl_options o;
@@ -245,21 +251,29 @@ int tl_init(const tl_options *user)
 		rc = -EINVAL;
 		goto out;
 	}
+	if (!recorder_ops_valid(ops)) {
+		tl_log(TL_LOG_ERROR, "%s recorder: its ops table neither keeps blocks nor writes "
+		       "through", ops->name);
+		rc = -EINVAL;
+		goto out;
+	}
 	if (o.clock != TL_CLOCK_BOOTTIME && o.clock != TL_CLOCK_MONOTONIC) {
 		tl_log(TL_LOG_ERROR, "clock %d: expected TL_CLOCK_BOOTTIME or TL_CLOCK_MONOTONIC",
 		       (int)o.clock);
 		rc = -EINVAL;
 		goto out;
 	}
-	/* A direct recorder keeps no buffer: the sizes are not read. */
-	size_t bytes = ops->write_direct ? 0 : o.buffer_bytes ? o.buffer_bytes : ops->default_bytes;
-	if (!ops->write_direct && (bytes < TL_BUFFER_MIN_BYTES || bytes > BUFFER_MAX_BYTES)) {
+	/* A recorder that writes through keeps no buffer: the sizes are not
+	 * read. */
+	bool buffered = ops->write_event == NULL;
+	size_t bytes = !buffered ? 0 : o.buffer_bytes ? o.buffer_bytes : ops->default_bytes;
+	if (buffered && (bytes < TL_BUFFER_MIN_BYTES || bytes > BUFFER_MAX_BYTES)) {
 		tl_log(TL_LOG_ERROR, "buffer of %zu bytes: expected between %d and %zu", bytes,
 		       TL_BUFFER_MIN_BYTES, BUFFER_MAX_BYTES);
 		rc = -EINVAL;
 		goto out;
 	}
-	if (!ops->write_direct && o.block_bytes &&
+	if (buffered && o.block_bytes &&
 	    (o.block_bytes < TL_BLOCK_MIN_BYTES || o.block_bytes > TL_BLOCK_MAX_BYTES)) {
 		tl_log(TL_LOG_ERROR, "block of %zu bytes: expected between %d and %d", o.block_bytes,
 		       TL_BLOCK_MIN_BYTES, TL_BLOCK_MAX_BYTES);
@@ -370,8 +384,8 @@ void tl_stats_collect(tl_stats *out)
 		st.buffer_bytes = tl_active.buffer_bytes;
 		if (tl_active.ops->stats)
 			tl_active.ops->stats(&tl_active, &st);
-		if (!tl_active.ops->write_direct) {
-			const struct tl_pool *pool = &tl_active.pool;
+		if (tl_active.ops->blocks) {
+			const struct tl_pool *pool = tl_active.ops->blocks(&tl_active);
 			uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
 			uint64_t present = 0;
 			for (uint32_t i = 0; i < handed; i++) {

@@ -12,6 +12,10 @@
 
 #include <timeline/timeline.h>
 
+/* A name_len not measured yet (strlen of name): only in the events a
+ * recorder that writes through receives. */
+#define TL_RECORD_LEN_UNMEASURED ((size_t)-1)
+
 /* One record decoded. Strings point into the record or at kept pointers. */
 typedef struct tl_record_view {
 	uint64_t ts;

@@ -1,6 +1,6 @@
 /*
  * Per-thread state: the slot table, registration on a thread's first event,
- * the reserve slow path (new session, full block, direct recorders), thread
+ * the reserve slow path (new session, full block), thread
  * names, thread exit.
  */
 #include <errno.h>
@@ -108,17 +108,14 @@ static void thread_exit(void *arg)
 			      memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	struct tl_block *block = slot->block;
-	if (slot->epoch == atomic_load(&tl_state) && block != &tl_block_none &&
-	    block != slot->scratch) {
+	if (slot->epoch == atomic_load(&tl_state) && block != &tl_block_none) {
 		tl_slot_publish(slot);
-		tl_pool_retire(&tl_active.pool, block);
+		tl_active.ops->retire_block(&tl_active, block);
 	}
 	tl_slot_use_block(slot, &tl_block_none);
 	tl_slot_leave(slot);
 
 	pthread_mutex_lock(&slots_lock);
-	free(slot->scratch);
-	slot->scratch = NULL;
 	atomic_store(&slot->exit_order, ++exit_counter);
 	atomic_store(&slot->alive, 0);
 	pthread_mutex_unlock(&slots_lock);
@@ -170,7 +167,6 @@ struct tl_slot *tl_thread_slot(void)
 		atomic_store(&slot->dropped, 0);
 		atomic_store(&slot->truncated, 0);
 		atomic_store(&slot->args_dropped, 0);
-		slot->scratch = NULL;
 		atomic_store(&slot->named, 0);
 		atomic_store(&slot->exit_order, 0);
 		char comm[17] = {0};
@@ -210,58 +206,33 @@ static _Atomic uint64_t *refuse(struct tl_slot *slot, int counted)
 	return NULL;
 }
 
-static struct tl_block *scratch_block(struct tl_slot *slot)
-{
-	if (!slot->scratch) {
-		size_t bytes = sizeof(struct tl_block) + TL_REC_MAX_WORDS * sizeof(uint64_t);
-		struct tl_block *b = aligned_alloc(TL_CACHELINE, (bytes + TL_CACHELINE - 1) /
-									TL_CACHELINE * TL_CACHELINE);
-		if (!b)
-			return NULL;
-		if (!tl_pos_addressable((unsigned char *)b + bytes)) {
-			free(b); /* beyond what a slot's position word holds */
-			return NULL;
-		}
-		memset(b, 0, sizeof *b);
-		b->direct = 1;
-		b->limit = b->data + TL_REC_MAX_WORDS;
-		atomic_store(&b->cur, b->data);
-		slot->scratch = b;
-	}
-	return slot->scratch;
-}
-
-_Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
+bool tl_thread_session_enter(struct tl_slot *slot)
 {
 	uint32_t state = atomic_load_explicit(&tl_state, memory_order_acquire);
 	if (state == 0)
-		return refuse(slot, 0); /* not running: ignored */
-	if (state & TL_STATE_FULL)
-		return refuse(slot, 1);
+		return false; /* not running: ignored */
+	if (state & TL_STATE_FULL) {
+		add(&slot->dropped, 1);
+		return false;
+	}
 	if (slot->epoch != state) {
 		/* first event of this session: the old block belongs to a pool
 		 * that is gone */
 		tl_slot_use_block(slot, &tl_block_none);
 		slot->epoch = state;
 	}
+	return true;
+}
+
+_Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
+{
 	if (words > TL_REC_MAX_WORDS)
 		return refuse(slot, 1);
-	const struct tl_recorder_ops *ops = tl_active.ops;
-	if (ops->write_direct) {
-		/* Direct recorders never take the fast path (its commit does not
-		 * look for them): the slot stays out of step with the session. */
-		slot->epoch = 0;
-		struct tl_block *b = scratch_block(slot);
-		if (!b)
-			return refuse(slot, 1);
-		tl_slot_use_block(slot, b);
-		return atomic_load_explicit(&b->cur, memory_order_relaxed);
-	}
 	struct tl_block *block = slot->block;
 	_Atomic uint64_t *p = tl_slot_cur(slot);
 	if (block != &tl_block_none && (size_t)(slot->limit - p) >= words)
 		return p;
-	block = ops->next_block(&tl_active, slot);
+	block = tl_active.ops->next_block(&tl_active, slot);
 	if (!block) {
 		tl_slot_use_block(slot, &tl_block_none);
 		return refuse(slot, 1);
@@ -273,15 +244,6 @@ _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
 	if ((size_t)(block->limit - p) < words)
 		return refuse(slot, 1);
 	return p;
-}
-
-void tl_thread_commit_direct(struct tl_slot *slot, struct tl_block *block)
-{
-	_Atomic uint64_t *end = atomic_load_explicit(&block->cur, memory_order_relaxed);
-	tl_active.ops->write_direct(&tl_active, (const uint64_t *)(const void *)block->data,
-				    (size_t)(end - block->data));
-	atomic_store_explicit(&block->cur, block->data, memory_order_relaxed);
-	tl_slot_commit(slot, block->data);
 }
 
 /* ---- sessions and fork --------------------------------------------------------- */
@@ -329,10 +291,7 @@ void tl_threads_after_fork_child(void)
 		struct tl_slot *s = &tl_slots[i];
 		if (s == self)
 			continue;
-		/* the threads are gone in the child; their scratch memory is the
-		 * parent's copy and is released with them */
-		free(s->scratch);
-		s->scratch = NULL;
+		/* the threads are gone in the child */
 		atomic_store(&s->tid, 0);
 		atomic_store(&s->alive, 0);
 		atomic_store(&s->pos, atomic_load(&s->pos) & ~TL_SLOT_BUSY);

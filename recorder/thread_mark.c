@@ -60,7 +60,7 @@ void tl_thread_mark(struct tl_thread_mark *mark)
 	if (!slot)
 		return;
 	const struct tl_block *block = slot->block;
-	if (block != &tl_block_none && !block->direct) {
+	if (block != &tl_block_none) {
 		const _Atomic uint64_t *cur = tl_slot_cur(slot);
 		mark_block(mark, block, state, (size_t)(cur - block->data));
 	}
@@ -77,7 +77,7 @@ tl_timestamp tl_thread_mark_record_ts(struct tl_thread_mark *mark, tl_phase phas
 		return 0;
 	uint64_t ts = 0;
 	const struct tl_block *block = slot->block;
-	if (block != &tl_block_none && !block->direct) {
+	if (block != &tl_block_none) {
 		/* the record is at the mark, or it opened the thread's next block */
 		size_t at = block == mark->block && mark->session == state ? mark->offset : 0;
 		const _Atomic uint64_t *cur = tl_slot_cur(slot);
@@ -108,7 +108,7 @@ tl_timestamp tl_thread_mark_last_begin(const tl_category *cat, const char *name,
 	tl_timestamp ts = 0;
 	const struct tl_block *block = slot->block;
 	size_t used = (size_t)(tl_slot_cur(slot) - block->data);
-	if (block != &tl_block_none && !block->direct && used >= 3) {
+	if (block != &tl_block_none && used >= 3) {
 		const _Atomic uint64_t *rec = block->data + used - 3;
 		if (atomic_load_explicit(&rec[1], memory_order_relaxed) == header &&
 		    atomic_load_explicit(&rec[2], memory_order_relaxed) == (uint64_t)(uintptr_t)name) {
@@ -186,7 +186,9 @@ int tl_thread_copy_since(const struct tl_thread_mark *mark, struct tl_thread_cop
 		return -ENODATA;
 	}
 	uint32_t tid = atomic_load_explicit(&slot->tid, memory_order_relaxed);
-	const struct tl_pool *pool = &tl_active.pool;
+	if (!tl_active.ops->blocks)
+		return -ENODATA;
+	const struct tl_pool *pool = tl_active.ops->blocks(&tl_active);
 	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
 	struct block_ref *refs = malloc((size_t)(handed ? handed : 1) * sizeof *refs);
 	if (!refs) {
