@@ -223,9 +223,13 @@ static void test_frame_thresholds_are_options(void **state)
 	assert_null(tl_frame_tracer_create(&o));
 	assert_int_equal(errno, EINVAL);
 	tl_frame_options bad = {.struct_size = sizeof bad, .refresh_period_ns = -5};
+	errno = 0;
 	assert_null(tl_frame_tracer_create(&bad));
+	assert_int_equal(errno, EINVAL);
 	tl_frame_options small = {.struct_size = 4};
+	errno = 0;
 	assert_null(tl_frame_tracer_create(&small));
+	assert_int_equal(errno, EINVAL);
 }
 
 static void test_frame_rate_switch_mid_run(void **state)
