@@ -199,7 +199,7 @@ typedef struct tl_frame_stats {
 } tl_frame_stats;
 
 /* Fills *out (set struct_size first). 0 or -EINVAL. Frame thread. */
-TL_API int tl_frame_tracer_stats(const tl_frame_tracer *ft, tl_frame_stats *out);
+TL_API int tl_frame_tracer_stats_get(const tl_frame_tracer *ft, tl_frame_stats *out);
 
 /*
  * Writes the report as one JSON object (no newline) into buf, like
