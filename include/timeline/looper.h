@@ -175,7 +175,8 @@ TL_API void tl_looper_destroy(tl_looper *looper);
 TL_API const char *tl_looper_name(const tl_looper *looper);
 
 /* ---------------------------------------------------------------------------
- * Dispatches (the loop's thread only; never blocks, never allocates)
+ * Dispatches (the loop's thread only; never blocks; allocates only to
+ * build a slow dispatch's report, in tl_looper_dispatch_end)
  * ------------------------------------------------------------------------- */
 
 enum {

@@ -19,7 +19,7 @@ EXPORTED = re.compile(r"visibility\s*\(\s*\"default\"\s*\)")
 class Declaration:
     def __init__(self, name, kind, exported, inline, header):
         self.name = name  # the declared identifier
-        self.kind = kind  # "function" or "data"
+        self.kind = kind  # "function", "data" or "type" (a typedef)
         self.exported = exported  # declared TL_API
         self.inline = inline  # a static inline definition
         self.header = header  # file name, e.g. "timeline.h"
@@ -135,9 +135,12 @@ def top_level_items(text):
 def declared_name(decl):
     """(name, kind) of a declaration without its attributes, or None."""
     words = decl.split()
-    if not words or words[0] == "typedef":
+    if not words:
         return None
     decl = without_braces(decl)
+    if words[0] == "typedef":
+        named = declared_name(decl.replace("typedef", " ", 1))
+        return (named[0], "type") if named else None
     first_paren = decl.find("(")
     if first_paren < 0:
         names = IDENT.findall(re.split(r"[\[=]", decl)[0])
@@ -153,7 +156,7 @@ def declared_name(decl):
 
 
 def declarations(cc, include_dir):
-    """Every function and object the public headers declare or define."""
+    """Every function, object and typedef the public headers declare."""
     found = []
     for header in public_headers(include_dir):
         for head, is_definition in top_level_items(own_text(cc, include_dir, header)):
