@@ -223,9 +223,13 @@ static void test_frame_thresholds_are_options(void **state)
 	assert_null(tl_frame_tracer_create(&o));
 	assert_int_equal(errno, EINVAL);
 	tl_frame_options bad = {.struct_size = sizeof bad, .refresh_period_ns = -5};
+	errno = 0;
 	assert_null(tl_frame_tracer_create(&bad));
+	assert_int_equal(errno, EINVAL);
 	tl_frame_options small = {.struct_size = 4};
+	errno = 0;
 	assert_null(tl_frame_tracer_create(&small));
+	assert_int_equal(errno, EINVAL);
 }
 
 static void test_frame_rate_switch_mid_run(void **state)
@@ -282,7 +286,7 @@ static void test_frame_idle_gaps_are_not_jank(void **state)
 	assert_int_equal(r->wall_ns, 150 * p);
 	assert_true(r->fps == 150 * 1e9 / (double)(150 * p));
 	tl_frame_stats st = {.struct_size = sizeof st};
-	assert_int_equal(tl_frame_tracer_stats(ft, &st), 0);
+	assert_int_equal(tl_frame_tracer_stats_get(ft, &st), 0);
 	assert_int_equal(st.janky_frames, 0);
 	tl_frame_tracer_destroy(ft);
 }
@@ -324,7 +328,7 @@ static void test_frame_partial_slice_below_min_frames_is_skipped(void **state)
 	tl_frame_tracer_flush(ft);
 	assert_int_equal(nreports, 0);
 	tl_frame_stats st = {.struct_size = sizeof st};
-	assert_int_equal(tl_frame_tracer_stats(ft, &st), 0);
+	assert_int_equal(tl_frame_tracer_stats_get(ft, &st), 0);
 	assert_int_equal(st.reports_skipped, 1);
 	assert_int_equal(st.frames, 9);
 	tl_frame_tracer_destroy(ft);
@@ -362,14 +366,14 @@ static void test_frame_begin_end_measures_the_clock(void **state)
 	assert_true(info.duration_ns >= 0 && info.duration_ns <= after - before);
 	assert_int_equal(info.dropped, 0);
 	tl_frame_stats st = {.struct_size = sizeof st};
-	assert_int_equal(tl_frame_tracer_stats(ft, &st), 0);
+	assert_int_equal(tl_frame_tracer_stats_get(ft, &st), 0);
 	assert_int_equal(st.frames, 1);
 	assert_int_equal(st.abandoned, 1);
 	assert_int_equal(st.unmatched_ends, 1);
 
 	tl_frame_times bad = {.struct_size = sizeof bad, .start_ns = 10, .end_ns = 5};
 	assert_int_equal(tl_frame_record(ft, &bad, NULL), -EINVAL);
-	assert_int_equal(tl_frame_tracer_stats(ft, &st), 0);
+	assert_int_equal(tl_frame_tracer_stats_get(ft, &st), 0);
 	assert_int_equal(st.invalid, 1);
 	tl_frame_tracer_destroy(ft);
 }
@@ -569,7 +573,7 @@ static void test_frame_looper_counts_only_frame_dispatches(void **state)
 		tl_looper_dispatch_end(looper);
 	}
 	tl_frame_stats st = {.struct_size = sizeof st};
-	assert_int_equal(tl_frame_tracer_stats(ft, &st), 0);
+	assert_int_equal(tl_frame_tracer_stats_get(ft, &st), 0);
 	assert_int_equal(st.frames, 60);
 	assert_int_equal(st.messages_ignored, 30 * 50);
 	tl_frame_tracer_flush(ft);
@@ -580,7 +584,7 @@ static void test_frame_looper_counts_only_frame_dispatches(void **state)
 	assert_int_equal(tl_frame_tracer_detach_looper(ft), -ENOENT);
 	tl_looper_dispatch_begin_flags(looper, "frame", TL_LOOPER_FRAME);
 	tl_looper_dispatch_end(looper);
-	assert_int_equal(tl_frame_tracer_stats(ft, &st), 0);
+	assert_int_equal(tl_frame_tracer_stats_get(ft, &st), 0);
 	assert_int_equal(st.frames, 60);
 	tl_looper_destroy(looper);
 	tl_frame_tracer_destroy(ft);

@@ -529,10 +529,14 @@ static void test_bad_options_are_refused(void **state)
 	tl_looper_options o;
 	tl_looper_options_init(&o);
 	o.anr_timeout_ms = -1;
+	errno = 0;
 	assert_null(tl_looper_create(&o));
+	assert_int_equal(errno, EINVAL);
 	tl_looper_options_init(&o);
 	o.struct_size = 8;
+	errno = 0;
 	assert_null(tl_looper_create(&o));
+	assert_int_equal(errno, EINVAL);
 	tl_looper_options_init(&o);
 	assert_int_equal(o.anr_timeout_ms, 5000);
 	assert_int_equal(o.lag_threshold_ms, 2000);

@@ -1043,7 +1043,7 @@ int tl_frame_set_scene(tl_frame_tracer *ft, const char *scene)
 	return 0;
 }
 
-int tl_frame_tracer_stats(const tl_frame_tracer *ft, tl_frame_stats *out)
+int tl_frame_tracer_stats_get(const tl_frame_tracer *ft, tl_frame_stats *out)
 {
 	if (!ft || !out || out->struct_size < sizeof(size_t))
 		return -EINVAL;

@@ -66,11 +66,16 @@ tl_looper *tl_looper_create(const tl_looper_options *opts)
 		tl_looper_options_init(&defaults);
 		opts = &defaults;
 	}
-	if (!options_valid(opts))
+	if (!options_valid(opts)) {
+		errno = EINVAL;
 		return NULL;
+	}
 	struct tl_looper *l = calloc(1, sizeof *l);
-	if (!l)
+	if (!l) {
+		errno = ENOMEM;
 		return NULL;
+	}
+	int err = ENOMEM;
 	l->name = strdup(opts->name ? opts->name : "looper");
 	l->dump_directory = opts->dump_directory ? strdup(opts->dump_directory) : NULL;
 	l->history_size = opts->history_size;
@@ -102,8 +107,11 @@ tl_looper *tl_looper_create(const tl_looper_options *opts)
 	l->on_report = opts->on_report;
 	l->user = opts->user;
 	l->watched_cpu_ns = -1;
-	if (looper_watchdog_add(l) != 0)
+	int rc = looper_watchdog_add(l);
+	if (rc != 0) {
+		err = -rc;
 		goto fail;
+	}
 	return l;
 fail:
 	free(l->history_copy);
@@ -111,6 +119,7 @@ fail:
 	free(l->dump_directory);
 	free(l->name);
 	free(l);
+	errno = err;
 	return NULL;
 }
 

@@ -103,11 +103,12 @@ typedef struct tl_frame_options {
 typedef struct tl_frame_tracer tl_frame_tracer;
 
 /*
- * Creates a tracer (opts may be NULL for the defaults). Returns NULL with
- * errno EINVAL for a bad option (struct_size too small, negative or zero
- * period or rate, thresholds not decreasing, negative durations) or ENOMEM.
- * Needs no session: without one, frames are still measured and reported,
- * and the trace events are ignored.
+ * Creates a tracer (opts may be NULL for the defaults). Returns NULL and
+ * sets errno on failure: EINVAL for a bad option (struct_size too small,
+ * a negative period, a rate below 0.001 Hz or above 1 GHz, thresholds not
+ * decreasing, negative durations), ENOMEM. Any thread; not
+ * async-signal-safe. Needs no session: without one, frames are still
+ * measured and reported, and the trace events are ignored.
  */
 TL_API tl_frame_tracer *tl_frame_tracer_create(const tl_frame_options *opts);
 
@@ -198,7 +199,7 @@ typedef struct tl_frame_stats {
 } tl_frame_stats;
 
 /* Fills *out (set struct_size first). 0 or -EINVAL. Frame thread. */
-TL_API int tl_frame_tracer_stats(const tl_frame_tracer *ft, tl_frame_stats *out);
+TL_API int tl_frame_tracer_stats_get(const tl_frame_tracer *ft, tl_frame_stats *out);
 
 /*
  * Writes the report as one JSON object (no newline) into buf, like

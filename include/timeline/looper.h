@@ -154,9 +154,13 @@ TL_API void tl_looper_options_init(tl_looper_options *opts);
 
 /*
  * Creates a loop and registers it with the watchdog (started on the first
- * loop). opts may be NULL for the defaults. Returns NULL on failure
- * (bad options, no memory, no thread). Any thread; takes the watchdog's
- * lock. The loop belongs to whichever thread dispatches on it.
+ * loop). opts may be NULL for the defaults. Returns NULL and sets errno on
+ * failure: EINVAL for a bad option (struct_size too small, a negative
+ * threshold or one of INT64_MAX / 4 ns or more, history_size above 2^20,
+ * an unknown dump_format, a dump_directory of 4032 bytes or more), ENOMEM,
+ * or pthread_create's error (EAGAIN) when the watchdog thread cannot start.
+ * Any thread; takes the watchdog's lock; not async-signal-safe. The loop
+ * belongs to whichever thread dispatches on it.
  */
 TL_API tl_looper *tl_looper_create(const tl_looper_options *opts);
 
@@ -171,7 +175,8 @@ TL_API void tl_looper_destroy(tl_looper *looper);
 TL_API const char *tl_looper_name(const tl_looper *looper);
 
 /* ---------------------------------------------------------------------------
- * Dispatches (the loop's thread only; never blocks, never allocates)
+ * Dispatches (the loop's thread only; never blocks; allocates only to
+ * build a slow dispatch's report, in tl_looper_dispatch_end)
  * ------------------------------------------------------------------------- */
 
 enum {
