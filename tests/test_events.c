@@ -70,6 +70,24 @@ static void test_scoped_event_ends_at_scope_exit(void **state)
 	tl_model_free(&m);
 }
 
+static void test_numbered_begin_is_named_with_its_number(void **state)
+{
+	(void)state;
+	TL_TRACE_EVENT_BEGIN_NUMBERED("ev", "request", 42);
+	TL_TRACE_EVENT_END0("ev", "request");
+	tl_emit_begin_numbered(tl_category_get("ev"), "request", UINT64_MAX);
+	tl_emit_end(tl_category_get("ev"));
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(m.nevents, 4);
+	assert_int_equal(m.events[0].phase, 'B');
+	assert_string_equal(m.events[0].name, "request 42");
+	assert_string_equal(m.events[0].cat, "ev");
+	assert_int_equal(m.events[2].phase, 'B');
+	assert_string_equal(m.events[2].name, "request 18446744073709551615");
+	tl_model_free(&m);
+}
+
 static void test_typed_arguments_are_kept(void **state)
 {
 	(void)state;
@@ -278,6 +296,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_scoped_event_ends_at_scope_exit),
+		T(test_numbered_begin_is_named_with_its_number),
 		T(test_typed_arguments_are_kept),
 		T(test_copied_strings_survive_their_buffer),
 		T(test_long_copies_are_truncated_and_counted),
