@@ -4,7 +4,7 @@
  * are used, so nothing is allocated on the recording path; once every block
  * is used, new events are dropped and counted.
  */
-#include "recorder/internal.h"
+#include "recorder/recorder.h"
 
 static int endless_start(struct tl_recorder *rec, const tl_options *opts)
 {

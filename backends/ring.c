@@ -4,7 +4,7 @@
  * (full, or left by an exited thread) is handed over and its events are
  * counted as overwritten. A block a thread is still writing is never taken.
  */
-#include "recorder/internal.h"
+#include "recorder/recorder.h"
 
 static int ring_start(struct tl_recorder *rec, const tl_options *opts)
 {

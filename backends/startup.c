@@ -4,7 +4,7 @@
  * stops for every thread (later events are dropped and counted), so the
  * buffer holds a clean prefix of the run.
  */
-#include "recorder/internal.h"
+#include "recorder/recorder.h"
 
 static int startup_start(struct tl_recorder *rec, const tl_options *opts)
 {

@@ -23,8 +23,9 @@
 #endif
 
 #include "recorder/atrace_format.h"
-#include "recorder/internal.h"
+#include "recorder/compiler.h"
 #include "recorder/record.h"
+#include "recorder/recorder.h"
 #include "recorder/tracer.h"
 
 /* tracing_on is read again at most this often. */

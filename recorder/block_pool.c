@@ -14,8 +14,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "recorder/internal.h"
+#include "recorder/compiler.h"
+#include "recorder/pool.h"
 #include "recorder/record.h"
+#include "recorder/recorder.h"
+#include "recorder/slot.h"
 
 size_t tl_pool_block_size(size_t budget, size_t block_bytes)
 {
@@ -67,7 +70,7 @@ int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigne
 	if (region == MAP_FAILED)
 		return -ENOMEM;
 	if (!tl_pos_addressable((unsigned char *)region + pool->region_bytes)) {
-		/* beyond what a slot's position word holds (internal.h) */
+		/* beyond what a slot's position word holds (slot.h) */
 		munmap(region, pool->region_bytes);
 		return -ENOMEM;
 	}

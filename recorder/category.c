@@ -9,13 +9,15 @@
  * (except "disabled-by-default-*"); otherwise they start disabled.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <timeline/trace_event.h>
 
-#include "recorder/internal.h"
+#include "recorder/categories.h"
+#include "recorder/log.h"
 
 #define FILTER_MAX 4096
 #define PATTERN_MAX 256

@@ -25,8 +25,12 @@
 #include <string.h>
 
 #include "recorder/clock.h"
-#include "recorder/internal.h"
+#include "recorder/compiler.h"
 #include "recorder/record.h"
+#include "recorder/recorder.h"
+#include "recorder/session.h"
+#include "recorder/slot.h"
+#include "recorder/threads.h"
 #include "recorder/tracer.h"
 
 /* Every thread starts on tl_slot_none, whose epoch matches no session and

@@ -12,8 +12,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder/categories.h"
 #include "recorder/clock.h"
-#include "recorder/internal.h"
+#include "recorder/log.h"
+#include "recorder/pool.h"
+#include "recorder/recorder.h"
+#include "recorder/session.h"
+#include "recorder/slot.h"
+#include "recorder/snapshot_writer.h"
+#include "recorder/stats.h"
+#include "recorder/threads.h"
 
 #define SHUTDOWN_WAIT_NS (100 * 1000 * 1000)
 #define BUFFER_MAX_BYTES ((size_t)64 << 30)

@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "recorder/internal.h"
+#include "recorder/log.h"
 
 static tl_log_fn log_fn;
 static void *log_user;

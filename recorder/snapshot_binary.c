@@ -16,11 +16,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder/categories.h"
 #include "recorder/clock.h"
 #include "recorder/format_int.h"
-#include "recorder/internal.h"
+#include "recorder/pool.h"
 #include "recorder/record.h"
+#include "recorder/recorder.h"
+#include "recorder/session.h"
+#include "recorder/slot.h"
 #include "recorder/snapshot_format.h"
+#include "recorder/snapshot_writer.h"
+#include "recorder/stats.h"
+#include "recorder/threads.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the binary snapshot is written in native order, which must be little-endian"

@@ -13,8 +13,13 @@
 #include <unistd.h>
 
 #include "recorder/clock.h"
-#include "recorder/internal.h"
+#include "recorder/compiler.h"
+#include "recorder/log.h"
 #include "recorder/record.h"
+#include "recorder/recorder.h"
+#include "recorder/session.h"
+#include "recorder/slot.h"
+#include "recorder/threads.h"
 
 struct tl_slot tl_slots[TL_MAX_THREADS];
 /* cur == limit: never has room, so a thread without a block takes the slow path */

@@ -17,8 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/internal.h"
+#include "recorder/pool.h"
 #include "recorder/record.h"
+#include "recorder/recorder.h"
+#include "recorder/session.h"
+#include "recorder/slot.h"
 #include "recorder/tracer.h"
 
 /* Enters the calling thread's slot as an emit does; NULL when the thread

@@ -9,7 +9,7 @@
 
 #include <timeline/trace_event.h>
 
-#include "recorder/internal.h"
+#include "recorder/snapshot_writer.h"
 #include "recorder/trace_model.h"
 
 static int teardown(void **state)

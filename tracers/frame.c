@@ -33,9 +33,9 @@
 #include <string.h>
 
 #include "recorder/clock.h"
-#include "recorder/tracer.h"
 #include "recorder/format_int.h"
-#include "recorder/internal.h"
+#include "recorder/session.h"
+#include "recorder/tracer.h"
 #include "tracers/frame_stats.h"
 
 #define DEFAULT_RATE_HZ 60.0

@@ -15,7 +15,7 @@
 #include <timeline/timeline.h>
 
 #include "recorder/clock.h"
-#include "recorder/internal.h"
+#include "recorder/compiler.h"
 #include "recorder/tracer.h"
 
 #pragma GCC visibility push(hidden)

@@ -9,7 +9,7 @@
 
 #include <timeline/timeline.h>
 
-#include "recorder/internal.h"
+#include "recorder/snapshot_writer.h"
 #include "recorder/trace_model.h"
 
 static const char *tmp_dir(void)

@@ -1,0 +1,104 @@
+/*
+ * The backend interface: the recorders' ops table, the active recorder,
+ * and what a backend may use of the rest of the core (the block pool, the
+ * session, categories, the log). A file under backends/ includes this
+ * header, and besides it only recorder/atrace_format.h (the atrace
+ * grammar's writer) and recorder/tracer.h (the clock map). Internal.
+ */
+#ifndef TIMELINE_RECORDER_H
+#define TIMELINE_RECORDER_H
+
+#include <timeline/timeline.h>
+
+#include "recorder/categories.h"
+#include "recorder/log.h"
+#include "recorder/pool.h"
+#include "recorder/record_view.h"
+#include "recorder/session.h"
+#include "recorder/slot.h"
+
+#pragma GCC visibility push(hidden)
+
+/* ---- recorders ------------------------------------------------------------
+ * One small ops table per backend (backends/<name>.c), the only way the
+ * core reaches a recorder. A recorder either keeps events in blocks (it
+ * fills next_block, retire_block and blocks) or writes each one through
+ * (it fills write_event); tl_recorder_writes_through() is the one test of
+ * which, and tl_init refuses a table that fills both or neither.
+ */
+struct tl_recorder;
+struct tl_recorder_ops {
+	const char *name;
+	tl_recorder_kind kind;
+	size_t default_bytes; /* 0: keeps no buffer, the sizes are not read */
+	int (*start)(struct tl_recorder *rec, const tl_options *opts);
+	void (*stop)(struct tl_recorder *rec);
+	/* Blocks: the thread's block is full (or it has none); hands it the
+	 * next one, or NULL (the event is dropped and counted). Takes locks. */
+	struct tl_block *(*next_block)(struct tl_recorder *rec, struct tl_slot *slot);
+	/* Blocks: a thread exits; its block (published) is let go. */
+	void (*retire_block)(struct tl_recorder *rec, struct tl_block *block);
+	/* Blocks: the pool a snapshot reads. Any thread, async-signal-safe. */
+	const struct tl_pool *(*blocks)(const struct tl_recorder *rec);
+	/* Write-through: one event, decoded, on the emitting thread inside its
+	 * emit (the thread's slot busy). Async-signal-safe. event->ts is the
+	 * event's raw timestamp, or 0 when the caller gave none and did not
+	 * ask for it back: the recorder reads the clock if it needs one. A
+	 * kept name may come with name_len TL_RECORD_LEN_UNMEASURED: the
+	 * recorder measures it if it needs it. */
+	void (*write_event)(struct tl_recorder *rec, const tl_record_view *event);
+	/* Optional: fills the recorder's own counters into *st (recorders
+	 * that write through; the pool counts for the others). Any thread,
+	 * async-signal-safe. */
+	void (*stats)(struct tl_recorder *rec, tl_stats *st);
+	/* Optional, fork: before it (take the recorder's locks), then in the
+	 * parent, and in the child before its session restarts (the forking
+	 * thread is the only thread). */
+	void (*fork_prepare)(struct tl_recorder *rec);
+	void (*fork_parent)(struct tl_recorder *rec);
+	void (*after_fork_child)(struct tl_recorder *rec);
+};
+
+struct tl_recorder {
+	const struct tl_recorder_ops *ops;
+	struct tl_pool pool; /* block recorders built on the block pool */
+	size_t buffer_bytes;
+	void *backend; /* the recorder's own state */
+};
+
+extern const struct tl_recorder_ops tl_ring_ops;
+extern const struct tl_recorder_ops tl_endless_ops;
+extern const struct tl_recorder_ops tl_startup_ops;
+extern const struct tl_recorder_ops tl_systrace_ops;
+
+extern struct tl_recorder tl_active;
+
+/* Whether the active recorder writes every event through (else it keeps
+ * them in blocks). Only in a session. */
+static inline bool tl_recorder_writes_through(void)
+{
+	return tl_active.ops->write_event != NULL;
+}
+
+/* Hands one event to a recorder that writes through. */
+static inline void tl_recorder_write(const tl_record_view *event)
+{
+	tl_active.ops->write_event(&tl_active, event);
+}
+
+/* Stops recording for everyone (startup recorder full); drops are counted. */
+void tl_recorder_mark_full(void);
+
+/* The ops of every recorder built on the pool: retire the slot's block,
+ * take the next; retire a block; the pool; fork; and unmap it. */
+struct tl_block *tl_pool_recorder_next_block(struct tl_recorder *rec, struct tl_slot *slot);
+void tl_pool_recorder_retire(struct tl_recorder *rec, struct tl_block *block);
+const struct tl_pool *tl_pool_recorder_blocks(const struct tl_recorder *rec);
+void tl_pool_recorder_fork_prepare(struct tl_recorder *rec);
+void tl_pool_recorder_fork_parent(struct tl_recorder *rec);
+void tl_pool_recorder_fork_child(struct tl_recorder *rec);
+void tl_pool_recorder_stop(struct tl_recorder *rec);
+
+#pragma GCC visibility pop
+
+#endif /* TIMELINE_RECORDER_H */

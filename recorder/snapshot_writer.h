@@ -1,0 +1,32 @@
+/*
+ * The binary snapshot writer (snapshot_binary.c), shared by the
+ * signal-safe path (fd sink, static buffers) and the in-memory path used by
+ * the JSON and ftrace snapshots. Internal.
+ */
+#ifndef TIMELINE_SNAPSHOT_WRITER_H
+#define TIMELINE_SNAPSHOT_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+struct tl_snapshot_sink {
+	int fd;              /* >= 0: write(2) to it */
+	unsigned char *mem;  /* fd < 0: malloc'd growing buffer */
+	size_t mem_len, mem_cap;
+	unsigned char *buf;  /* staging buffer */
+	size_t buf_len, buf_cap;
+	uint64_t *scratch;   /* one block's words */
+	size_t scratch_words;
+	int error;           /* first -errno */
+};
+int tl_snapshot_write(struct tl_snapshot_sink *sink);
+/* The child of a fork: forget a snapshot another thread had in progress. */
+void tl_snapshot_after_fork_child(void);
+/* The binary snapshot in a malloc'd buffer (caller frees). 0, -ENODEV, -ENOMEM. */
+int tl_snapshot_to_memory(unsigned char **data, size_t *len);
+
+#pragma GCC visibility pop
+
+#endif /* TIMELINE_SNAPSHOT_WRITER_H */
