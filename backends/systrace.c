@@ -491,20 +491,19 @@ static __attribute__((noinline)) void write_event_slow(struct systrace *st,
 }
 
 /*
- * One event from the emitting thread. The common case, a plain slice begin
- * or end whose payload the thread's cache holds while the gate is open (and
- * the thread has had no complete event, so nothing needs the clock), is
- * written from there with nothing else to do; the rest is
- * write_event_slow's. errno is kept.
+ * A plain slice begin (name, never NULL) or end (name NULL) from the
+ * emitters' fast forms, without a decoded event: no clock read while the
+ * gate is open (and the thread has had no complete event). The common
+ * case, a payload the thread's cache holds, is written from there with
+ * nothing else to do; the rest is write_event_slow's. errno is kept.
  */
-static void systrace_write_event(struct tl_recorder *rec, const tl_record_view *event)
+static void systrace_write_slice(struct tl_recorder *rec, char phase, const char *name)
 {
 	struct systrace *st = rec->backend;
 	struct systrace_thread *t = thread_self;
 	int *err = &errno;
 	int saved_errno = *err;
-	const char *name = event->phase == TL_PHASE_BEGIN ? event->name : NULL;
-	if (TL_LIKELY(t != NULL && t != &overflow && is_plain_slice(event) &&
+	if (TL_LIKELY(t != NULL && t != &overflow &&
 	              !atomic_load_explicit(&st->off, memory_order_relaxed) &&
 	              (st->tracing_on_fd < 0 ||
 	               atomic_load_explicit(&st->gate_on, memory_order_relaxed)) &&
@@ -517,8 +516,26 @@ static void systrace_write_event(struct tl_recorder *rec, const tl_record_view *
 		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
 		                      memory_order_relaxed);
 	} else {
-		write_event_slow(st, event);
+		tl_record_view v = {.phase = phase,
+		                    .name = name,
+		                    .name_len = name ? TL_RECORD_LEN_UNMEASURED : 0};
+		write_event_slow(st, &v);
 	}
+	*err = saved_errno;
+}
+
+/* One event from the emitting thread; plain slices go as above. errno is
+ * kept. */
+static void systrace_write_event(struct tl_recorder *rec, const tl_record_view *event)
+{
+	if (is_plain_slice(event)) {
+		systrace_write_slice(rec, event->phase,
+		                     event->phase == TL_PHASE_BEGIN ? event->name : NULL);
+		return;
+	}
+	int *err = &errno;
+	int saved_errno = *err;
+	write_event_slow(rec->backend, event);
 	*err = saved_errno;
 }
 
@@ -678,6 +695,7 @@ const struct tl_recorder_ops tl_systrace_ops = {
     .start = systrace_start,
     .stop = systrace_stop,
     .write_event = systrace_write_event,
+    .write_slice = systrace_write_slice,
     .stats = systrace_stats,
     .after_fork_child = systrace_after_fork_child,
 };

@@ -454,24 +454,34 @@ static ALWAYS_INLINE tl_timestamp report_slow(const struct report *out, tl_times
  * form's miss (the slot held, in the running session): the decoded event
  * is made from the shape, with none of the general path's sizing.
  */
-static __attribute__((noinline)) tl_timestamp shape_write_through(
-    struct shape s, unsigned rec_flags, const tl_category *cat, const char *name,
-    uint64_t value, const struct report *out)
+static __attribute__((noinline)) tl_timestamp shape_write_through(uint64_t header,
+                                                                  const char *name,
+                                                                  uint64_t value, bool want_ts)
 {
-	bool numbered = (s.rec_flags & TL_REC_F_NAME_NUMBER) != 0;
+	unsigned flags = TL_REC_FLAGS(header);
+	bool numbered = (flags & TL_REC_F_NAME_NUMBER) != 0;
 	tl_record_view v;
-	v.ts = out->want_ts ? tl_clock_read() : 0;
-	v.phase = s.phase;
-	v.flags = s.rec_flags | rec_flags;
-	v.category = cat->index;
-	v.name = s.name ? (name ? name : "") : NULL;
-	v.name_len = s.name ? TL_RECORD_LEN_UNMEASURED : 0;
+	v.ts = want_ts ? tl_clock_read() : 0;
+	v.phase = TL_REC_PHASE(header);
+	v.flags = flags;
+	v.category = TL_REC_CATEGORY(header);
+	v.name = tl_record_has_name(v.phase) ? (name ? name : "") : NULL;
+	v.name_len = v.name ? TL_RECORD_LEN_UNMEASURED : 0;
 	v.name_number = numbered ? value : 0;
 	v.value = numbered ? 0 : value;
 	v.nargs = 0;
 	tl_recorder_write(&v);
 	tl_slot_leave(tl_self);
-	return report_slow(out, v.ts ? v.ts : 1);
+	return v.ts ? v.ts : 1;
+}
+
+/* A plain slice begin (name) or end (NULL) for a recorder that writes
+ * slices through (tl_recorder_ops.write_slice), the slot held. */
+static __attribute__((noinline)) tl_timestamp write_slice_through(char phase, const char *name)
+{
+	tl_recorder_write_slice(phase, name ? name : (phase == TL_PHASE_BEGIN ? "" : NULL));
+	tl_slot_leave(tl_self);
+	return 1;
 }
 
 /* The general path for a fixed-shape event (entered: the slot is held). */
@@ -524,10 +534,19 @@ fast_form(enum clock_path path, bool entered, struct shape s, unsigned rec_flags
 		commit(&r, s.words);
 		return ts;
 	}
-	if (path == PATH_TSC && TL_HAVE_TSC)
+	/* the TSC form's miss: the vDSO form, unless the clock is the TSC */
+	if (path == PATH_TSC && TL_HAVE_TSC && !tl_clock_use_tsc)
 		return vdso(cat, name, value, out);
-	if (session_current(r.slot) && tl_recorder_writes_through())
-		return shape_write_through(s, rec_flags, cat, name, value, out);
+	if (session_current(r.slot) && tl_recorder_writes_through()) {
+		if (s.rec_flags == 0 && !s.value && s.phase == TL_PHASE_BEGIN && !out->want_ts &&
+		    tl_recorder_writes_slices())
+			return write_slice_through(TL_PHASE_BEGIN, name);
+		if (s.phase == TL_PHASE_END && !out->want_ts && tl_recorder_writes_slices())
+			return write_slice_through(TL_PHASE_END, NULL);
+		uint64_t header =
+		    TL_REC_HEADER(s.phase, s.words, s.rec_flags | rec_flags, cat->index, 0);
+		return report_slow(out, shape_write_through(header, name, value, out->want_ts));
+	}
 	return shape_slow(s, rec_flags, cat, name, value, out, true);
 }
 

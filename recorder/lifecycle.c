@@ -226,7 +226,7 @@ static bool recorder_ops_valid(const struct tl_recorder_ops *ops)
 {
 	bool blocks = ops->next_block && ops->retire_block && ops->blocks;
 	bool partial = ops->next_block || ops->retire_block || ops->blocks;
-	return ops->start && ops->stop &&
+	return ops->start && ops->stop && (!ops->write_slice || ops->write_event) &&
 	       (ops->write_event ? !partial : blocks);
 }
 

@@ -47,6 +47,11 @@ struct tl_recorder_ops {
 	 * kept name may come with name_len TL_RECORD_LEN_UNMEASURED: the
 	 * recorder measures it if it needs it. */
 	void (*write_event)(struct tl_recorder *rec, const tl_record_view *event);
+	/* Optional, write-through: a plain slice begin (phase TL_PHASE_BEGIN,
+	 * a kept name, never NULL, no argument) or end (TL_PHASE_END, name
+	 * NULL) that the caller wants no timestamp of, the commonest events,
+	 * without a decoded event: same contract as write_event otherwise. */
+	void (*write_slice)(struct tl_recorder *rec, char phase, const char *name);
 	/* Optional: fills the recorder's own counters into *st (recorders
 	 * that write through; the pool counts for the others). Any thread,
 	 * async-signal-safe. */
@@ -84,6 +89,17 @@ static inline bool tl_recorder_writes_through(void)
 static inline void tl_recorder_write(const tl_record_view *event)
 {
 	tl_active.ops->write_event(&tl_active, event);
+}
+
+/* Whether it takes plain slices through write_slice. */
+static inline bool tl_recorder_writes_slices(void)
+{
+	return tl_active.ops->write_slice != NULL;
+}
+
+static inline void tl_recorder_write_slice(char phase, const char *name)
+{
+	tl_active.ops->write_slice(&tl_active, phase, name);
 }
 
 /* Stops recording for everyone (startup recorder full); drops are counted. */
