@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "recorder/export/trace_model.h"
 #include "recorder/internal.h"
-#include "recorder/trace_model.h"
 
 typedef int (*exporter_fn)(const tl_model *model, int fd, tl_export_counts *counts);
 

@@ -9,8 +9,8 @@
 
 #include "recorder/clock.h"
 #include "recorder/emit_internal.h"
+#include "recorder/export/trace_model.h"
 #include "recorder/thread_mark.h"
-#include "recorder/trace_model.h"
 
 static int teardown(void **state)
 {

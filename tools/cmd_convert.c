@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 #include "tools/readers/trace_import.h"
 
 #define CONVERT_PREFIX "timeline convert"

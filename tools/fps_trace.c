@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recorder/export/trace_model.h"
 #include "recorder/snapshot_format.h"
-#include "recorder/trace_model.h"
 #include "tools/readers/ftrace_text.h"
 #include "tools/readers/json_reader.h"
 #include "tools/readers/trace_import.h"

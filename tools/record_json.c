@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 #include "tools/readers/ftrace_text.h"
 #include "tools/readers/trace_import.h"
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 #include "tools/readers/json_reader.h"
 #include "tools/readers/trace_import.h"
 

@@ -9,8 +9,8 @@
 
 #include <timeline/timeline.h>
 
+#include "recorder/export/trace_model.h"
 #include "recorder/internal.h"
-#include "recorder/trace_model.h"
 
 static const char *tmp_dir(void)
 {

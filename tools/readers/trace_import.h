@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 #include "tools/readers/atrace_parse.h"
 #include "tools/readers/ftrace_text.h"
 #include "tools/readers/json_reader.h"
