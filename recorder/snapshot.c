@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "recorder/export/trace_model.h"
 #include "recorder/recorder.h"
 #include "recorder/snapshot_writer.h"
 #include "recorder/stats.h"
-#include "recorder/trace_model.h"
 
 typedef int (*exporter_fn)(const tl_model *model, int fd, tl_export_counts *counts);
 

@@ -1,9 +1,9 @@
-/* The trace_marker payload parser (recorder/atrace_parse.h). */
+/* The trace_marker payload parser (tools/readers/atrace_parse.h). */
 #include "support/test_support.h"
 
 #include <string.h>
 
-#include "recorder/atrace_parse.h"
+#include "tools/readers/atrace_parse.h"
 
 static tl_atrace_result parse(const char *payload, tl_atrace_point *p)
 {

@@ -36,6 +36,11 @@ static int tracefs_mounted(void)
 /* Exits 77 with a reason when the suite cannot run here. */
 static void require_root_and_tracefs(void)
 {
+#ifndef TL_HAVE_TRACEFS
+	printf("skipped: built without libtracefs (TIMELINE_WITH_TRACEFS=OFF), the CLI has no "
+	       "record (test_cli_without_tracefs checks that it says so)\n");
+	exit(TL_TEST_SKIP_EXIT);
+#endif
 	cli = tl_test_cli();
 	if (!cli) {
 		printf("skipped: TIMELINE_CLI is not set (the CLI was not built)\n");

@@ -194,6 +194,11 @@ static void test_json_output_has_slices_and_cpu_scheduling(void **state)
 
 int main(void)
 {
+#ifndef TL_HAVE_TRACEFS
+	printf("skipped: built without libtracefs (TIMELINE_WITH_TRACEFS=OFF), the CLI has no "
+	       "record\n");
+	return TL_TEST_SKIP_EXIT;
+#endif
 	cli = tl_test_cli();
 	child = getenv("TL_TRACED_CHILD");
 	if (!cli || !child || !*child) {

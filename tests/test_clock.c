@@ -8,9 +8,8 @@
 #include <timeline/trace_event.h>
 
 #include "recorder/clock.h"
+#include "recorder/export/trace_model.h"
 #include "recorder/tracer.h"
-#include "recorder/tracer.h"
-#include "recorder/trace_model.h"
 
 static int teardown(void **state)
 {

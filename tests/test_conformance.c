@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "recorder/trace_import.h"
+#include "tools/readers/trace_import.h"
 
 #define MAX_KEYS 24
 #define MAX_GROUPS 4

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 
 #ifndef TL_SOURCE_DIR
 #define TL_SOURCE_DIR "."

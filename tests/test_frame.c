@@ -15,7 +15,7 @@
 #include <timeline/looper.h>
 #include <timeline/timeline.h>
 
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 
 #define MS 1000000LL
 #define SEC 1000000000LL

@@ -1,10 +1,10 @@
-/* The ftrace / systrace text reader (recorder/ftrace_text.h). */
+/* The ftrace / systrace text reader (tools/readers/ftrace_text.h). */
 #include "support/test_support.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "recorder/ftrace_text.h"
+#include "tools/readers/ftrace_text.h"
 
 static int tokenize(const char *line, tl_ftrace_line *out)
 {

@@ -1,10 +1,10 @@
-/* The Chrome JSON reader (recorder/json_reader.h). */
+/* The Chrome JSON reader (tools/readers/json_reader.h). */
 #include "support/test_support.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "recorder/json_reader.h"
+#include "tools/readers/json_reader.h"
 
 static int read_json(const char *text, tl_json_trace *t, tl_read_error *err)
 {

@@ -8,7 +8,7 @@
 
 #include <timeline/trace_event.h>
 
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 
 static int teardown(void **state)
 {

@@ -14,7 +14,7 @@
 #include <timeline/looper.h>
 #include <timeline/timeline.h>
 
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 
 static void sleep_ms(int ms)
 {

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "recorder/export/trace_model.h"
 #include "recorder/record.h"
 #include "recorder/snapshot_format.h"
-#include "recorder/trace_model.h"
 
 #define ARGTYPES(a, b, c, d)                                                                       \
 	((unsigned)(a) | (unsigned)(b) << 4 | (unsigned)(c) << 8 | (unsigned)(d) << 12)

@@ -9,8 +9,8 @@
 
 #include <timeline/trace_event.h>
 
+#include "recorder/export/trace_model.h"
 #include "recorder/snapshot_writer.h"
-#include "recorder/trace_model.h"
 
 static int teardown(void **state)
 {

@@ -1,4 +1,4 @@
-/* The importer (recorder/trace_import.h) and `timeline slices`. */
+/* The importer (tools/readers/trace_import.h) and `timeline slices`. */
 #include "support/test_support.h"
 
 #include <fcntl.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recorder/trace_import.h"
+#include "tools/readers/trace_import.h"
 
 static void import_text(const char *text, tl_import *imp)
 {

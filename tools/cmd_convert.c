@@ -3,7 +3,7 @@
  * snapshot (tl_snapshot_binary, or one written from a signal handler),
  * ftrace/systrace text or Chrome JSON (told apart by content) and writes it
  * as Chrome JSON or ftrace text. Text and JSON inputs go through the
- * importer (recorder/trace_import.h), so what is written is what Perfetto
+ * importer (tools/readers/trace_import.h), so what is written is what Perfetto
  * would read from IN.
  */
 #include "tools/cli.h"
@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "recorder/trace_import.h"
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
+#include "tools/readers/trace_import.h"
 
 #define CONVERT_PREFIX "timeline convert"
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/trace_import.h"
+#include "tools/readers/trace_import.h"
 
 #define SLICES_PREFIX "timeline slices"
 

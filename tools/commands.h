@@ -17,7 +17,7 @@ int tl_cmd_convert(int argc, char **argv);
 
 /* `timeline record [-o FILE] [--format ftrace|json] [-e EVENT]... [-- COMMAND]`:
  * records trace_marker writes and sched events from a private tracefs
- * instance. */
+ * instance. Built only with libtracefs (TL_HAVE_TRACEFS). */
 int tl_cmd_record(int argc, char **argv);
 
 /* `timeline fps FILE... [--json] [--plot OUT.svg]`: frame rate, jank and

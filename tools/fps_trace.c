@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/ftrace_text.h"
-#include "recorder/json_reader.h"
+#include "recorder/export/trace_model.h"
 #include "recorder/snapshot_format.h"
-#include "recorder/trace_import.h"
-#include "recorder/trace_model.h"
+#include "tools/readers/ftrace_text.h"
+#include "tools/readers/json_reader.h"
+#include "tools/readers/trace_import.h"
 
 #define FPS_PREFIX "timeline fps"
 #define PERIOD_COUNTER "refresh_period_ns"

@@ -14,9 +14,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "recorder/ftrace_text.h"
-#include "recorder/trace_import.h"
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
+#include "tools/readers/ftrace_text.h"
+#include "tools/readers/trace_import.h"
 
 /* Ids of the synthetic "CPUs" process and its per-CPU threads: above any
  * pid the kernel hands out (at most 2^22). */

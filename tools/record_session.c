@@ -37,7 +37,7 @@
 #include <trace-seq.h>
 #include <tracefs.h>
 
-#include "recorder/slice_match.h"
+#include "recorder/export/slice_match.h"
 
 #define TASK_COMM_MAX 16
 #define TGID_UNKNOWN (-1)
@@ -853,7 +853,7 @@ static const char text_header[] =
     "#           TASK-PID    TGID   CPU#  ||||   TIMESTAMP  FUNCTION\n"
     "#              | |        |      |   ||||      |         |\n";
 
-/* The task column, right-aligned in 16, as recorder/export_ftrace.c writes
+/* The task column, right-aligned in 16, as recorder/export/export_ftrace.c writes
  * it: spaces and control characters become '_', and so does a '-' before a
  * digit (it would read as the -pid separator). */
 static void write_task(tl_out *out, const char *comm)

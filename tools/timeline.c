@@ -1,6 +1,8 @@
 /*
  * `timeline`: the command-line tool. main() only dispatches: each subcommand
  * is one row of the table below and lives in its own tools/cmd_<name>.c.
+ * A build without libtracefs has no `record`: it is left out of the table
+ * and of --help, and invoking it says why.
  */
 #include <stdio.h>
 #include <string.h>
@@ -21,7 +23,9 @@ static const struct tl_command commands[] = {
      tl_cmd_convert},
     {"slices", "print the slices, counters and flows of a trace, as Perfetto reads it",
      tl_cmd_slices},
+#ifdef TL_HAVE_TRACEFS
     {"record", "record a systrace (ftrace) trace from the kernel, around a command", tl_cmd_record},
+#endif
     {"fps", "frame rate and jank from SurfaceFlinger --latency dumps or frame slices", tl_cmd_fps},
 };
 
@@ -67,6 +71,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	const struct tl_command *cmd = find_command(name);
+#ifndef TL_HAVE_TRACEFS
+	if (!cmd && strcmp(name, "record") == 0) {
+		fputs("timeline record: not available: this timeline was built without "
+		      "libtracefs (TIMELINE_WITH_TRACEFS=OFF)\n",
+		      stderr);
+		return 1;
+	}
+#endif
 	if (!cmd) {
 		if (name[0] == '-')
 			fprintf(stderr, "timeline: unknown option '%s' (see 'timeline --help')\n",

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

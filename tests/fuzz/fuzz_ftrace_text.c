@@ -3,8 +3,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "recorder/ftrace_text.h"
-#include "recorder/trace_import.h"
+#include "tools/readers/ftrace_text.h"
+#include "tools/readers/trace_import.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

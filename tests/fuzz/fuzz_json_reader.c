@@ -5,9 +5,9 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "recorder/json_reader.h"
-#include "recorder/trace_import.h"
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
+#include "tools/readers/json_reader.h"
+#include "tools/readers/trace_import.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -9,8 +9,8 @@
 
 #include <timeline/timeline.h>
 
+#include "recorder/export/trace_model.h"
 #include "recorder/snapshot_writer.h"
-#include "recorder/trace_model.h"
 
 static const char *tmp_dir(void)
 {

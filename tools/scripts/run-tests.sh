@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Every test: install what is missing, then build and run the suites three
-# times: a plain build (warnings are errors), AddressSanitizer +
-# UndefinedBehaviorSanitizer, and the suites with threads under
-# ThreadSanitizer; then every libFuzzer target for a bounded time
-# (FUZZ_SECONDS, default 20). Ends with the benchmark figures
+# Every test: install what is missing, then build and run the suites four
+# times: a plain build (warnings are errors), a plain build without
+# libtracefs (TIMELINE_WITH_TRACEFS=OFF, checked not to reach its headers or
+# link it), AddressSanitizer + UndefinedBehaviorSanitizer, and the suites
+# with threads under ThreadSanitizer; then every libFuzzer target for a
+# bounded time (FUZZ_SECONDS, default 20). Ends with the benchmark figures
 # (informational).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -45,8 +46,34 @@ run_suite() { # name, build dir, cmake options...
 	cat "$dir.ctest.log"
 }
 
+# The build without libtracefs must not use it behind the option's back: no
+# include path of libtracefs or libtraceevent in its compile commands, none
+# of their headers in the compiler's dependency files, neither library
+# needed by libtimeline or the CLI.
+check_without_tracefs() { # name, build dir
+	local name=$1 dir=$2 found=() d
+	[ -f "$dir/libtimeline.so" ] || return # the build failed: already counted
+	[ -f "$dir/compile_commands.json" ] || found+=("no compile_commands.json to check")
+	for d in $(pkg-config --cflags-only-I libtracefs libtraceevent | sed 's/-I//g'); do
+		grep -q -- "$d" "$dir/compile_commands.json" && found+=("include path $d")
+		find "$dir" -name '*.o.d' -exec grep -l -- "$d/" {} + | grep -q . &&
+			found+=("a header in $d")
+	done
+	readelf -d "$dir/libtimeline.so" "$dir/tools/timeline" | grep -qE 'NEEDED.*(tracefs|traceevent)' &&
+		found+=("linked against them")
+	if [ ${#found[@]} -gt 0 ]; then
+		local what
+		printf -v what '%s, ' "${found[@]}"
+		echo "$name: libtracefs used: ${what%, }"
+		summary+=("$name: libtracefs used: ${what%, }")
+		status=1
+	fi
+}
 
 run_suite plain build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run_suite notracefs build-notracefs -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTIMELINE_WITH_TRACEFS=OFF \
+	-DTIMELINE_BUILD_BENCH=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+check_without_tracefs notracefs build-notracefs
 run_suite asan build-asan -DCMAKE_BUILD_TYPE=Debug "-DTIMELINE_SANITIZE=address;undefined" \
 	-DTIMELINE_BUILD_BENCH=OFF
 run_suite tsan build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTIMELINE_SANITIZE=thread \
@@ -62,10 +89,11 @@ fi
 
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
-# One closing line over the four runs: "tests: N passed, N failed".
+# One closing line over the five runs: "tests: N passed, N failed".
 passed=0
 failed=0
-for log in build.ctest.log build-asan.ctest.log build-tsan.ctest.log build-fuzz.ctest.log; do
+for log in build.ctest.log build-notracefs.ctest.log build-asan.ctest.log build-tsan.ctest.log \
+	build-fuzz.ctest.log; do
 	line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" 2>/dev/null | tail -1)
 	[ -n "$line" ] || continue
 	f=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")

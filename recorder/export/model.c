@@ -3,7 +3,7 @@
  * (interned: each distinct string is stored once) and its growable event
  * and thread arrays. tl_model_free() releases everything at once.
  */
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "recorder/ftrace_text.h"
+#include "tools/readers/ftrace_text.h"
 
 /* Strings copied once and freed together. */
 typedef struct tl_str_arena {

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "recorder/atrace_parse.h"
+#include "tools/readers/atrace_parse.h"
 
 /* Where a reader stopped, for "FILE:LINE:COLUMN: message" errors. */
 typedef struct tl_read_error {

@@ -8,7 +8,7 @@
  * slice - when a B or E arrives at its timestamp. So two zero-duration X at
  * one timestamp nest, while a B at that timestamp becomes their sibling.
  */
-#include "recorder/trace_import.h"
+#include "tools/readers/trace_import.h"
 
 #include <errno.h>
 #include <stdarg.h>

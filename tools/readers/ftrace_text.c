@@ -4,7 +4,7 @@
  * matters: the optional flags group (3 + 2, 3 + 1 or no characters) and the
  * event name, which is the non-space run up to its last ':'.
  */
-#include "recorder/ftrace_text.h"
+#include "tools/readers/ftrace_text.h"
 
 #include <errno.h>
 #include <stdio.h>

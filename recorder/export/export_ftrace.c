@@ -30,7 +30,7 @@
  *  - Double counters are rounded to the nearest integer (halves away from
  *    zero) and saturate at the int64 range; NaN samples are left out.
  */
-#include "recorder/slice_match.h"
+#include "recorder/export/slice_match.h"
 
 #include <errno.h>
 #include <math.h>
@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 
 #define PAYLOAD_MAX 1023
 #define TRACK_MAX 511

@@ -19,10 +19,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "recorder/atrace_parse.h"
-#include "recorder/ftrace_text.h"
-#include "recorder/json_reader.h"
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
+#include "tools/readers/atrace_parse.h"
+#include "tools/readers/ftrace_text.h"
+#include "tools/readers/json_reader.h"
 
 #define TL_IMPORT_NONE SIZE_MAX
 #define TL_IMPORT_NULL INT64_MIN /* thread_ts / thread_dur not known */

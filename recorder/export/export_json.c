@@ -39,7 +39,7 @@
  *    snapshot was complete, every field of the model's stats, then the
  *    export_* counts of this export (what it had to repair or leave out).
  */
-#include "recorder/slice_match.h"
+#include "recorder/export/slice_match.h"
 
 #include <errno.h>
 #include <float.h>
@@ -48,7 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 
 enum { CLASS_END, CLASS_COMPLETE, CLASS_OTHER };
 

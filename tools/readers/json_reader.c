@@ -5,7 +5,7 @@
  * P_ERROR (the error is filled), P_EOF (the input ended inside a value:
  * a truncated bare array keeps what came before) or P_NOMEM.
  */
-#include "recorder/json_reader.h"
+#include "tools/readers/json_reader.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
  * separated by '|' (a '\0' inside the payload also ends a field); the
  * phase is the first byte of field 0, whatever follows it.
  */
-#include "recorder/atrace_parse.h"
+#include "tools/readers/atrace_parse.h"
 
 #include <string.h>
 

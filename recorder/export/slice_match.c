@@ -1,4 +1,4 @@
-#include "recorder/slice_match.h"
+#include "recorder/export/slice_match.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
  * out sorted by thread and in each thread's order, whatever the order of
  * the chunks in the file.
  */
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "recorder/trace_model.h"
+#include "recorder/export/trace_model.h"
 
 #define TL_MATCH_MAX_DEPTH 512
 #define TL_MATCH_NONE SIZE_MAX
