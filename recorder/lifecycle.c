@@ -198,6 +198,17 @@ static int parse_environment(tl_options *o)
 	v = getenv("TIMELINE_TRACEFS_INSTANCE");
 	if (v && *v)
 		o->tracefs_instance = v;
+	/* 1 forces the vDSO clock over no_tsc = false; 0 leaves no_tsc as the
+	 * caller set it: the environment can take the TSC away, never impose it. */
+	v = getenv("TIMELINE_NO_TSC");
+	if (v && *v) {
+		if (strcmp(v, "1") != 0 && strcmp(v, "0") != 0) {
+			tl_log(TL_LOG_ERROR, "TIMELINE_NO_TSC=%s: expected 1 or 0", v);
+			return -EINVAL;
+		}
+		if (v[0] == '1')
+			o->no_tsc = true;
+	}
 	return 0;
 }
 

@@ -32,12 +32,36 @@ static void spin_ms(int ms)
 		;
 }
 
-static void test_tsc_is_used_where_the_kernel_uses_it(void **state)
+/* A session whose own options leave the TSC allowed takes the TSC path
+ * exactly where the TSC is usable and TIMELINE_NO_TSC=1 is not set: the
+ * forced runs of the suites (ctest's *.vdso entries) really read the vDSO. */
+static void test_session_takes_the_clock_path_the_environment_asks(void **state)
 {
 	(void)state;
+	tl_options o = {.struct_size = sizeof o, .recorder = TL_RECORDER_RING, .no_tsc = false};
+	assert_int_equal(tl_init(&o), 0);
+	print_message("asked: %s; the session reads the %s\n", tl_test_clock_path(),
+	              tl_clock_is_tsc() ? "TSC" : "vDSO clock");
+	assert_int_equal(tl_clock_is_tsc(), tl_test_tsc_expected());
+}
+
+/* The TSC path: ticks are tied to the trace clock by the calibration pair
+ * taken at init, and a tick reading converts to within 1 us of the clock. */
+static void test_tsc_session_converts_ticks_through_calibration_pairs(void **state)
+{
+	(void)state;
+	tl_test_skip_unless_tsc();
 	tl_test_init(TL_RECORDER_RING, 0);
-	assert_int_equal(tl_clock_is_tsc(), tl_clock_tsc_usable());
-	print_message("trace clock reads the %s\n", tl_clock_is_tsc() ? "TSC" : "vDSO clock");
+	assert_true(tl_clock_is_tsc());
+	tl_clock_pair pairs[TL_CLOCK_PAIRS];
+	assert_true(tl_clock_pairs(pairs, TL_CLOCK_PAIRS) >= 1);
+	int64_t before = clock_ns(CLOCK_BOOTTIME);
+	tl_timestamp ticks = tl_now();
+	int64_t after = clock_ns(CLOCK_BOOTTIME);
+	int64_t ns = tl_timestamp_to_ns(ticks);
+	print_message("ticks %llu -> %lld ns, between %lld and %lld\n", (unsigned long long)ticks,
+	              (long long)ns, (long long)before, (long long)after);
+	assert_true(ns >= before - 1000 && ns <= after + 1000);
 }
 
 /* Events stamped between two clock_gettime reads convert to within 1 us
@@ -175,7 +199,10 @@ int main(void)
 {
 	tl_test_clear_environment();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_tsc_is_used_where_the_kernel_uses_it, teardown),
+		cmocka_unit_test_teardown(test_session_takes_the_clock_path_the_environment_asks,
+		                          teardown),
+		cmocka_unit_test_teardown(test_tsc_session_converts_ticks_through_calibration_pairs,
+		                          teardown),
 		cmocka_unit_test_teardown(test_converted_timestamps_within_1us_of_boottime, teardown),
 		cmocka_unit_test_teardown(test_monotonic_clock_can_be_chosen, teardown),
 		cmocka_unit_test_teardown(test_fast_forms_read_the_vdso_clock_when_it_is_chosen,

@@ -1,5 +1,6 @@
 /* tl_init / tl_shutdown, options, environment, stats. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 
 #include <timeline/trace_event.h>
 
+#include "recorder/clock.h"
 #include "recorder/export/trace_model.h"
 
 static int teardown(void **state)
@@ -61,6 +63,52 @@ static void test_environment_bad_buffer_size_is_einval(void **state)
 	setenv("TIMELINE_BUFFER_KB", "1", 1); /* below the minimum */
 	assert_int_equal(tl_init(NULL), -EINVAL);
 	assert_false(tl_is_running());
+}
+
+/* TIMELINE_NO_TSC=1 wins over no_tsc = false; where the TSC is not usable
+ * the session reads the vDSO clock anyway. */
+static void test_environment_no_tsc_forces_the_vdso_clock(void **state)
+{
+	(void)state;
+	setenv("TIMELINE_NO_TSC", "1", 1);
+	tl_options o = {.struct_size = sizeof o, .no_tsc = false};
+	assert_int_equal(tl_init(&o), 0);
+	print_message("TSC usable here: %s\n", tl_clock_tsc_usable() ? "yes" : "no");
+	assert_false(tl_clock_is_tsc());
+}
+
+/* TIMELINE_NO_TSC=0 leaves the caller's no_tsc = true in force. */
+static void test_environment_no_tsc_0_keeps_the_option(void **state)
+{
+	(void)state;
+	setenv("TIMELINE_NO_TSC", "0", 1);
+	tl_options o = {.struct_size = sizeof o, .no_tsc = true};
+	assert_int_equal(tl_init(&o), 0);
+	assert_false(tl_clock_is_tsc());
+	tl_shutdown();
+	o.no_tsc = false;
+	assert_int_equal(tl_init(&o), 0);
+	assert_int_equal(tl_clock_is_tsc(), tl_clock_tsc_usable());
+}
+
+static char logged[512];
+
+static void capture_log(tl_log_level level, const char *message, void *user)
+{
+	(void)level;
+	(void)user;
+	snprintf(logged, sizeof logged, "%s", message);
+}
+
+static void test_environment_bad_no_tsc_is_einval_and_logged(void **state)
+{
+	(void)state;
+	setenv("TIMELINE_NO_TSC", "yes", 1);
+	tl_options o = {.struct_size = sizeof o, .log = capture_log};
+	logged[0] = '\0';
+	assert_int_equal(tl_init(&o), -EINVAL);
+	assert_false(tl_is_running());
+	assert_string_equal(logged, "TIMELINE_NO_TSC=yes: expected 1 or 0");
 }
 
 static void test_options_too_small_struct_is_einval(void **state)
@@ -177,6 +225,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_environment_selects_recorder_and_size, teardown),
 		cmocka_unit_test_teardown(test_environment_unknown_recorder_is_einval, teardown),
 		cmocka_unit_test_teardown(test_environment_bad_buffer_size_is_einval, teardown),
+		cmocka_unit_test_teardown(test_environment_no_tsc_forces_the_vdso_clock, teardown),
+		cmocka_unit_test_teardown(test_environment_no_tsc_0_keeps_the_option, teardown),
+		cmocka_unit_test_teardown(test_environment_bad_no_tsc_is_einval_and_logged,
+		                          teardown),
 		cmocka_unit_test_teardown(test_options_too_small_struct_is_einval, teardown),
 		cmocka_unit_test_teardown(test_events_after_shutdown_are_ignored, teardown),
 		cmocka_unit_test_teardown(test_direct_emits_after_shutdown_are_ignored, teardown),

@@ -96,7 +96,8 @@ typedef struct tl_options {
 	 * "disabled-by-default-*"). */
 	const char *categories;
 	tl_clock_kind clock;
-	/* Disable the TSC fast path even where it is usable. */
+	/* Disable the TSC fast path even where it is usable. TIMELINE_NO_TSC=1
+	 * sets it; TIMELINE_NO_TSC=0 does not clear it. */
 	bool no_tsc;
 	/* Process name for the trace metadata (NULL = /proc/self/comm). */
 	const char *process_name;

@@ -691,7 +691,9 @@ static void usage(FILE *out)
 	bench_callgrind_list(out);
 	fprintf(out,
 	        "\nTIMELINE_RECORDER, TIMELINE_BUFFER_KB and TIMELINE_CATEGORIES are ignored:\n"
-	        "every row chooses its recorder and categories itself.\n");
+	        "every row chooses its recorder and categories itself. TIMELINE_NO_TSC=1 is\n"
+	        "honoured: the library then reads the clock through the vDSO, as on a machine\n"
+	        "without a usable TSC.\n");
 }
 
 static void ignore_environment(void)

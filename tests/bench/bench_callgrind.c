@@ -6,6 +6,9 @@
  * and shutdown are not counted. It runs every kernel for N and 2N events to
  * cancel fixed costs, and subtracts a reference kernel with the same loop:
  * the clock-read kernel for events, the empty loop for the disabled macro.
+ * The session takes the clock path tl_init() picks (TIMELINE_NO_TSC=1 forces
+ * the vDSO one); the last line of output names it ("clock tsc" or "clock
+ * vdso"), so the script can say which path it measured.
  */
 #include "bench.h"
 
@@ -15,6 +18,8 @@
 #include <string.h>
 
 #include <timeline/timeline.h>
+
+#include "recorder/clock.h"
 
 #if defined(__clang__)
 #define BENCH_MEASURED __attribute__((noinline, used))
@@ -104,13 +109,15 @@ int bench_callgrind_main(const char *name, const char *events)
 
 	tl_stats stats = {.struct_size = sizeof stats};
 	rc = tl_stats_get(&stats);
+	const char *clock_path = tl_clock_is_tsc() ? "tsc" : "vdso";
 	tl_shutdown();
 	bench_thread_release(&thread);
 	if (rc < 0) {
 		fprintf(stderr, "timeline-bench: tl_stats_get: %s\n", strerror(-rc));
 		return 1;
 	}
-	printf("kernel %s events %llu written %llu dropped %llu\n", kernel->name, n,
-	       (unsigned long long)stats.events_written, (unsigned long long)stats.events_dropped);
+	printf("kernel %s events %llu written %llu dropped %llu clock %s\n", kernel->name, n,
+	       (unsigned long long)stats.events_written, (unsigned long long)stats.events_dropped,
+	       clock_path);
 	return 0;
 }

@@ -12,7 +12,14 @@
 #   events:   (Ir(kernel) - Ir(clock)) / EVENTS  -- the clock read excluded,
 #             "clock" being the same loop with only the library's clock read
 #   disabled: (Ir(disabled) - Ir(empty)) / EVENTS -- the macro alone
-# then one "result: NAME VALUE" line per figure for scripts and tests.
+# then "path: tsc" or "path: vdso", and one "result: NAME VALUE" line per
+# figure for scripts and tests.
+#
+# The kernels run on the clock path the library picks: the TSC where it is
+# usable, the vDSO clock_gettime otherwise or with TIMELINE_NO_TSC=1 in the
+# environment. The clock read's own cost differs per path, hence "clock" is
+# measured on the same path and subtracted; the script fails if the kernels
+# did not all take one path.
 # Exits 0 when every kernel was measured (whatever the counts), 77 when
 # valgrind is not installed, 1 on any other failure, 2 on bad usage.
 set -eu
@@ -65,6 +72,8 @@ collected_ir() {
 			"(is bench_callgrind_measure in the binary?)" >&2
 		exit 1
 	fi
+	# the path the session took, from timeline-bench's "clock tsc|vdso"
+	sed -n 's/^kernel .* clock \([a-z]*\)$/\1/p' "$tmp/$kernel.log" >>"$tmp/paths"
 	echo "$ir"
 }
 
@@ -85,9 +94,20 @@ ir_counter=$(events_ir counter)
 ir_copy=$(events_ir copy)
 ir_frame=$(events_ir frame)
 
+path=$(sort -u "$tmp/paths")
+case $path in
+tsc | vdso) ;;
+*)
+	echo "callgrind_counts: the kernels did not all report one clock path:" \
+		"'$(printf '%s' "$path" | tr '\n' ' ')'" >&2
+	exit 1
+	;;
+esac
+
 awk -v n="$events" -v empty="$ir_empty" -v clock="$ir_clock" -v disabled="$ir_disabled" \
 	-v begin="$ir_begin" -v end="$ir_end" -v pair="$ir_pair" -v counter="$ir_counter" \
-	-v copy="$ir_copy" -v frame="$ir_frame" -v le="$limit_event" -v ld="$limit_disabled" '
+	-v copy="$ir_copy" -v frame="$ir_frame" -v le="$limit_event" -v ld="$limit_disabled" \
+	-v path="$path" '
 function verdict(value, limit) { return value <= limit ? "PASS" : "MISS" }
 function line(name, value, what, limit) {
 	if (limit == "")
@@ -107,6 +127,8 @@ BEGIN {
 
 	printf "instructions per event under callgrind: %d events per kernel, ring recorder" \
 		" (1 MiB, wrapping)\n", n
+	printf "clock path: %s; \"besides the clock read\" subtracts the clock kernel," \
+		" measured on this path\n", path == "tsc" ? "TSC (rdtsc)" : "vDSO (clock_gettime)"
 	printf "%-9s %9s   %-28s %-7s %s\n", "kernel", "Ir/event", "", "limit", "result"
 	line("disabled", per_disabled, "macro alone (minus empty)", ld)
 	line("begin", per_begin, "besides the clock read", le)
@@ -119,6 +141,7 @@ BEGIN {
 	line("clock", per_clock, "the clock read (minus empty)", "")
 	line("empty", empty / n, "loop overhead", "")
 
+	printf "path: %s\n", path
 	printf "result: disabled %.2f\n", per_disabled
 	printf "result: begin %.2f\n", per_begin
 	printf "result: end %.2f\n", per_end

@@ -9,6 +9,7 @@
 
 #include <timeline/timeline.h>
 
+#include "recorder/clock.h"
 #include "recorder/export/trace_model.h"
 #include "recorder/snapshot_writer.h"
 
@@ -125,7 +126,70 @@ size_t tl_test_count_events(const struct tl_model *model, char phase, const char
 
 void tl_test_clear_environment(void)
 {
+	static int saved;
+	static char no_tsc[16];
+	static int no_tsc_set;
+	if (!saved) {
+		const char *v = getenv("TIMELINE_NO_TSC");
+		no_tsc_set = v != NULL;
+		snprintf(no_tsc, sizeof no_tsc, "%s", v ? v : "");
+		saved = 1;
+	}
 	unsetenv("TIMELINE_RECORDER");
 	unsetenv("TIMELINE_BUFFER_KB");
 	unsetenv("TIMELINE_CATEGORIES");
+	if (no_tsc_set)
+		setenv("TIMELINE_NO_TSC", no_tsc, 1);
+	else
+		unsetenv("TIMELINE_NO_TSC");
+}
+
+const char *tl_test_clocksource(void)
+{
+	static char name[64];
+	char *text = tl_test_read_file(
+	    "/sys/devices/system/clocksource/clocksource0/current_clocksource", NULL);
+	snprintf(name, sizeof name, "%s", text && *text ? text : "unknown");
+	free(text);
+	name[strcspn(name, "\n")] = '\0';
+	return name;
+}
+
+int tl_test_no_tsc_forced(void)
+{
+	const char *v = getenv("TIMELINE_NO_TSC");
+	return v && strcmp(v, "1") == 0;
+}
+
+int tl_test_tsc_expected(void)
+{
+	return tl_clock_tsc_usable() && !tl_test_no_tsc_forced();
+}
+
+const char *tl_test_clock_path(void)
+{
+	static char path[128];
+	if (tl_test_no_tsc_forced())
+		snprintf(path, sizeof path, "vDSO path (TIMELINE_NO_TSC=1)");
+	else if (tl_clock_tsc_usable())
+		snprintf(path, sizeof path, "TSC path (clocksource %s)", tl_test_clocksource());
+	else if (!TL_HAVE_TSC)
+		snprintf(path, sizeof path,
+		         "vDSO path (clocksource %s, no TSC on this architecture)",
+		         tl_test_clocksource());
+	else if (strcmp(tl_test_clocksource(), "tsc") == 0)
+		snprintf(path, sizeof path,
+		         "vDSO path (clocksource tsc, but the TSC is not invariant)");
+	else
+		snprintf(path, sizeof path, "vDSO path (clocksource %s)", tl_test_clocksource());
+	return path;
+}
+
+void tl_test_skip_unless_tsc(void)
+{
+	if (tl_test_tsc_expected())
+		return;
+	print_message("skipped: about the TSC path; sessions here take the %s\n",
+	              tl_test_clock_path());
+	skip();
 }

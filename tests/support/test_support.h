@@ -38,7 +38,35 @@ void tl_test_snapshot_model(struct tl_model *model);
 /* Counts events of a phase (and name, when not NULL) in a model. */
 size_t tl_test_count_events(const struct tl_model *model, char phase, const char *name);
 
-/* Unsets the TIMELINE_* environment so a suite starts from the defaults. */
+/* Unsets the TIMELINE_* environment so a suite starts from the defaults,
+ * except TIMELINE_NO_TSC: ctest runs the clock-dependent suites a second time
+ * with TIMELINE_NO_TSC=1, so it is put back to the value it had at the first
+ * call (a suite calls this first thing in main). */
 void tl_test_clear_environment(void);
+
+/* ---- the clock path ------------------------------------------------------ */
+
+/* The kernel's clocksource, as sysfs names it ("tsc", "kvm-clock", ...), or
+ * "unknown" when it cannot be read. */
+const char *tl_test_clocksource(void);
+
+/* True when TIMELINE_NO_TSC=1 is in the environment: every session, whatever
+ * its tl_options, reads the clock through the vDSO. */
+int tl_test_no_tsc_forced(void);
+
+/* True when a session started now with no_tsc = false stamps events with the
+ * TSC: the TSC is usable on this machine and TIMELINE_NO_TSC does not force
+ * the vDSO path. */
+int tl_test_tsc_expected(void);
+
+/* Names the clock path a session with no_tsc = false takes here, and why:
+ * "TSC path (clocksource tsc)", "vDSO path (TIMELINE_NO_TSC=1)", "vDSO path
+ * (clocksource kvm-clock)". Static storage. */
+const char *tl_test_clock_path(void);
+
+/* For a test about the TSC path: skips the running cmocka test, printing the
+ * reason (the kernel's clocksource, or TIMELINE_NO_TSC=1), unless sessions
+ * take the TSC path here. */
+void tl_test_skip_unless_tsc(void);
 
 #endif
