@@ -14,12 +14,11 @@
  * that writes through, arguments, copies, bad input) goes to one
  * out-of-line function, emit_slow.
  *
- * The clock is chosen once per session (clock.h). The TSC forms compare the
- * slot's epoch with tl_fast_state, which equals tl_state only while the
- * clock is the TSC, so one check covers both the session and the clock;
- * where it fails they hand the event, the slot still entered, to the same
- * shape's vDSO form, a function of its own (its clock call would make the
- * TSC form save registers).
+ * The clock is chosen once per session (clock.h). Each shape has a form
+ * per clock path, and an emit calls the one of the session's clock; the
+ * form compares the slot's epoch with its path's state word (session.h),
+ * which equals tl_state only while that path's clock is the session's, so
+ * one check covers both the session and the clock.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -90,7 +89,7 @@ static ALWAYS_INLINE void reserve_entered(struct reservation *r)
 static ALWAYS_INLINE bool reserve_fits(const struct reservation *r, size_t words,
                                        enum clock_path path)
 {
-	uint32_t state = atomic_load_explicit(path == PATH_TSC ? &tl_fast_state : &tl_state,
+	uint32_t state = atomic_load_explicit(path == PATH_TSC ? &tl_tsc_state : &tl_vdso_state,
 	                                      memory_order_relaxed);
 	return r->slot->epoch == state && r->pos + tl_pos_step(words) <= r->slot->limit_pos;
 }
@@ -505,38 +504,38 @@ static __attribute__((noinline)) tl_timestamp shape_slow(struct shape s, unsigne
 
 /*
  * The template of every fixed-shape event: reserve, read the clock of the
- * path, write the shape, commit. `entered`: the slot is held already (a
- * TSC form's miss). A TSC form that misses goes on in `vdso`, the same
- * shape's vDSO form, with the slot held; a vDSO form that misses goes to
- * the general path. rec_flags are or-ed into the shape's (counters).
+ * path, write the shape, commit. A miss goes to the recorder that writes
+ * through, or to the general path, with the slot held. rec_flags are
+ * or-ed into the shape's (counters).
  */
-static ALWAYS_INLINE tl_timestamp
-fast_form(enum clock_path path, bool entered, struct shape s, unsigned rec_flags,
-          const tl_category *cat, const char *name, uint64_t value, const struct report *out,
-          tl_timestamp (*vdso)(const tl_category *, const char *, uint64_t,
-                               const struct report *))
+static ALWAYS_INLINE tl_timestamp fast_form(enum clock_path path, struct shape s,
+                                            unsigned rec_flags, const tl_category *cat,
+                                            const char *name, uint64_t value,
+                                            const struct report *out)
 {
 	struct reservation r;
-	if (entered)
-		reserve_entered(&r);
-	else if (TL_UNLIKELY(!reserve_enter(&r)))
+	if (TL_UNLIKELY(!reserve_enter(&r)))
 		return shape_slow(s, rec_flags, cat, name, value, out, false);
 	if (TL_LIKELY(reserve_fits(&r, s.words, path))) {
 		_Atomic uint64_t *p = reserve_at(&r);
-		tl_timestamp ts = clock_read(path);
-		put(p, ts);
+		tl_timestamp ts = 0;
+		/* The TSC is read first: the stores then overlap with it. The
+		 * vDSO clock is a call, read last: the record's other words are
+		 * then written and need not be kept across it. */
+		if (path == PATH_TSC)
+			ts = clock_read(path);
 		put(p + 1, TL_REC_HEADER(s.phase, s.words, s.rec_flags | rec_flags, cat->index, 0));
 		if (s.name)
 			put(p + 2, (uint64_t)(uintptr_t)name);
 		if (s.value)
 			put(p + 2 + s.name, value);
+		if (path != PATH_TSC)
+			ts = clock_read(path);
+		put(p, ts);
 		report_recorded(out, &r, p, ts);
 		commit(&r, s.words);
 		return ts;
 	}
-	/* the TSC form's miss: the vDSO form, unless the clock is the TSC */
-	if (path == PATH_TSC && TL_HAVE_TSC && !tl_clock_use_tsc)
-		return vdso(cat, name, value, out);
 	if (session_current(r.slot) && tl_recorder_writes_through()) {
 		if (s.rec_flags == 0 && !s.value && s.phase == TL_PHASE_BEGIN && !out->want_ts &&
 		    tl_recorder_writes_slices())
@@ -550,56 +549,85 @@ fast_form(enum clock_path path, bool entered, struct shape s, unsigned rec_flags
 	return shape_slow(s, rec_flags, cat, name, value, out, true);
 }
 
-/* The shapes' forms: the vDSO ones are functions of their own. */
-#define DEFINE_SHAPE_FORMS(form, shape, flags)                                                 \
-	static __attribute__((noinline, hot)) tl_timestamp form##_vdso(                       \
-	    const tl_category *cat, const char *name, uint64_t value, const struct report *out) \
-	{                                                                                      \
-		return fast_form(PATH_VDSO, true, shape, flags, cat, name, value, out, NULL);  \
-	}                                                                                      \
-	static ALWAYS_INLINE tl_timestamp form(const tl_category *cat, const char *name,       \
-	                                       uint64_t value, const struct report *out)      \
-	{                                                                                      \
-		return fast_form(TL_HAVE_TSC ? PATH_TSC : PATH_VDSO, false, shape, flags, cat,  \
-		                 name, value, out, form##_vdso);                              \
-	}
-
-DEFINE_SHAPE_FORMS(begin_form, SHAPE_BEGIN, 0)
-DEFINE_SHAPE_FORMS(end_form, SHAPE_END, 0)
-DEFINE_SHAPE_FORMS(numbered_form, SHAPE_NUMBERED, 0)
-DEFINE_SHAPE_FORMS(counter_form, SHAPE_COUNTER, 0)
-DEFINE_SHAPE_FORMS(counter_double_form, SHAPE_COUNTER, TL_REC_F_COUNTER_DOUBLE)
-
 static const struct report no_report = {NULL, NULL, false};
 static const struct report ts_report = {NULL, NULL, true};
 
-/* The two commonest forms start on a cache line of their own, so that their
- * cost does not move with the code around them. */
-__attribute__((aligned(64))) void tl_emit_begin(const tl_category *cat, const char *name)
+/*
+ * A shape's forms, one per clock path, and the call of the session's one:
+ * one load and a jump. Where there is no TSC (TL_HAVE_TSC 0) the vDSO form
+ * is the only one. REPORT is the report every call of the form makes (a
+ * constant, so that what it does not ask for costs nothing), or `out` for
+ * forms that take it as a last argument (OUT_PARAM).
+ */
+#define FORM_PARAMS const tl_category *cat, const char *name, uint64_t value
+#define FORM_FUNCTION(form, path_name, path, shape, flags, REPORT, ...)                       \
+	static __attribute__((noinline, hot, aligned(64))) tl_timestamp form##_##path_name(   \
+	    FORM_PARAMS __VA_ARGS__)                                                           \
+	{                                                                                      \
+		return fast_form(path, shape, flags, cat, name, value, REPORT);                 \
+	}
+#if TL_HAVE_TSC
+#define TSC_FORM(form, shape, flags, REPORT, ...)                                              \
+	FORM_FUNCTION(form, tsc, PATH_TSC, shape, flags, REPORT, __VA_ARGS__)
+#define CALL_FORM(form, ...)                                                                   \
+	(TL_LIKELY(tl_clock_use_tsc) ? form##_tsc(__VA_ARGS__) : form##_vdso(__VA_ARGS__))
+#else
+#define TSC_FORM(form, shape, flags, REPORT, ...)
+#define CALL_FORM(form, ...) form##_vdso(__VA_ARGS__)
+#endif
+#define DEFINE_FORMS(form, shape, flags, REPORT)                                               \
+	TSC_FORM(form, shape, flags, REPORT)                                                   \
+	FORM_FUNCTION(form, vdso, PATH_VDSO, shape, flags, REPORT)                             \
+	static ALWAYS_INLINE tl_timestamp form(FORM_PARAMS)                                    \
+	{                                                                                      \
+		return CALL_FORM(form, cat, name, value);                                      \
+	}
+#define DEFINE_REPORTING_FORMS(form, shape, flags)                                             \
+	TSC_FORM(form, shape, flags, out, , const struct report *out)                          \
+	FORM_FUNCTION(form, vdso, PATH_VDSO, shape, flags, out, , const struct report *out)    \
+	static ALWAYS_INLINE tl_timestamp form(FORM_PARAMS, const struct report *out)          \
+	{                                                                                      \
+		return CALL_FORM(form, cat, name, value, out);                                 \
+	}
+
+DEFINE_FORMS(begin_form, SHAPE_BEGIN, 0, &no_report)
+DEFINE_FORMS(end_form, SHAPE_END, 0, &no_report)
+DEFINE_FORMS(numbered_form, SHAPE_NUMBERED, 0, &no_report)
+DEFINE_FORMS(counter_form, SHAPE_COUNTER, 0, &no_report)
+DEFINE_FORMS(counter_double_form, SHAPE_COUNTER, TL_REC_F_COUNTER_DOUBLE, &no_report)
+DEFINE_FORMS(counter_ts_form, SHAPE_COUNTER, 0, &ts_report)
+DEFINE_FORMS(counter_double_ts_form, SHAPE_COUNTER, TL_REC_F_COUNTER_DOUBLE, &ts_report)
+DEFINE_FORMS(end_ts_form, SHAPE_END, 0, &ts_report)
+DEFINE_REPORTING_FORMS(begin_report_form, SHAPE_BEGIN, 0)
+DEFINE_REPORTING_FORMS(numbered_report_form, SHAPE_NUMBERED, 0)
+
+/* The forms start on a cache line of their own, so that their cost does
+ * not move with the code around them. */
+void tl_emit_begin(const tl_category *cat, const char *name)
 {
-	begin_form(cat, name, 0, &no_report);
+	begin_form(cat, name, 0);
 }
 
-__attribute__((aligned(64))) void tl_emit_end(const tl_category *cat)
+void tl_emit_end(const tl_category *cat)
 {
-	end_form(cat, NULL, 0, &no_report);
+	end_form(cat, NULL, 0);
 }
 
 void tl_emit_begin_numbered(const tl_category *cat, const char *name, uint64_t number)
 {
-	numbered_form(cat, name, number, &no_report);
+	numbered_form(cat, name, number);
 }
 
 void tl_emit_counter(const tl_category *cat, const char *name, int64_t value)
 {
-	counter_form(cat, name, (uint64_t)value, &no_report);
+	counter_form(cat, name, (uint64_t)value);
 }
 
 void tl_emit_counter_double(const tl_category *cat, const char *name, double value)
 {
 	uint64_t bits;
 	memcpy(&bits, &value, sizeof bits);
-	counter_double_form(cat, name, bits, &no_report);
+	counter_double_form(cat, name, bits);
 }
 
 /* A plain counter (kept name, no argument, now) takes the counters' form. */
@@ -618,8 +646,8 @@ tl_timestamp tl_tracer_emit(const tl_category *cat, tl_phase phase, unsigned fla
 		nargs = 0;
 	if (is_plain_counter(cat, phase, flags, ts, nargs)) {
 		if (flags & TL_EVENT_COUNTER_DOUBLE)
-			return counter_double_form(cat, name, id, &ts_report);
-		return counter_form(cat, name, id, &ts_report);
+			return counter_double_ts_form(cat, name, id);
+		return counter_ts_form(cat, name, id);
 	}
 	struct event ev = {.cat = cat,
 	                   .phase = (char)phase,
@@ -640,9 +668,9 @@ void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char 
 		nargs = 0;
 	if (is_plain_counter(cat, phase, flags, ts, nargs)) {
 		if (flags & TL_EVENT_COUNTER_DOUBLE)
-			counter_double_form(cat, name, id, &no_report);
+			counter_double_form(cat, name, id);
 		else
-			counter_form(cat, name, id, &no_report);
+			counter_form(cat, name, id);
 		return;
 	}
 	struct event ev = {.cat = cat,
@@ -673,19 +701,19 @@ tl_timestamp tl_tracer_begin(const tl_category *cat, const char *name,
                              struct tl_thread_mark *mark)
 {
 	const struct report out = {NULL, mark, true};
-	return begin_form(cat, name, 0, &out);
+	return begin_report_form(cat, name, 0, &out);
 }
 
 tl_timestamp tl_tracer_end(const tl_category *cat)
 {
-	return end_form(cat, NULL, 0, &ts_report);
+	return end_ts_form(cat, NULL, 0);
 }
 
 void tl_tracer_begin_numbered(const tl_category *cat, const char *name, uint64_t number,
                               tl_tracer_where *where)
 {
 	const struct report out = {where, NULL, true};
-	numbered_form(cat, name, number, &out);
+	numbered_report_form(cat, name, number, &out);
 }
 
 /* A BEGIN with a name copied by whole words: its own form, as its length
@@ -694,9 +722,6 @@ static ALWAYS_INLINE size_t copy_words(size_t len)
 {
 	return 3 + (len + 7) / 8;
 }
-
-static ALWAYS_INLINE void copy_form(enum clock_path path, bool entered, const tl_category *cat,
-                                    const char *name, size_t len, tl_tracer_where *where);
 
 static __attribute__((noinline)) void copy_slow(const tl_category *cat, const char *name,
                                                 tl_tracer_where *where, bool entered)
@@ -710,20 +735,12 @@ static __attribute__((noinline)) void copy_slow(const tl_category *cat, const ch
 	report_slow(&out, emit_slow(&ev, entered));
 }
 
-static __attribute__((noinline, hot)) void copy_vdso(const tl_category *cat, const char *name,
-                                                     size_t len, tl_tracer_where *where)
-{
-	copy_form(PATH_VDSO, true, cat, name, len, where);
-}
-
-static ALWAYS_INLINE void copy_form(enum clock_path path, bool entered, const tl_category *cat,
+static ALWAYS_INLINE void copy_form(enum clock_path path, const tl_category *cat,
                                     const char *name, size_t len, tl_tracer_where *where)
 {
 	struct reservation r;
 	size_t words = copy_words(len);
-	if (entered)
-		reserve_entered(&r);
-	else if (TL_UNLIKELY(len > TL_COPY_MAX || !reserve_enter(&r))) {
+	if (TL_UNLIKELY(len > TL_COPY_MAX || !reserve_enter(&r))) {
 		copy_slow(cat, name, where, false);
 		return;
 	}
@@ -743,14 +760,31 @@ static ALWAYS_INLINE void copy_form(enum clock_path path, bool entered, const tl
 		commit(&r, words);
 		return;
 	}
-	if (path == PATH_TSC && TL_HAVE_TSC)
-		copy_vdso(cat, name, len, where);
-	else
-		copy_slow(cat, name, where, true);
+	copy_slow(cat, name, where, true);
+}
+
+#if TL_HAVE_TSC
+static __attribute__((noinline, hot)) void copy_tsc(const tl_category *cat, const char *name,
+                                                    size_t len, tl_tracer_where *where)
+{
+	copy_form(PATH_TSC, cat, name, len, where);
+}
+#endif
+
+static __attribute__((noinline, hot)) void copy_vdso(const tl_category *cat, const char *name,
+                                                     size_t len, tl_tracer_where *where)
+{
+	copy_form(PATH_VDSO, cat, name, len, where);
 }
 
 void tl_tracer_begin_copy(const tl_category *cat, const char *name, size_t len,
                           tl_tracer_where *where)
 {
-	copy_form(TL_HAVE_TSC ? PATH_TSC : PATH_VDSO, false, cat, name, len, where);
+#if TL_HAVE_TSC
+	if (TL_LIKELY(tl_clock_use_tsc)) {
+		copy_tsc(cat, name, len, where);
+		return;
+	}
+#endif
+	copy_vdso(cat, name, len, where);
 }

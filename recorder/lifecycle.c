@@ -27,7 +27,8 @@
 #define BUFFER_MAX_BYTES ((size_t)64 << 30)
 
 _Atomic uint32_t tl_state;
-_Atomic uint32_t tl_fast_state = TL_FAST_STATE_VDSO;
+_Atomic uint32_t tl_tsc_state = TL_STATE_OTHER_CLOCK;
+_Atomic uint32_t tl_vdso_state = TL_STATE_OTHER_CLOCK;
 struct tl_recorder tl_active;
 pid_t tl_pid;
 char tl_process_name[TL_NAME_MAX];
@@ -40,7 +41,8 @@ static uint32_t last_epoch; /* odd once a session has run; never has TL_STATE_FU
 void tl_state_set(uint32_t state)
 {
 	atomic_store(&tl_state, state);
-	atomic_store(&tl_fast_state, tl_clock_use_tsc ? state : TL_FAST_STATE_VDSO);
+	atomic_store(&tl_tsc_state, tl_clock_use_tsc ? state : TL_STATE_OTHER_CLOCK);
+	atomic_store(&tl_vdso_state, tl_clock_use_tsc ? TL_STATE_OTHER_CLOCK : state);
 }
 
 /* The next session's tl_state value: odd, never 0, never with the FULL bit. */
@@ -370,10 +372,11 @@ void tl_recorder_mark_full(void)
 	while (state && !(state & TL_STATE_FULL) &&
 	       !atomic_compare_exchange_weak(&tl_state, &state, state | TL_STATE_FULL))
 		;
-	/* No epoch has the FULL bit: whatever tl_fast_state holds, or-ing
-	 * it in sends every fast form to the slow path (also when a shutdown
-	 * has just stored 0). */
-	atomic_fetch_or(&tl_fast_state, TL_STATE_FULL);
+	/* No epoch has the FULL bit: whatever the forms' state words hold,
+	 * or-ing it in sends every fast form to the slow path (also when a
+	 * shutdown has just stored 0). */
+	atomic_fetch_or(&tl_tsc_state, TL_STATE_FULL);
+	atomic_fetch_or(&tl_vdso_state, TL_STATE_FULL);
 }
 
 /* ---- stats --------------------------------------------------------------------------- */

@@ -24,15 +24,18 @@
 extern _Atomic uint32_t tl_state;
 
 /*
- * What the TSC fast forms of the emitters compare a slot's epoch with:
- * tl_state while the TSC clock is in use, else TL_FAST_STATE_VDSO, which
- * no epoch equals (epochs are odd, 0 or UINT32_MAX). A machine without a
- * usable TSC then fails that one check and goes to the vDSO forms, so the
- * TSC forms need no clock test of their own. Written with tl_state by
+ * What the fast forms of each clock path compare a slot's epoch with:
+ * tl_state while that path's clock is the session's, else
+ * TL_STATE_OTHER_CLOCK, which no epoch equals (epochs are odd, 0 or
+ * UINT32_MAX). The clock is chosen once per session (tl_clock_init), and
+ * an emit picks its path's form by reading the choice; a form picked by a
+ * stale choice fails this one check and takes the general path, so the
+ * forms need no clock test of their own. Written with tl_state by
  * tl_state_set only (and the FULL bit by tl_recorder_mark_full).
  */
-#define TL_FAST_STATE_VDSO 2u
-extern _Atomic uint32_t tl_fast_state;
+#define TL_STATE_OTHER_CLOCK 2u
+extern _Atomic uint32_t tl_tsc_state;
+extern _Atomic uint32_t tl_vdso_state;
 void tl_state_set(uint32_t state);
 
 /* The process: its pid (the child's after a fork) and its name. */
