@@ -5,8 +5,10 @@
  * a fresh recorder, starts fresh threads that warm up, then times the
  * kernel's loop on each thread with CLOCK_MONOTONIC; nothing is subtracted.
  * Rows with two threads run the same loop on both at once and report the
- * slower thread. Nothing is pinned. The program prints a table and one JSON
- * line and exits 0 whatever the figures are: it is not a test
+ * slower thread. Every event row runs on both of the library's clock paths
+ * (the TSC where it is usable, and the vDSO), each compared with its own
+ * floor. Nothing is pinned. The program prints a table and one JSON line and
+ * exits 0 whatever the figures are: it is not a test
  * (tests/test_instruction_counts.c is).
  */
 #include "bench.h"
@@ -52,11 +54,14 @@
 #define TARGET_TWO_THREADS_OVER_ONE 1.10
 #define TARGET_FRAME_OVER_BEGIN_END 1.5
 #define TARGET_LOOPER_OVER_BEGIN_END 1.3
+#define TARGET_SYSTRACE_ON_OVER_RAW 1.05
+#define TARGET_SYSTRACE_OFF_OVER_CLOCK 3.0
 
 typedef struct bench_config {
 	int reps;
 	double run_ns; /* aimed-for length of one run */
 	bool json_only;
+	bool no_tsc; /* --no-tsc: measure the vDSO path only */
 } bench_config;
 
 /* ---- what is measured ---------------------------------------------------- */
@@ -128,9 +133,24 @@ typedef struct result {
 	uint64_t overwritten;
 } result;
 
+static const struct path_spec {
+	const char *key;
+	const char *label;
+	enum floor_op floor; /* the clock-plus-store floor of the path */
+} path_specs[BENCH_PATH_COUNT] = {
+    [BENCH_PATH_TSC] = {"tsc", "TSC", FLOOR_RDTSC_STORE},
+    [BENCH_PATH_VDSO] = {"vdso", "vDSO", FLOOR_CLOCK_STORE},
+};
+
+static struct {
+	bool available;
+	char skip_reason[160];
+} paths[BENCH_PATH_COUNT];
+
 static result floor_results[FLOOR_COUNT][MAX_THREADS];
-static result event_results[REC_COUNT][EVENT_COUNT][MAX_THREADS];
-static bool library_uses_tsc;
+static result event_results[BENCH_PATH_COUNT][REC_COUNT][EVENT_COUNT][MAX_THREADS];
+/* The clock tl_init takes with the default options on this machine. */
+static bool library_default_tsc;
 
 /* ---- threads ------------------------------------------------------------- */
 
@@ -161,7 +181,7 @@ typedef struct worker {
 	uint64_t iters;
 	pthread_barrier_t *start;
 	double elapsed_ns;
-	double cpu_ns;       /* of the timed loop: less than elapsed when preempted or blocked */
+	double cpu_ns;        /* of the timed loop: less than elapsed when preempted or blocked */
 	double best_slice_ns; /* the fastest of the RUN_SLICES slices, per loop iteration */
 } worker;
 
@@ -245,24 +265,121 @@ static double run_once(bench_kernel_fn fn, int threads, uint64_t warm_iters, uin
 	return slowest / BENCH_EVENTS_PER_ITER;
 }
 
+/* ---- clock paths --------------------------------------------------------- */
+
+const char *bench_path_key(enum bench_path path)
+{
+	return path_specs[path].key;
+}
+
+const char *bench_path_label(enum bench_path path)
+{
+	return path_specs[path].label;
+}
+
+bool bench_path_available(enum bench_path path)
+{
+	return paths[path].available;
+}
+
+const char *bench_path_skip_reason(enum bench_path path)
+{
+	return paths[path].skip_reason;
+}
+
+int bench_path_init(tl_options *opts, enum bench_path path)
+{
+	opts->no_tsc = path == BENCH_PATH_VDSO;
+	int rc = tl_init(opts);
+	if (rc == 0 && (tl_clock_is_tsc() != 0) != (path == BENCH_PATH_TSC)) {
+		tl_shutdown();
+		return -EPROTO;
+	}
+	return rc;
+}
+
+/* Why the library cannot take the TSC path here. The rule is the library's
+ * (recorder/clock.c): the kernel's own clocksource is the TSC, and the CPU
+ * says its TSC is invariant. */
+static void tsc_skip_reason(char *out, size_t size)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	char source[64] = "";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+	if (f) {
+		if (!fgets(source, sizeof source, f))
+			source[0] = '\0';
+		fclose(f);
+	}
+	source[strcspn(source, "\n")] = '\0';
+	const char *forced = getenv("TIMELINE_NO_TSC");
+	if (forced && strcmp(forced, "1") == 0)
+		snprintf(out, size, "TIMELINE_NO_TSC=1 forces the vDSO path");
+	else if (!source[0])
+		snprintf(out, size, "the kernel's clocksource cannot be read");
+	else if (strcmp(source, "tsc") != 0)
+		snprintf(out, size, "the kernel's clocksource is %s, not tsc", source);
+	else if (!tl_clock_tsc_usable())
+		snprintf(out, size,
+		         "the kernel's clocksource is tsc, but the CPU does not report "
+		         "constant_tsc and nonstop_tsc");
+	else
+		snprintf(out, size,
+		         "the TSC is usable, but tl_init with no_tsc = false did not "
+		         "take it");
+#else
+	snprintf(out, size, "no TSC on this architecture");
+#endif
+}
+
+/* Decides which paths are measured: the vDSO path always, the TSC path
+ * where a session with the default options takes it. */
+static void paths_detect(const bench_config *cfg)
+{
+	tl_options opts = {
+	    .struct_size = sizeof opts, .recorder = TL_RECORDER_RING, .buffer_bytes = RING_BYTES};
+	int rc = tl_init(&opts);
+	if (rc < 0)
+		die("tl_init", -rc);
+	library_default_tsc = tl_clock_is_tsc() != 0;
+	tl_shutdown();
+
+	paths[BENCH_PATH_VDSO].available = true;
+	paths[BENCH_PATH_TSC].available = library_default_tsc && !cfg->no_tsc;
+	if (cfg->no_tsc)
+		snprintf(paths[BENCH_PATH_TSC].skip_reason,
+		         sizeof paths[BENCH_PATH_TSC].skip_reason, "--no-tsc given");
+	else if (!library_default_tsc)
+		tsc_skip_reason(paths[BENCH_PATH_TSC].skip_reason,
+		                sizeof paths[BENCH_PATH_TSC].skip_reason);
+}
+
 /* ---- runs ---------------------------------------------------------------- */
 
-/* One line of the table: a floor (rec and ev NULL) or a recorder and event. */
+/* One line of the table: a floor (rec and ev NULL) or a recorder and event
+ * on a clock path. */
 typedef struct row {
 	const struct recorder_spec *rec;
 	const struct event_spec *ev;
+	enum bench_path path; /* events only */
 	bench_kernel_fn fn;
 	int threads;
 	uint64_t iters; /* per thread and run, set by calibrate() */
 	result *out;
 } row;
 
-#define MAX_ROWS (FLOOR_COUNT * MAX_THREADS + REC_COUNT * EVENT_COUNT * MAX_THREADS)
+#define MAX_ROWS                                                                                   \
+	(FLOOR_COUNT * MAX_THREADS + BENCH_PATH_COUNT * REC_COUNT * EVENT_COUNT * MAX_THREADS)
 
-static void recorder_start(tl_recorder_kind kind, size_t bytes)
+static void recorder_start(tl_recorder_kind kind, size_t bytes, enum bench_path path)
 {
 	tl_options opts = {.struct_size = sizeof opts, .recorder = kind, .buffer_bytes = bytes};
-	int rc = tl_init(&opts);
+	int rc = bench_path_init(&opts, path);
+	if (rc == -EPROTO) {
+		fprintf(stderr, "timeline-bench: tl_init did not take the %s clock path\n",
+		        bench_path_label(path));
+		exit(1);
+	}
 	if (rc < 0)
 		die("tl_init", -rc);
 	tl_category_disable(BENCH_CATEGORY_OFF);
@@ -314,7 +431,7 @@ static uint64_t max_iters(const row *r)
 static double run_row(const row *r, uint64_t iters, double *cpu_share)
 {
 	if (r->rec)
-		recorder_start(r->rec->kind, run_budget(r));
+		recorder_start(r->rec->kind, run_budget(r), r->path);
 	double ns = run_once(r->fn, r->threads, warm_iters(r), iters, cpu_share);
 	if (r->rec)
 		recorder_stop(r->out);
@@ -385,11 +502,7 @@ static void measure_all(const bench_config *cfg)
 	row rows[MAX_ROWS];
 	size_t nrows = 0;
 
-	/* The clock the library picks is fixed per machine: ask once. */
-	recorder_start(TL_RECORDER_RING, RING_BYTES);
-	library_uses_tsc = tl_clock_is_tsc() != 0;
-	tl_shutdown();
-
+	paths_detect(cfg);
 	for (int f = 0; f < FLOOR_COUNT; f++) {
 		bench_kernel_fn fn = floor_kernel((enum floor_op)f);
 		for (int t = 1; fn && t <= MAX_THREADS; t++)
@@ -399,11 +512,17 @@ static void measure_all(const bench_config *cfg)
 	for (int rec = 0; rec < REC_COUNT; rec++)
 		for (int ev = 0; ev < EVENT_COUNT; ev++)
 			for (int t = 1; t <= MAX_THREADS; t++)
-				rows[nrows++] = (row){.rec = &recorder_specs[rec],
-				                      .ev = &event_specs[ev],
-				                      .fn = event_specs[ev].fn,
-				                      .threads = t,
-				                      .out = &event_results[rec][ev][t - 1]};
+				for (int p = 0; p < BENCH_PATH_COUNT; p++) {
+					if (!paths[p].available)
+						continue;
+					rows[nrows++] =
+					    (row){.rec = &recorder_specs[rec],
+					          .ev = &event_specs[ev],
+					          .path = (enum bench_path)p,
+					          .fn = event_specs[ev].fn,
+					          .threads = t,
+					          .out = &event_results[p][rec][ev][t - 1]};
+				}
 
 	for (size_t i = 0; i < nrows; i++)
 		calibrate(cfg, &rows[i]);
@@ -414,24 +533,35 @@ static void measure_all(const bench_config *cfg)
 
 /* ---- figures ------------------------------------------------------------- */
 
-/* The clock-plus-store floor matching the library's clock, or NAN. */
-static double matching_floor(int threads)
+/* The clock-plus-store floor of a path, or NAN. */
+static double path_floor(int path, int threads)
 {
-	const result *f =
-	    &floor_results[library_uses_tsc ? FLOOR_RDTSC_STORE : FLOOR_CLOCK_STORE][threads - 1];
+	const result *f = &floor_results[path_specs[path].floor][threads - 1];
 	return f->measured ? f->ns : NAN;
 }
 
-static double over_floor(int rec, int ev, int threads)
+static const result *event_result(int path, int rec, int ev, int threads)
+{
+	return &event_results[path][rec][ev][threads - 1];
+}
+
+/* A row's figure, NAN when its path was skipped. */
+static double event_ns(int path, int rec, int ev, int threads)
+{
+	const result *r = event_result(path, rec, ev, threads);
+	return r->measured ? r->ns : NAN;
+}
+
+static double over_floor(int path, int rec, int ev, int threads)
 {
 	if (ev == EVENT_DISABLED)
 		return NAN;
-	return event_results[rec][ev][threads - 1].ns / matching_floor(threads);
+	return event_ns(path, rec, ev, threads) / path_floor(path, threads);
 }
 
-static double over_one_thread(int rec, int ev)
+static double over_one_thread(int path, int rec, int ev)
 {
-	return event_results[rec][ev][1].ns / event_results[rec][ev][0].ns;
+	return event_ns(path, rec, ev, 2) / event_ns(path, rec, ev, 1);
 }
 
 static double mega_per_second(double ns, int threads)
@@ -441,59 +571,79 @@ static double mega_per_second(double ns, int threads)
 
 typedef struct target {
 	char name[96];
+	enum bench_path path;
 	double value;
 	double limit;
 	const char *unit;
 	double floor_ratio; /* 2-thread targets: the same ratio for the floor */
 } target;
 
-#define MAX_TARGETS (REC_COUNT * (5 + EVENT_COUNT))
+#define TARGETS_PER_RECORDER (5 + EVENT_COUNT)
+#define MAX_TARGETS (BENCH_PATH_COUNT * (REC_COUNT * TARGETS_PER_RECORDER + 2))
 
 /* How much the machine alone slows a loop down when two threads run it. */
-static double floor_two_threads_over_one(enum event_kind ev)
+static double floor_two_threads_over_one(int path, enum event_kind ev)
 {
-	enum floor_op op = ev == EVENT_DISABLED ? FLOOR_EMPTY
-	                   : library_uses_tsc   ? FLOOR_RDTSC_STORE
-	                                        : FLOOR_CLOCK_STORE;
+	enum floor_op op = ev == EVENT_DISABLED ? FLOOR_EMPTY : path_specs[path].floor;
 	return floor_results[op][1].ns / floor_results[op][0].ns;
 }
 
+static target *target_add(target *t, int path, double value, double limit, const char *unit)
+{
+	t->path = (enum bench_path)path;
+	t->value = value;
+	t->limit = limit;
+	t->unit = unit;
+	t->floor_ratio = NAN;
+	return t;
+}
+
+/* The targets of every measured path: per recorder, then systrace's. */
 static size_t collect_targets(target *out)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < MAX_TARGETS; i++)
-		out[i].floor_ratio = NAN;
-	for (int rec = 0; rec < REC_COUNT; rec++) {
-		const char *name = recorder_specs[rec].key;
-		snprintf(out[n].name, sizeof out[n].name, "disabled macro, %s, 1 thread", name);
-		out[n].value = event_results[rec][EVENT_DISABLED][0].ns;
-		out[n].limit = TARGET_DISABLED_NS;
-		out[n++].unit = "ns";
-		static const int single[] = {EVENT_BEGIN_END, EVENT_COUNTER};
-		for (size_t i = 0; i < sizeof single / sizeof single[0]; i++) {
-			snprintf(out[n].name, sizeof out[n].name, "%s, %s, 1 thread / floor",
-			         event_specs[single[i]].label, name);
-			out[n].value = over_floor(rec, single[i], 1);
-			out[n].limit = TARGET_EVENT_OVER_FLOOR;
-			out[n++].unit = "x";
+	for (int p = 0; p < BENCH_PATH_COUNT; p++) {
+		if (!paths[p].available)
+			continue;
+		for (int rec = 0; rec < REC_COUNT; rec++) {
+			const char *name = recorder_specs[rec].key;
+			target *t;
+			t = target_add(&out[n++], p, event_ns(p, rec, EVENT_DISABLED, 1),
+			               TARGET_DISABLED_NS, "ns");
+			snprintf(t->name, sizeof t->name, "disabled macro, %s, 1 thread", name);
+			static const int single[] = {EVENT_BEGIN_END, EVENT_COUNTER};
+			for (size_t i = 0; i < sizeof single / sizeof single[0]; i++) {
+				t = target_add(&out[n++], p, over_floor(p, rec, single[i], 1),
+				               TARGET_EVENT_OVER_FLOOR, "x");
+				snprintf(t->name, sizeof t->name, "%s, %s, 1 thread / floor",
+				         event_specs[single[i]].label, name);
+			}
+			double plain = event_ns(p, rec, EVENT_BEGIN_END, 1);
+			t = target_add(&out[n++], p, event_ns(p, rec, EVENT_FRAME, 1) / plain,
+			               TARGET_FRAME_OVER_BEGIN_END, "x");
+			snprintf(t->name, sizeof t->name, "frame begin+end / begin+end, %s", name);
+			t = target_add(&out[n++], p, event_ns(p, rec, EVENT_LOOPER, 1) / plain,
+			               TARGET_LOOPER_OVER_BEGIN_END, "x");
+			snprintf(t->name, sizeof t->name, "looper dispatch / two plain events, %s",
+			         name);
+			for (int ev = 0; ev < EVENT_COUNT; ev++) {
+				t = target_add(&out[n++], p, over_one_thread(p, rec, ev),
+				               TARGET_TWO_THREADS_OVER_ONE, "x");
+				t->floor_ratio = floor_two_threads_over_one(p, (enum event_kind)ev);
+				snprintf(t->name, sizeof t->name, "%s, %s, 2 threads / 1 thread",
+				         event_specs[ev].label, name);
+			}
 		}
-		snprintf(out[n].name, sizeof out[n].name, "frame begin+end / begin+end, %s", name);
-		out[n].value = event_results[rec][EVENT_FRAME][0].ns /
-		               event_results[rec][EVENT_BEGIN_END][0].ns;
-		out[n].limit = TARGET_FRAME_OVER_BEGIN_END;
-		out[n++].unit = "x";
-		snprintf(out[n].name, sizeof out[n].name, "looper dispatch / begin+end, %s", name);
-		out[n].value = event_results[rec][EVENT_LOOPER][0].ns /
-		               event_results[rec][EVENT_BEGIN_END][0].ns;
-		out[n].limit = TARGET_LOOPER_OVER_BEGIN_END;
-		out[n++].unit = "x";
-		for (int ev = 0; ev < EVENT_COUNT; ev++) {
-			snprintf(out[n].name, sizeof out[n].name, "%s, %s, 2 threads / 1 thread",
-			         event_specs[ev].label, name);
-			out[n].value = over_one_thread(rec, ev);
-			out[n].floor_ratio = floor_two_threads_over_one((enum event_kind)ev);
-			out[n].limit = TARGET_TWO_THREADS_OVER_ONE;
-			out[n++].unit = "x";
+		double on = bench_systrace_on_over_raw((enum bench_path)p);
+		double off = bench_systrace_off_over_clock((enum bench_path)p);
+		if (!isnan(on)) {
+			target *t = target_add(&out[n++], p, on, TARGET_SYSTRACE_ON_OVER_RAW, "x");
+			snprintf(t->name, sizeof t->name, "systrace on / raw write(2)");
+		}
+		if (!isnan(off)) {
+			target *t =
+			    target_add(&out[n++], p, off, TARGET_SYSTRACE_OFF_OVER_CLOCK, "x");
+			snprintf(t->name, sizeof t->name, "systrace off / library clock read");
 		}
 	}
 	return n;
@@ -521,16 +671,61 @@ static void print_cpu_share(const result *r, unsigned *preempted)
 	*preempted += !reliable;
 }
 
-static void print_table(const bench_config *cfg, const target *targets, size_t ntargets)
+/* Calls fn for every event row in table order: by recorder, event and
+ * thread count, the paths side by side. */
+static void for_each_event_row(void (*fn)(int path, int rec, int ev, int threads, void *ctx),
+                               void *ctx)
 {
-	unsigned preempted = 0;
+	for (int rec = 0; rec < REC_COUNT; rec++)
+		for (int ev = 0; ev < EVENT_COUNT; ev++)
+			for (int t = 1; t <= MAX_THREADS; t++)
+				for (int p = 0; p < BENCH_PATH_COUNT; p++)
+					fn(p, rec, ev, t, ctx);
+}
 
+/* ctx: the count of preempted rows, incremented. */
+static void print_event_row(int path, int rec, int ev, int threads, void *ctx)
+{
+	const result *r = event_result(path, rec, ev, threads);
+	printf("%-8s %-17s %3d %-5s", recorder_specs[rec].key, event_specs[ev].label, threads,
+	       path_specs[path].label);
+	if (!r->measured) {
+		printf(" %9s\n", "skipped");
+		return;
+	}
+	print_number(r->ns, 9, 2);
+	print_number(mega_per_second(r->ns, threads), 9, 1);
+	print_number(event_specs[ev].pairs ? 2 * r->ns : NAN, 8, 2);
+	print_number(over_floor(path, rec, ev, threads), 7, 2);
+	print_number(threads > 1 ? over_one_thread(path, rec, ev) : NAN, 8, 2);
+	print_cpu_share(r, ctx);
+	printf("%12llu %8llu %11llu\n", (unsigned long long)r->written,
+	       (unsigned long long)r->dropped, (unsigned long long)r->overwritten);
+}
+
+/* ctx: the sum of dropped events. */
+static void add_dropped(int path, int rec, int ev, int threads, void *ctx)
+{
+	*(uint64_t *)ctx += event_result(path, rec, ev, threads)->dropped;
+}
+
+static void print_table(const bench_config *cfg, unsigned *preempted)
+{
 	printf("timeline-bench %d.%d.%d: best of %d runs of ~%.0f ms per row; nothing pinned\n",
 	       TIMELINE_VERSION_MAJOR, TIMELINE_VERSION_MINOR, TIMELINE_VERSION_PATCH, cfg->reps,
 	       cfg->run_ns / 1e6);
-	printf("library clock: %s; \"x floor\" divides by the %s floor\n",
-	       library_uses_tsc ? "TSC" : "vDSO clock_gettime",
-	       library_uses_tsc ? "rdtsc + 32 B store" : "clock_gettime + 32 B store");
+	printf("clock paths (every event row runs on each; \"x floor\" divides by its path's "
+	       "floor):\n");
+	for (int p = 0; p < BENCH_PATH_COUNT; p++) {
+		printf("  %-5s %s floor", path_specs[p].label,
+		       floor_specs[path_specs[p].floor].label);
+		if (paths[p].available)
+			printf(": measured\n");
+		else
+			printf(": skipped: %s\n", paths[p].skip_reason);
+	}
+	printf("  tl_init with the default options takes the %s path on this machine\n",
+	       path_specs[library_default_tsc ? BENCH_PATH_TSC : BENCH_PATH_VDSO].label);
 	printf("ns are per thread (the slower one); M/s counts every thread; cpu%% is the\n"
 	       "on-CPU share of the least scheduled thread in the best run\n\n");
 
@@ -546,31 +741,21 @@ static void print_table(const bench_config *cfg, const target *targets, size_t n
 			print_number(r->ns, 9, 2);
 			print_number(mega_per_second(r->ns, t), 9, 1);
 			print_number(t > 1 ? r->ns / floor_results[f][0].ns : NAN, 8, 2);
-			print_cpu_share(r, &preempted);
+			print_cpu_share(r, preempted);
 			printf("\n");
 		}
 
-	printf("\n%-8s %-17s %3s %9s %9s %8s %7s %8s %5s %12s %8s %11s\n", "recorder", "event",
-	       "thr", "ns/event", "M ev/s", "ns/pair", "x floor", "x 1 thr", "cpu%", "written",
-	       "dropped", "overwritten");
-	for (int rec = 0; rec < REC_COUNT; rec++)
-		for (int ev = 0; ev < EVENT_COUNT; ev++)
-			for (int t = 1; t <= MAX_THREADS; t++) {
-				const result *r = &event_results[rec][ev][t - 1];
-				printf("%-8s %-17s %3d", recorder_specs[rec].key,
-				       event_specs[ev].label, t);
-				print_number(r->ns, 9, 2);
-				print_number(mega_per_second(r->ns, t), 9, 1);
-				print_number(event_specs[ev].pairs ? 2 * r->ns : NAN, 8, 2);
-				print_number(over_floor(rec, ev, t), 7, 2);
-				print_number(t > 1 ? over_one_thread(rec, ev) : NAN, 8, 2);
-				print_cpu_share(r, &preempted);
-				printf("%12llu %8llu %11llu\n", (unsigned long long)r->written,
-				       (unsigned long long)r->dropped,
-				       (unsigned long long)r->overwritten);
-			}
+	printf("\n%-8s %-17s %3s %-5s %9s %9s %8s %7s %8s %5s %12s %8s %11s\n", "recorder", "event",
+	       "thr", "clock", "ns/event", "M ev/s", "ns/pair", "x floor", "x 1 thr", "cpu%",
+	       "written", "dropped", "overwritten");
+	for_each_event_row(print_event_row, preempted);
+	printf("\n");
+}
 
-	printf("\n%-50s %10s %10s  %-6s %s\n", "target", "measured", "limit", "result",
+/* The targets, path by path, then the warnings about the figures. */
+static void print_targets(const target *targets, size_t ntargets, unsigned preempted)
+{
+	printf("%-50s %-5s %10s %10s  %-6s %s\n", "target", "clock", "measured", "limit", "result",
 	       "floor 2/1 thr");
 	unsigned missed = 0;
 	for (size_t i = 0; i < ntargets; i++) {
@@ -578,20 +763,21 @@ static void print_table(const bench_config *cfg, const target *targets, size_t n
 		char value[32], limit[32];
 		snprintf(value, sizeof value, "%.2f %s", t->value, t->unit);
 		snprintf(limit, sizeof limit, "<= %.2f %s", t->limit, t->unit);
-		printf("%-50s %10s %10s  %-6s", t->name, value, limit,
-		       target_met(t) ? "PASS" : "MISS");
+		printf("%-50s %-5s %10s %10s  %-6s", t->name, path_specs[t->path].label, value,
+		       limit, target_met(t) ? "PASS" : "MISS");
 		if (!isnan(t->floor_ratio))
 			printf(" %.2f x", t->floor_ratio);
 		printf("\n");
 		missed += !target_met(t);
 	}
+	for (int p = 0; p < BENCH_PATH_COUNT; p++)
+		if (!paths[p].available)
+			printf("%s path targets skipped: %s\n", path_specs[p].label,
+			       paths[p].skip_reason);
 	printf("%u of %zu targets met (informational)\n", (unsigned)(ntargets - missed), ntargets);
 
 	uint64_t dropped = 0;
-	for (int rec = 0; rec < REC_COUNT; rec++)
-		for (int ev = 0; ev < EVENT_COUNT; ev++)
-			for (int t = 0; t < MAX_THREADS; t++)
-				dropped += event_results[rec][ev][t].dropped;
+	for_each_event_row(add_dropped, &dropped);
 	if (dropped)
 		printf("warning: %llu events were dropped: those rows partly measure dropping\n",
 		       (unsigned long long)dropped);
@@ -611,13 +797,68 @@ static void json_number(const char *key, double v)
 		printf(",\"%s\":%.3f", key, v);
 }
 
-static void print_json(const bench_config *cfg, const target *targets, size_t ntargets)
+static void json_count(const char *key, bool known, uint64_t v)
+{
+	if (known)
+		printf(",\"%s\":%llu", key, (unsigned long long)v);
+	else
+		printf(",\"%s\":null", key);
+}
+
+/* ctx: true before the first row. A row of a skipped path has nulls. */
+static void json_event_row(int path, int rec, int ev, int threads, void *ctx)
+{
+	bool *first = ctx;
+	const result *r = event_result(path, rec, ev, threads);
+	double ns = event_ns(path, rec, ev, threads);
+	printf("%s{\"recorder\":\"%s\",\"event\":\"%s\",\"path\":\"%s\",\"threads\":%d",
+	       *first ? "" : ",", recorder_specs[rec].key, event_specs[ev].key,
+	       path_specs[path].key, threads);
+	json_number("ns_per_event", ns);
+	json_number("events_per_sec", mega_per_second(ns, threads) * 1e6);
+	json_number("ns_per_pair", event_specs[ev].pairs ? 2 * ns : NAN);
+	json_number("over_floor", over_floor(path, rec, ev, threads));
+	json_number("over_one_thread", threads > 1 ? over_one_thread(path, rec, ev) : NAN);
+	json_number("cpu_share", r->measured ? r->cpu_share : NAN);
+	json_count("iterations", r->measured, r->iters);
+	json_count("written", r->measured, r->written);
+	json_count("dropped", r->measured, r->dropped);
+	json_count("overwritten", r->measured, r->overwritten);
+	printf("}");
+	*first = false;
+}
+
+/* A string from this program or the kernel (a clocksource name): printed as
+ * a JSON string, with anything that would need escaping replaced. */
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++)
+		putchar(*s == '"' || *s == '\\' || (unsigned char)*s < 0x20 ? '?' : *s);
+	putchar('"');
+}
+
+static void print_json(const bench_config *cfg, const target *targets, size_t ntargets,
+                       double seconds)
 {
 	printf("{\"benchmark\":\"timeline-bench\",\"version\":\"%d.%d.%d\",\"reps\":%d",
 	       TIMELINE_VERSION_MAJOR, TIMELINE_VERSION_MINOR, TIMELINE_VERSION_PATCH, cfg->reps);
 	json_number("run_ms", cfg->run_ns / 1e6);
-	printf(",\"clock\":\"%s\",\"events_per_iteration\":%d,\"floors\":[",
-	       library_uses_tsc ? "tsc" : "clock_gettime", BENCH_EVENTS_PER_ITER);
+	json_number("seconds", seconds);
+	printf(",\"clock\":\"%s\",\"events_per_iteration\":%d,\"paths\":[",
+	       library_default_tsc ? "tsc" : "clock_gettime", BENCH_EVENTS_PER_ITER);
+	for (int p = 0; p < BENCH_PATH_COUNT; p++) {
+		printf("%s{\"path\":\"%s\",\"floor\":\"%s\",\"measured\":%s,\"skipped\":",
+		       p ? "," : "", path_specs[p].key, floor_specs[path_specs[p].floor].key,
+		       paths[p].available ? "true" : "false");
+		if (paths[p].available)
+			printf("null}");
+		else {
+			json_string(paths[p].skip_reason);
+			printf("}");
+		}
+	}
+	printf("],\"floors\":[");
 	bool first = true;
 	for (int f = 0; f < FLOOR_COUNT; f++)
 		for (int t = 1; t <= MAX_THREADS; t++) {
@@ -631,30 +872,11 @@ static void print_json(const bench_config *cfg, const target *targets, size_t nt
 		}
 	printf("],\"events\":[");
 	first = true;
-	for (int rec = 0; rec < REC_COUNT; rec++)
-		for (int ev = 0; ev < EVENT_COUNT; ev++)
-			for (int t = 1; t <= MAX_THREADS; t++) {
-				const result *r = &event_results[rec][ev][t - 1];
-				printf("%s{\"recorder\":\"%s\",\"event\":\"%s\",\"threads\":%d",
-				       first ? "" : ",", recorder_specs[rec].key,
-				       event_specs[ev].key, t);
-				json_number("ns_per_event", r->ns);
-				json_number("events_per_sec", mega_per_second(r->ns, t) * 1e6);
-				json_number("ns_per_pair", event_specs[ev].pairs ? 2 * r->ns : NAN);
-				json_number("over_floor", over_floor(rec, ev, t));
-				json_number("over_one_thread",
-				            t > 1 ? over_one_thread(rec, ev) : NAN);
-				json_number("cpu_share", r->cpu_share);
-				printf(",\"iterations\":%llu,\"written\":%llu,\"dropped\":%llu,"
-				       "\"overwritten\":%llu}",
-				       (unsigned long long)r->iters, (unsigned long long)r->written,
-				       (unsigned long long)r->dropped,
-				       (unsigned long long)r->overwritten);
-				first = false;
-			}
+	for_each_event_row(json_event_row, &first);
 	printf("],\"targets\":[");
 	for (size_t i = 0; i < ntargets; i++) {
-		printf("%s{\"name\":\"%s\"", i ? "," : "", targets[i].name);
+		printf("%s{\"name\":\"%s\",\"path\":\"%s\"", i ? "," : "", targets[i].name,
+		       path_specs[targets[i].path].key);
 		json_number("value", targets[i].value);
 		json_number("limit", targets[i].limit);
 		json_number("floor_ratio", targets[i].floor_ratio);
@@ -671,18 +893,22 @@ static void print_json(const bench_config *cfg, const target *targets, size_t nt
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: timeline-bench [--quick] [--json-only]\n"
+	        "usage: timeline-bench [--quick] [--json-only] [--no-tsc]\n"
 	        "       timeline-bench --callgrind-kernel KERNEL N\n"
 	        "\n"
 	        "Measures ns per event of the ring, endless and startup recorders with 1 and\n"
 	        "2 threads, next to the floors (clock read, clock read + 32-byte store), and\n"
 	        "of the systrace recorder next to raw write(2) and snprintf + write(2) on a\n"
-	        "private tracefs instance (as root; skipped otherwise), and\n"
-	        "prints a table and one JSON line. Exits 0 whatever the figures: the targets\n"
-	        "are reported as PASS or MISS, never enforced.\n"
+	        "private tracefs instance (as root; skipped otherwise), on both of the\n"
+	        "library's clock paths: the TSC (where the kernel's clocksource is the TSC;\n"
+	        "skipped otherwise) and the vDSO clock_gettime (tl_options.no_tsc). Prints a\n"
+	        "table and one JSON line. Exits 0 whatever the figures: the targets are\n"
+	        "reported as PASS or MISS, never enforced.\n"
 	        "\n"
 	        "  --quick          3 runs of ~5 ms per row instead of 7 of ~30 ms\n"
 	        "  --json-only      print only the JSON line\n"
+	        "  --no-tsc         measure the vDSO path only, as on a machine without a\n"
+	        "                   usable TSC (the TSC rows are printed as skipped)\n"
 	        "  --callgrind-kernel KERNEL N\n"
 	        "                   run one kernel for N events (a multiple of %d) and exit;\n"
 	        "                   used by tests/bench/callgrind_counts.sh. KERNEL is one of:\n"
@@ -705,7 +931,8 @@ static void ignore_environment(void)
 
 int main(int argc, char **argv)
 {
-	bench_config cfg = {.reps = 7, .run_ns = 30e6, .json_only = false};
+	bench_config cfg = {.reps = 7, .run_ns = 30e6, .json_only = false, .no_tsc = false};
+	double start_ns = clock_ns(CLOCK_MONOTONIC);
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0) {
@@ -713,6 +940,8 @@ int main(int argc, char **argv)
 			cfg.run_ns = 5e6;
 		} else if (strcmp(argv[i], "--json-only") == 0) {
 			cfg.json_only = true;
+		} else if (strcmp(argv[i], "--no-tsc") == 0) {
+			cfg.no_tsc = true;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
 			return 0;
@@ -738,10 +967,14 @@ int main(int argc, char **argv)
 
 	target targets[MAX_TARGETS];
 	size_t ntargets = collect_targets(targets);
+	double seconds = (clock_ns(CLOCK_MONOTONIC) - start_ns) / 1e9;
 	if (!cfg.json_only) {
-		print_table(&cfg, targets, ntargets);
+		unsigned preempted = 0;
+		print_table(&cfg, &preempted);
 		bench_systrace_print_table();
+		print_targets(targets, ntargets, preempted);
+		printf("measured in %.1f s\n\n", seconds);
 	}
-	print_json(&cfg, targets, ntargets);
+	print_json(&cfg, targets, ntargets, seconds);
 	return 0;
 }

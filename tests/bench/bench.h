@@ -9,9 +9,12 @@
 #ifndef TIMELINE_BENCH_H
 #define TIMELINE_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <timeline/timeline.h>
 
 #define BENCH_EVENTS_PER_ITER 8
 
@@ -88,12 +91,35 @@ void bench_events_clock_read(uint64_t iters, bench_thread *thread);
 int bench_callgrind_main(const char *kernel, const char *events);
 void bench_callgrind_list(FILE *out); /* the kernel names, one line */
 
+/*
+ * The library's two clock paths. Every row that records events runs on
+ * both, each in sessions of its own: the TSC path (tl_options.no_tsc false,
+ * where the TSC is usable) and the vDSO path (no_tsc true: clock_gettime).
+ * A path that cannot be taken on this machine is skipped, with a reason.
+ */
+enum bench_path { BENCH_PATH_TSC, BENCH_PATH_VDSO, BENCH_PATH_COUNT };
+
+const char *bench_path_key(enum bench_path path);   /* "tsc", "vdso" */
+const char *bench_path_label(enum bench_path path); /* "TSC", "vDSO" */
+bool bench_path_available(enum bench_path path);
+/* Why a path is not measured ("" when it is). */
+const char *bench_path_skip_reason(enum bench_path path);
+/* Starts a session (tl_init) of `opts` on `path`; returns tl_init's result.
+ * Fails with -EPROTO when the library did not take the path. */
+int bench_path_init(tl_options *opts, enum bench_path path);
+
 /* The systrace rows (bench_systrace.c): measured on a private tracefs
- * instance, or skipped with a reason; printed after the table, and as a
- * "systrace" member of the JSON object. */
+ * instance, the library's rows on each available path, or skipped with a
+ * reason; printed after the event table, and as a "systrace" member of the
+ * JSON object. */
 void bench_systrace_measure(int reps, double run_ns);
 void bench_systrace_print_table(void);
 void bench_systrace_print_json(void);
+/* The systrace targets' figures on a path: the recorder with tracing on
+ * over a raw write(2) of the same bytes, and with tracing off over the
+ * library's clock read. NAN when not measured. */
+double bench_systrace_on_over_raw(enum bench_path path);
+double bench_systrace_off_over_clock(enum bench_path path);
 
 /* Prepares and frees a thread's state. Returns 0 or -ENOMEM. */
 int bench_thread_init(bench_thread *thread, unsigned index);
