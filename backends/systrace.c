@@ -23,8 +23,6 @@
 #endif
 
 #include "recorder/atrace_format.h"
-#include "recorder/compiler.h"
-#include "recorder/record.h"
 #include "recorder/recorder.h"
 #include "recorder/tracer.h"
 

@@ -39,15 +39,7 @@
 
 #include "recorder/record_view.h"
 
-#define TL_REC_F_NAME_INLINE (1u << 0)    /* the name is an inline string */
-#define TL_REC_F_SCOPE_SHIFT 1            /* 2 bits: TL_EVENT_SCOPE_* >> 1 */
-#define TL_REC_F_COUNTER_DOUBLE (1u << 3) /* counter value is a double */
-#define TL_REC_F_STRINGS_INLINE (1u << 4) /* every string inline (binary snapshot) */
-#define TL_REC_F_TS_NS (1u << 5)          /* timestamps already in ns (binary snapshot) */
-/* The name is the kept string, a space and the decimal number in the word
- * after it ("frame 42" from "frame" and 42). In memory only: the binary
- * snapshot writes such a name out as an inline string. */
-#define TL_REC_F_NAME_NUMBER (1u << 6)
+/* The flags (TL_REC_F_*) are in record_view.h: a decoded record carries them. */
 
 #define TL_REC_CATEGORY_SHIFT 0
 #define TL_REC_PHASE_SHIFT 16

@@ -12,6 +12,18 @@
 
 #include <timeline/timeline.h>
 
+/* A record's flags, as its header holds them and a decoded record
+ * (tl_record_view.flags) gives them. */
+#define TL_REC_F_NAME_INLINE (1u << 0)    /* the name is an inline string */
+#define TL_REC_F_SCOPE_SHIFT 1            /* 2 bits: TL_EVENT_SCOPE_* >> 1 */
+#define TL_REC_F_COUNTER_DOUBLE (1u << 3) /* counter value is a double */
+#define TL_REC_F_STRINGS_INLINE (1u << 4) /* every string inline (binary snapshot) */
+#define TL_REC_F_TS_NS (1u << 5)          /* timestamps already in ns (binary snapshot) */
+/* The name is the kept string, a space and the decimal number in the word
+ * after it ("frame 42" from "frame" and 42). In memory only: the binary
+ * snapshot writes such a name out as an inline string. */
+#define TL_REC_F_NAME_NUMBER (1u << 6)
+
 /* A name_len not measured yet (strlen of name): only in the events a
  * recorder that writes through receives. */
 #define TL_RECORD_LEN_UNMEASURED ((size_t)-1)

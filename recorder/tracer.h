@@ -14,7 +14,9 @@
  *   - thread marks: a position in the calling thread's records, to read
  *     back what it recorded since (a slow dispatch's call tree);
  *   - the clock map: raw timestamps to nanoseconds, one linear map made
- *     in one place, for tracers that convert on their own hot path.
+ *     in one place, for tracers that convert on their own hot path; and
+ *     the exact conversion (tl_timestamp_to_ns) for many timestamps at
+ *     once, for reports.
  *
  * Every function here acts on the calling thread's own state, takes no
  * lock and does not allocate, unless its comment says otherwise.
@@ -193,6 +195,16 @@ static inline tl_timestamp tl_clock_map_raw(const tl_clock_map *map, int64_t ns)
 
 /* The longest raw span that tl_clock_map_span_ns takes to ns or less. */
 uint64_t tl_clock_map_span_raw_max(const tl_clock_map *map, int64_t ns);
+
+/*
+ * The exact conversion for many timestamps: ns[i] = tl_timestamp_to_ns(raw[i])
+ * for i < n, all with one set of calibration pairs (tl_timestamp_to_ns
+ * gathers a set per call, a few hundred ns with the TSC), so that the
+ * values agree with each other as the snapshot's do. For a report that
+ * converts every record it copied (a slow dispatch's call tree). raw and ns
+ * may be the same array. Async-signal-safe; any thread.
+ */
+void tl_timestamps_to_ns(const tl_timestamp *raw, int64_t *ns, size_t n);
 
 #pragma GCC visibility pop
 

@@ -451,6 +451,45 @@ static void test_frame_fast_path_times_reach_the_report_in_ns(void **state)
 	tl_shutdown();
 }
 
+/* A tracer outlives sessions, and a new session may read another clock
+ * (the TSC, then the vDSO clock, then the TSC again, where the kernel uses
+ * the TSC; the vDSO clock throughout elsewhere): frame times, kept raw by
+ * the fast path, still reach the frame info and the report in ns. */
+static void test_frame_times_stay_ns_when_a_session_changes_the_clock(void **state)
+{
+	(void)state;
+	tl_frame_tracer *ft = tracer(16666667, 1);
+	static const bool no_tsc[] = {false, true, false};
+	int64_t longest = 0;
+	for (size_t session = 0; session < 3; session++) {
+		tl_options o = {.struct_size = sizeof o,
+		                .recorder = TL_RECORDER_RING,
+		                .buffer_bytes = 1 << 20,
+		                .no_tsc = no_tsc[session]};
+		assert_int_equal(tl_init(&o), 0);
+		for (int i = 0; i < 10; i++) {
+			int64_t before = tl_now_ns();
+			tl_frame_begin(ft, 0);
+			spin_ns(200000);
+			tl_frame_end(ft);
+			if (tl_now_ns() - before > longest)
+				longest = tl_now_ns() - before;
+		}
+		tl_frame_info info;
+		assert_int_equal(tl_frame_last(ft, &info), 0);
+		assert_true(info.duration_ns >= 200000 && info.duration_ns <= longest);
+		tl_shutdown();
+	}
+	tl_frame_tracer_flush(ft);
+	assert_int_equal(nreports, 1);
+	const tl_frame_report *r = &reports[0].r;
+	assert_int_equal(r->frames, 30);
+	assert_true(r->p50_ns >= 200000 && r->p50_ns <= longest);
+	assert_true(r->max_ns >= r->p99_ns && r->max_ns <= longest);
+	assert_true(r->end_ns > r->begin_ns && r->end_ns <= tl_now_ns());
+	tl_frame_tracer_destroy(ft);
+}
+
 /* On-time begin/end frames take the fast path, which counts them into the
  * slice and the window only later: slices of exactly 10 s of wall time
  * (600 frames at 60 Hz) and a window every 12 frames (200 ms) all the same. */
@@ -609,6 +648,8 @@ int main(void)
 	    cmocka_unit_test_setup(test_frame_fast_path_times_reach_the_report_in_ns,
 	                           reset_reports),
 	    cmocka_unit_test_setup(test_frame_fast_frames_fill_slices_and_windows_exactly,
+	                           reset_reports),
+	    cmocka_unit_test_setup(test_frame_times_stay_ns_when_a_session_changes_the_clock,
 	                           reset_reports),
 	    cmocka_unit_test_setup(test_frame_report_json_keeps_matrix_keys, reset_reports),
 	    cmocka_unit_test_setup(test_frame_events_go_through_the_timeline_api, reset_reports),

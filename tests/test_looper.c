@@ -481,6 +481,77 @@ static void test_slow_dispatch_without_recorder_reports_root_only(void **state)
 	tl_looper_destroy(l);
 }
 
+struct times_capture {
+	int reports;
+	int64_t begin_ns; /* the history's last entry: the slow dispatch */
+	int64_t duration_ns;
+	int64_t step_total_ns; /* the tree's node "step", -1 when missing */
+};
+
+static void capture_times(const tl_looper_report *r, void *user)
+{
+	struct times_capture *t = user;
+	t->reports++;
+	assert_true(r->history_count >= 1);
+	t->begin_ns = r->history[r->history_count - 1].begin_ns;
+	t->duration_ns = r->history[r->history_count - 1].duration_ns;
+	static const char key[] = "{\"name\":\"step\",\"total_ns\":";
+	const char *step = strstr(r->tree_json, key);
+	t->step_total_ns = step ? strtoll(step + strlen(key), NULL, 10) : -1;
+}
+
+static const tl_model_event *model_find(const tl_model *m, char phase, const char *name)
+{
+	for (size_t i = 0; i < m->nevents; i++)
+		if (m->events[i].phase == phase && m->events[i].name &&
+		    strcmp(m->events[i].name, name) == 0)
+			return &m->events[i];
+	return NULL;
+}
+
+/* The report converts its raw timestamps as the snapshot does, on the
+ * clock the library chose (the TSC where the kernel uses it): the history's
+ * times and a call's total in the tree are the snapshot's, within the
+ * calibration's error. */
+static void test_slow_dispatch_times_are_the_snapshots(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 1 << 20);
+	struct times_capture t = {0};
+	tl_looper_options o = quiet_options();
+	o.slow_dispatch_ms = 2;
+	o.tree_min_node_ms = 0;
+	o.on_report = capture_times;
+	o.user = &t;
+	tl_looper *l = tl_looper_create(&o);
+	const tl_category *cat = tl_category_get("work");
+	tl_looper_dispatch_begin(l, "timed");
+	tl_timestamp start = tl_now();
+	sleep_ms(3);
+	tl_emit_complete(cat, "step", start, tl_now());
+	tl_looper_dispatch_end(l);
+	assert_int_equal(t.reports, 1);
+
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	const tl_model_event *begin = model_find(&m, 'B', "timed");
+	const tl_model_event *step = model_find(&m, 'X', "step");
+	assert_non_null(begin);
+	assert_non_null(step);
+	const tl_model_event *end = NULL;
+	for (size_t i = 0; i < m.nevents && !end; i++)
+		if (m.events[i].phase == 'E' && m.events[i].tid == begin->tid &&
+		    m.events[i].seq > step->seq)
+			end = &m.events[i];
+	assert_non_null(end);
+	assert_true(llabs(t.begin_ns - begin->ts_ns) <= 1000);
+	assert_true(llabs(t.duration_ns - (end->ts_ns - begin->ts_ns)) <= 1000);
+	assert_true(llabs(t.step_total_ns - (step->end_ns - step->ts_ns)) <= 1000);
+	tl_model_free(&m);
+	tl_looper_destroy(l);
+	tl_shutdown();
+}
+
 /* ---- history ------------------------------------------------------------------- */
 
 struct history_capture {
@@ -577,6 +648,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_slow_dispatch_mark_invalid_after_wrap, stop_session),
 	    cmocka_unit_test_teardown(test_slow_dispatch_without_recorder_reports_root_only,
 	                              stop_session),
+	    cmocka_unit_test_teardown(test_slow_dispatch_times_are_the_snapshots, stop_session),
 	    cmocka_unit_test_teardown(test_history_keeps_last_n_dispatches, stop_session),
 	    cmocka_unit_test_teardown(test_bad_options_are_refused, stop_session),
 	};

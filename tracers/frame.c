@@ -17,9 +17,11 @@
  *
  * Timestamps: the recorder stores raw tl_timestamp values (TSC ticks on
  * machines where the library uses the TSC). The tracer turns the raw value
- * of each frame edge into nanoseconds with a linear map it recalibrates
- * once per real-time window, and maps caller-supplied nanoseconds back into
- * ticks for tl_frame_record.
+ * of each frame edge into nanoseconds with the tracer interface's clock map
+ * (tl_clock_map, recorder/tracer.h), re-centred once a second at a
+ * real-time window's end, and maps caller-supplied nanoseconds back into
+ * raw values for tl_frame_record. The core is reached only through the
+ * public API and that interface.
  */
 #include <timeline/frame.h>
 #include <timeline/looper.h>
@@ -32,10 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/clock.h"
-#include "recorder/format_int.h"
-#include "recorder/session.h"
 #include "recorder/tracer.h"
+#include "tracers/decimal.h"
 #include "tracers/frame_stats.h"
 
 #define DEFAULT_RATE_HZ 60.0
@@ -47,10 +47,6 @@
 /* Frame slices are named FRAME_NAME, a space and the frame's number. */
 #define FRAME_NAME "frame"
 #define MAX_SCENES 16
-/* The raw-to-ns map is rebuilt when it is off by more than this. */
-#define MAP_TOLERANCE_NS 1000000
-/* Span of the first calibration of the map. */
-#define MAP_BOOTSTRAP_NS 1000000
 /* How often the map is re-centred. */
 #define MAP_REFRESH_NS 1000000000LL
 
@@ -90,16 +86,6 @@ struct scene_slice {
 	size_t settled;
 };
 
-/* ns = base_ns + (raw - base_raw) * ns_per_tick; identity without the TSC. */
-struct clock_map {
-	int tsc;
-	uint64_t anchor_raw; /* first pair: the rate spans from it */
-	int64_t anchor_ns;
-	uint64_t base_raw;
-	int64_t base_ns;
-	double ns_per_tick;
-};
-
 struct tl_frame_tracer {
 	/* options */
 	unsigned thresholds[TL_FRAME_BUCKET_COUNT]; /* index = bucket; [0] unused */
@@ -117,7 +103,7 @@ struct tl_frame_tracer {
 	char pending_scene[TL_FRAME_SCENE_MAX + 1];
 
 	/* frame thread */
-	struct clock_map map;
+	tl_clock_map map; /* raw timestamps to ns (tracer.h) */
 	bool open;
 	/* the open frame's start (raw) and the session its BEGIN is in, if
 	 * it was recorded */
@@ -167,90 +153,6 @@ const char *tl_frame_bucket_name(tl_frame_bucket bucket)
 	return bucket_names[bucket];
 }
 
-/* ---- the clock map ------------------------------------------------------- */
-
-static void map_reset(struct clock_map *map)
-{
-	map->tsc = tl_clock_is_tsc();
-	if (!map->tsc)
-		return;
-	/* The rate spans from the library's oldest calibration pair when it is
-	 * old enough, else from a pair taken now and one a moment later. */
-	tl_clock_pair stored[TL_CLOCK_PAIRS];
-	size_t nstored = tl_clock_pairs(stored, TL_CLOCK_PAIRS);
-	tl_clock_pair now = tl_clock_calibrate(0, 0);
-	tl_clock_pair first = nstored ? stored[0] : now;
-	if (now.ns - first.ns < MAP_BOOTSTRAP_NS || now.ticks <= first.ticks) {
-		first = now;
-		do
-			now = tl_clock_calibrate(0, 0);
-		while (now.ns - first.ns < MAP_BOOTSTRAP_NS);
-	}
-	map->anchor_raw = first.ticks;
-	map->anchor_ns = first.ns;
-	map->base_raw = now.ticks;
-	map->base_ns = now.ns;
-	map->ns_per_tick = (double)(now.ns - first.ns) / (double)(now.ticks - first.ticks);
-}
-
-static inline int64_t map_to_ns(const struct clock_map *map, uint64_t raw)
-{
-	if (!map->tsc)
-		return (int64_t)raw;
-	return map->base_ns + (int64_t)((double)(int64_t)(raw - map->base_raw) * map->ns_per_tick);
-}
-
-/* A span of raw ticks in nanoseconds: one conversion for a frame's duration.
- * It differs from map_to_ns(end) - map_to_ns(start) by the rounding of the
- * two conversions at most, under a nanosecond. */
-static inline int64_t map_span_ns(const struct clock_map *map, uint64_t raw_span)
-{
-	if (!map->tsc)
-		return (int64_t)raw_span;
-	return (int64_t)((double)(int64_t)raw_span * map->ns_per_tick);
-}
-
-/* The longest raw span that map_span_ns takes to ns or less. */
-static uint64_t map_span_raw_max(const struct clock_map *map, int64_t ns)
-{
-	if (!map->tsc)
-		return (uint64_t)ns;
-	uint64_t t = (uint64_t)((double)ns / map->ns_per_tick);
-	while (t > 0 && map_span_ns(map, t) > ns)
-		t--;
-	while (map_span_ns(map, t + 1) <= ns)
-		t++;
-	return t;
-}
-
-static inline uint64_t map_to_raw(const struct clock_map *map, int64_t ns)
-{
-	if (!map->tsc)
-		return (uint64_t)ns;
-	return map->base_raw + (uint64_t)(int64_t)((double)(ns - map->base_ns) / map->ns_per_tick);
-}
-
-/* Re-centres the map on now and refines its rate over a longer span. */
-static void map_refresh(struct clock_map *map)
-{
-	if (map->tsc != tl_clock_is_tsc()) {
-		map_reset(map);
-		return;
-	}
-	if (!map->tsc)
-		return;
-	tl_clock_pair now = tl_clock_calibrate(0, 0);
-	int64_t predicted = map_to_ns(map, now.ticks);
-	if (llabs(predicted - now.ns) > MAP_TOLERANCE_NS || now.ticks <= map->anchor_raw) {
-		map_reset(map); /* a new session with another clock */
-		return;
-	}
-	map->ns_per_tick =
-	    (double)(now.ns - map->anchor_ns) / (double)(now.ticks - map->anchor_raw);
-	map->base_raw = now.ticks;
-	map->base_ns = now.ns;
-}
-
 /* ---- scenes -------------------------------------------------------------- */
 
 static void slice_reset(struct scene_slice *s)
@@ -276,13 +178,14 @@ static void slice_reset(struct scene_slice *s)
 static void slice_settle(const tl_frame_tracer *ft, struct scene_slice *s)
 {
 	if (s->end_raw) {
-		s->end_ns = map_to_ns(&ft->map, s->end_raw);
+		s->end_ns = tl_clock_map_ns(&ft->map, s->end_raw);
 		s->end_raw = 0;
 	}
 	size_t n = (size_t)(s->cur - s->durations);
 	for (size_t i = s->settled; i < n; i++)
 		if (s->durations[i] < 0)
-			s->durations[i] = map_span_ns(&ft->map, (uint64_t)-s->durations[i]);
+			s->durations[i] =
+			    tl_clock_map_span_ns(&ft->map, (uint64_t)-s->durations[i]);
 	s->settled = n;
 }
 
@@ -314,13 +217,15 @@ static void fast_stop(tl_frame_tracer *ft)
 	ft->fast_period = 0;
 }
 
-/* A session may have started (or switched clocks) since the last frame. */
+/* A session may have started (and chosen another clock) since the last
+ * frame: the map is then made again, after what was measured under the
+ * old one is converted with it. */
 static inline void map_check(tl_frame_tracer *ft)
 {
-	if (__builtin_expect(ft->map.tsc != tl_clock_use_tsc, 0)) {
+	if (__builtin_expect(!tl_clock_map_current(&ft->map), 0)) {
 		fast_fold(ft);
 		slice_settle(ft, ft->current);
-		map_reset(&ft->map);
+		tl_clock_map_init(&ft->map);
 		ft->fast_period = 0; /* its raw span is of the old map */
 	}
 }
@@ -513,7 +418,7 @@ static void name_set(tl_frame_tracer *ft, uint64_t n)
 	if (n == ft->name_number && ft->name[0])
 		return;
 	char digits[24];
-	size_t len = tl_format_u64(digits, n);
+	size_t len = tracer_decimal_u64(digits, n);
 	memcpy(ft->name, FRAME_NAME " ", sizeof FRAME_NAME);
 	memcpy(ft->name + sizeof FRAME_NAME, digits, len);
 	ft->name[sizeof FRAME_NAME + len] = '\0';
@@ -559,11 +464,11 @@ static __attribute__((noinline)) void window_close(tl_frame_tracer *ft, uint64_t
 	ft->window_dropped = 0;
 	ft->window_min_period_ns = 0;
 	/* the map drifts by parts per million: re-centre it once a second */
-	if (map_to_ns(&ft->map, raw_end) - ft->map.base_ns >= MAP_REFRESH_NS) {
+	if (tl_clock_map_ns(&ft->map, raw_end) - ft->map.base_ns >= MAP_REFRESH_NS) {
 		slice_settle(ft, ft->current);
-		map_refresh(&ft->map);
+		tl_clock_map_refresh(&ft->map);
 		if (ft->fast_period)
-			ft->fast_period_raw = map_span_raw_max(&ft->map, ft->fast_period);
+			ft->fast_period_raw = tl_clock_map_span_raw_max(&ft->map, ft->fast_period);
 	}
 }
 
@@ -667,7 +572,7 @@ static void fast_setup(tl_frame_tracer *ft, int64_t period_ns)
 	ft->fast_stop = fast_stop_at(ft, period_ns);
 	ft->fast_window = fast_window_at(ft, period_ns);
 	ft->fast_period = period_ns;
-	ft->fast_period_raw = map_span_raw_max(&ft->map, period_ns);
+	ft->fast_period_raw = tl_clock_map_span_raw_max(&ft->map, period_ns);
 }
 
 /*
@@ -738,8 +643,7 @@ static void frame_commit(tl_frame_tracer *ft, int64_t vsync_ns, int64_t start_ns
  * now: its END then closes it. */
 static inline bool open_in_trace(const tl_frame_tracer *ft)
 {
-	return ft->open_begin.session != 0 &&
-	       atomic_load_explicit(&tl_state, memory_order_relaxed) == ft->open_begin.session;
+	return ft->open_begin.session != 0 && tl_tracer_session() == ft->open_begin.session;
 }
 
 /* ---- public API ------------------------------------------------------------ */
@@ -801,7 +705,7 @@ tl_frame_tracer *tl_frame_tracer_create(const tl_frame_options *opts)
 	atomic_init(&ft->scene_pending, 0);
 	pthread_mutex_init(&ft->scene_lock, NULL);
 	ft->stats.struct_size = sizeof ft->stats;
-	map_reset(&ft->map);
+	tl_clock_map_init(&ft->map);
 	ft->current = scene_find(ft, o.scene ? o.scene : DEFAULT_SCENE);
 	name_set(ft, 0);
 	return ft;
@@ -849,18 +753,18 @@ static __attribute__((noinline)) void frame_abandon(tl_frame_tracer *ft)
 static __attribute__((noinline)) void frame_begin_slow(tl_frame_tracer *ft, int64_t vsync_ns,
                                                        int64_t period_ns)
 {
-	uint64_t raw = tl_clock_read();
+	uint64_t raw = tl_now();
 	ft->open_begin.ts = raw;
 	ft->open_begin.session = 0;
 	if (!tl_category_enabled(ft->cat))
 		return;
 	emit_period(ft, period_ns, raw);
 	tl_arg arg = {.key = "vsync_ns", .type = TL_ARG_INT, .value.i = vsync_ns};
-	unsigned nargs = vsync_ns > 0 && vsync_ns != map_to_ns(&ft->map, raw);
+	unsigned nargs = vsync_ns > 0 && vsync_ns != tl_clock_map_ns(&ft->map, raw);
 	name_set(ft, ft->stats.frames + 1);
 	if (tl_tracer_emit(ft->cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, ft->name, 0, raw, &arg,
 	                 nargs) != 0)
-		ft->open_begin.session = atomic_load_explicit(&tl_state, memory_order_relaxed);
+		ft->open_begin.session = tl_tracer_session();
 }
 
 /* Everything is set before the BEGIN is emitted, so that the emit, which
@@ -907,8 +811,8 @@ static __attribute__((noinline)) void frame_end_slow(tl_frame_tracer *ft, bool i
                                                      uint64_t raw)
 {
 	fast_stop(ft);
-	int64_t start_ns = map_to_ns(&ft->map, ft->open_begin.ts);
-	int64_t duration = map_span_ns(&ft->map, raw - ft->open_begin.ts);
+	int64_t start_ns = tl_clock_map_ns(&ft->map, ft->open_begin.ts);
+	int64_t duration = tl_clock_map_span_ns(&ft->map, raw - ft->open_begin.ts);
 	int64_t end_ns = start_ns + (duration > 0 ? duration : 0);
 	int64_t vsync_ns = ft->open_vsync_ns > 0 ? ft->open_vsync_ns : start_ns;
 	if (__builtin_expect(atomic_load_explicit(&ft->scene_pending, memory_order_relaxed), 0))
@@ -929,7 +833,7 @@ static __attribute__((noinline)) void frame_end_untraced(tl_frame_tracer *ft)
 		return;
 	}
 	ft->open = false;
-	frame_end_slow(ft, false, tl_clock_read());
+	frame_end_slow(ft, false, tl_now());
 }
 
 void tl_frame_end(tl_frame_tracer *ft)
@@ -941,7 +845,7 @@ void tl_frame_end(tl_frame_tracer *ft)
 	ft->open = false;
 	uint64_t raw = tl_tracer_end(ft->cat);
 	if (__builtin_expect(!raw, 0)) {
-		frame_end_slow(ft, true, tl_clock_read());
+		frame_end_slow(ft, true, tl_now());
 		return;
 	}
 	/* The frame's time stays a raw span here: nothing that follows the
@@ -981,7 +885,7 @@ static void last_get(const tl_frame_tracer *ft, tl_frame_info *info)
 	uint64_t span =
 	    ft->fast_cur != ft->fast_base ? (uint64_t)-ft->fast_cur[-1] : ft->last_span_raw;
 	if (span) {
-		info->duration_ns = map_span_ns(&ft->map, span);
+		info->duration_ns = tl_clock_map_span_ns(&ft->map, span);
 		info->lateness_ns = info->duration_ns - info->period_ns;
 	}
 }
@@ -1006,7 +910,8 @@ int tl_frame_record(tl_frame_tracer *ft, const tl_frame_times *t, tl_frame_info 
 	map_check(ft);
 	int64_t vsync = t->vsync_ns > 0 ? t->vsync_ns : t->start_ns;
 	frame_commit(ft, vsync, t->start_ns, t->end_ns, present, period,
-	             map_to_raw(&ft->map, t->start_ns), map_to_raw(&ft->map, t->end_ns));
+	             tl_clock_map_raw(&ft->map, t->start_ns),
+	             tl_clock_map_raw(&ft->map, t->end_ns));
 	if (info)
 		last_get(ft, info);
 	return 0;
@@ -1071,8 +976,8 @@ static void looper_dispatch_end(tl_looper *looper, int64_t begin_ns, int64_t end
 		end_ns = begin_ns;
 	map_check(ft);
 	int64_t period = atomic_load_explicit(&ft->period_ns, memory_order_relaxed);
-	frame_commit(ft, begin_ns, begin_ns, end_ns, 0, period, map_to_raw(&ft->map, begin_ns),
-	             map_to_raw(&ft->map, end_ns));
+	frame_commit(ft, begin_ns, begin_ns, end_ns, 0, period,
+	             tl_clock_map_raw(&ft->map, begin_ns), tl_clock_map_raw(&ft->map, end_ns));
 }
 
 static tl_looper_observer looper_observer(tl_frame_tracer *ft)

@@ -2,9 +2,10 @@
  * The looper tracer: loops, their dispatches, observers, history and the
  * slow-dispatch report. The watchdog is in looper_watchdog.c.
  *
- * A dispatch costs two emits (internal forms returning the timestamps they
- * wrote, the begin's also marking its record, so the clock is read once
- * per event), a history slot and the release stores the watchdog reads.
+ * A dispatch costs two emits (the tracer interface's tl_tracer_begin and
+ * tl_tracer_end, which return the timestamps they wrote, the begin's also
+ * marking its record, so the clock is read once per event), a history slot
+ * and the release stores the watchdog reads.
  * No lock, no allocation, no syscall besides the emits' clock reads; the
  * thread CPU clock only when measure_cpu_time is set. Everything else
  * (nesting, idle, copied names, observers, CPU time, slow dispatches) is
@@ -18,7 +19,6 @@
 #include <unistd.h>
 
 #include "recorder/tracer.h"
-#include "recorder/record.h"
 #include "tracers/looper_internal.h"
 
 /* Defined in looper_watchdog.c. */
@@ -163,21 +163,6 @@ static void atomic_copy(char *dst, const char *src, size_t max)
 	for (; i + 1 < max && src[i]; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
 	__atomic_store_n(&dst[i], '\0', __ATOMIC_RELAXED);
-}
-
-void looper_clock_init(struct looper_clock *c)
-{
-	c->tsc = tl_clock_use_tsc != 0;
-	c->n = 0;
-	if (!c->tsc)
-		return;
-	c->n = tl_clock_pairs(c->pairs, TL_CLOCK_PAIRS);
-	c->pairs[c->n++] = tl_clock_calibrate(0, 0);
-}
-
-int64_t looper_clock_ns(const struct looper_clock *c, uint64_t ts)
-{
-	return c->tsc ? tl_clock_ticks_to_ns(c->pairs, c->n, ts) : (int64_t)ts;
 }
 
 /* The begin record was not marked by its emit: reads it back (a slow path
@@ -495,13 +480,14 @@ size_t looper_history_read(const struct tl_looper *l, tl_looper_history_entry **
 		return 0;
 	tl_looper_history_entry *e = calloc(count, sizeof *e);
 	char *text = malloc(count * LOOPER_NAME_MAX);
-	if (!e || !text) {
+	/* each entry's begin and end, raw, then converted together in place */
+	tl_timestamp *times = calloc(2 * count, sizeof *times);
+	if (!e || !text || !times) {
 		free(e);
 		free(text);
+		free(times);
 		return 0;
 	}
-	struct looper_clock clock;
-	looper_clock_init(&clock);
 	size_t n = 0;
 	for (uint64_t k = written - count; k < written; k++) {
 		size_t at = (size_t)(k % (l->history_size + 1));
@@ -528,12 +514,18 @@ size_t looper_history_read(const struct tl_looper *l, tl_looper_history_entry **
 			strncpy(name, kept, LOOPER_NAME_MAX - 1);
 			name[LOOPER_NAME_MAX - 1] = '\0';
 		}
-		e[n].begin_ns = looper_clock_ns(&clock, b);
-		e[n].duration_ns = looper_clock_ns(&clock, en) - e[n].begin_ns;
+		times[2 * n] = b;
+		times[2 * n + 1] = en;
 		n++;
 	}
-	for (size_t i = 0; i < n; i++)
+	int64_t *ns = (int64_t *)times;
+	tl_timestamps_to_ns(times, ns, 2 * n);
+	for (size_t i = 0; i < n; i++) {
 		e[i].name = text + i * LOOPER_NAME_MAX;
+		e[i].begin_ns = ns[2 * i];
+		e[i].duration_ns = ns[2 * i + 1] - ns[2 * i];
+	}
+	free(times);
 	*entries = e;
 	*names = text;
 	return n;
@@ -559,10 +551,10 @@ int tl_looper_stats_get(const tl_looper *l, tl_looper_stats *out)
 static void report_slow(struct tl_looper *l, const char *name, uint64_t begin_ts, uint64_t end_ts,
                         bool end_recorded, int64_t cpu_ns)
 {
-	struct looper_clock clock;
-	looper_clock_init(&clock);
-	int64_t begin_ns = looper_clock_ns(&clock, begin_ts);
-	int64_t end_ns = looper_clock_ns(&clock, end_ts);
+	const tl_timestamp raw[2] = {begin_ts, end_ts};
+	int64_t ns[2];
+	tl_timestamps_to_ns(raw, ns, 2);
+	int64_t begin_ns = ns[0], end_ns = ns[1];
 	if (end_ns - begin_ns < l->slow_ns)
 		return;
 	bump(&l->stat_slow);

@@ -14,11 +14,13 @@
 #include <timeline/looper.h>
 #include <timeline/timeline.h>
 
-#include "recorder/clock.h"
-#include "recorder/compiler.h"
 #include "recorder/tracer.h"
 
 #pragma GCC visibility push(hidden)
+
+/* Branch hints, spelled as the core spells them. */
+#define TL_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TL_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 #define LOOPER_NAME_MAX 256 /* copied dispatch names, terminator included */
 #define LOOPER_PATH_MAX 4096
@@ -120,16 +122,6 @@ struct looper_tree_result {
 void looper_tree_build(const struct tl_looper *l, const uint64_t *words, size_t nwords,
                        bool skip_first, bool skip_last, const char *root, int64_t begin_ns,
                        int64_t end_ns, struct looper_tree_result *out);
-
-/* Raw timestamps to trace-clock ns with one set of calibration pairs
- * (tl_timestamp_to_ns takes a new set per call). */
-struct looper_clock {
-	tl_clock_pair pairs[TL_CLOCK_PAIRS + 1];
-	size_t n;
-	bool tsc;
-};
-void looper_clock_init(struct looper_clock *c);
-int64_t looper_clock_ns(const struct looper_clock *c, uint64_t ts);
 
 #pragma GCC visibility pop
 

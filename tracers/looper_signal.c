@@ -17,7 +17,7 @@
 #include <timeline/looper.h>
 #include <timeline/timeline.h>
 
-#include "recorder/format_int.h"
+#include "tracers/decimal.h"
 
 #define DIR_MAX 200
 #define ALT_STACK_BYTES (64 * 1024)
@@ -57,9 +57,9 @@ static void dump(void)
 	char path[DIR_MAX + 64];
 	size_t n = put_str(path, dirs[atomic_load(&dir_current)]);
 	n += put_str(path + n, "/dump-");
-	n += tl_format_u64(path + n, (uint64_t)getpid());
+	n += tracer_decimal_u64(path + n, (uint64_t)getpid());
 	path[n++] = '-';
-	n += tl_format_u64(path + n, atomic_fetch_add(&counter, 1) + 1);
+	n += tracer_decimal_u64(path + n, atomic_fetch_add(&counter, 1) + 1);
 	n += put_str(path + n, ".tlsnap");
 	path[n] = '\0';
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/record.h"
+#include "recorder/tracer.h"
 #include "tracers/looper_internal.h"
 
 /* The part of the cost the node chosen as stack key holds at least. */
@@ -196,25 +196,41 @@ void looper_tree_build(const struct tl_looper *l, const uint64_t *words, size_t 
 	root->total_ns = end_ns - begin_ns;
 	root->count = 1;
 
-	/* the records, in order: their count first, to know the last one */
-	size_t nrecords = 0;
+	/* the records, in order: their count first, to know the last one, and
+	 * their timestamps (a COMPLETE's end too), converted together */
+	size_t nrecords = 0, ntimes = 0, room = 0;
+	tl_timestamp *times = NULL;
 	for (size_t at = 0, len; at < nwords; at += len) {
 		tl_record_view v;
 		if ((len = tl_record_decode(words + at, nwords - at, &v)) == 0)
 			break;
+		if (room - ntimes < 2) {
+			room = room ? 2 * room : 1024;
+			tl_timestamp *grown = realloc(times, room * sizeof *times);
+			if (!grown) {
+				free(times);
+				node_free(root);
+				return;
+			}
+			times = grown;
+		}
 		nrecords++;
+		times[ntimes++] = v.ts;
+		if (v.phase == TL_PHASE_COMPLETE)
+			times[ntimes++] = v.value;
 	}
-	struct looper_clock clock;
-	looper_clock_init(&clock);
+	tl_timestamps_to_ns(times, (int64_t *)times, ntimes);
+	const int64_t *ns = (const int64_t *)times;
 	struct node *top = root;
 	size_t index = 0;
 	for (size_t at = 0, len; at < nwords; at += len, index++) {
 		tl_record_view v;
 		if ((len = tl_record_decode(words + at, nwords - at, &v)) == 0)
 			break;
+		int64_t ts = *ns++;
+		int64_t end = v.phase == TL_PHASE_COMPLETE ? *ns++ : 0;
 		if ((skip_first && index == 0) || (skip_last && index + 1 == nrecords))
 			continue;
-		int64_t ts = looper_clock_ns(&clock, v.ts);
 		char numbered[TL_RECORD_NAME_MAX];
 		size_t name_len;
 		const char *name = tl_record_name(&v, numbered, &name_len);
@@ -237,13 +253,15 @@ void looper_tree_build(const struct tl_looper *l, const uint64_t *words, size_t 
 			if (!n)
 				break;
 			n->count++;
-			n->total_ns += looper_clock_ns(&clock, v.value) - ts;
+			n->total_ns += end - ts;
 			out->events++;
 		}
 	}
 	/* slices still open when the dispatch ended */
 	for (; top != root; top = top->parent)
 		top->total_ns += end_ns - top->open_ns;
+
+	free(times);
 
 	trim(root, l->tree_min_node_ns, l->tree_max_nodes);
 	write_text(&out->text, root, 0);

@@ -1,9 +1,11 @@
 /*
  * The frame tracer: frame times, dropped frames, jank buckets and fps, per
- * scene and in real time. A client of <timeline/timeline.h>: every frame,
- * counter and report it computes is also emitted as a trace event (category
- * "frame" unless chosen otherwise), so it shows up in systrace captures and
- * in flight-recorder dumps. Definitions and formulas: docs/frame.md.
+ * scene and in real time. A client of <timeline/timeline.h> (and of the
+ * library's internal tracer interface, nothing else of the core): every
+ * frame, counter and report it computes is also emitted as a trace event
+ * (category "frame" unless chosen otherwise), so it shows up in systrace
+ * captures and in flight-recorder dumps. Definitions and formulas:
+ * docs/frame.md.
  *
  * Timestamps are nanoseconds of the trace clock (tl_now_ns()). Feeding
  * Choreographer's frameTimeNanos (CLOCK_MONOTONIC) needs the library started

@@ -6,8 +6,11 @@
  * main loop, an Android Looper seen through its printer, a game loop. The
  * thread that runs the loop brackets each unit of work with
  * tl_looper_dispatch_begin/_end (and, if it wants idle time visible,
- * tl_looper_idle_begin/_end). The tracer is an ordinary client of the
- * timeline API: each dispatch is a slice in the loop's category, so it shows
+ * tl_looper_idle_begin/_end). The tracer uses the public timeline API and
+ * the library's internal tracer interface only (emitters that hand back the
+ * timestamp they recorded, thread marks to read back what a dispatch
+ * recorded, and the conversion of timestamps to nanoseconds), nothing else
+ * of the core: each dispatch is a slice in the loop's category, so it shows
  * up in every recorder (B|pid|name lines under systrace, records in the
  * ring).
  *
