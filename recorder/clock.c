@@ -264,13 +264,28 @@ int64_t tl_now_ns(void)
 	return read_ns();
 }
 
-int64_t tl_timestamp_to_ns(tl_timestamp ts)
+/* The exact conversion: the stored pairs and one taken now, newest (it
+ * keeps "now" exact), gathered once for the n timestamps. */
+void tl_timestamps_to_ns(const tl_timestamp *raw, int64_t *ns, size_t n)
 {
-	if (!tl_clock_use_tsc)
-		return (int64_t)ts;
+	if (n == 0)
+		return;
+	if (!tl_clock_use_tsc) {
+		for (size_t i = 0; i < n; i++)
+			ns[i] = (int64_t)raw[i];
+		return;
+	}
 	tl_clock_pair now = tl_clock_calibrate(0, 0);
 	tl_clock_pair p[TL_CLOCK_PAIRS + 1];
-	size_t n = tl_clock_pairs(p, TL_CLOCK_PAIRS);
-	p[n++] = now; /* newest: keeps "now" exact */
-	return tl_clock_ticks_to_ns(p, n, ts);
+	size_t np = tl_clock_pairs(p, TL_CLOCK_PAIRS);
+	p[np++] = now;
+	for (size_t i = 0; i < n; i++)
+		ns[i] = tl_clock_ticks_to_ns(p, np, raw[i]);
+}
+
+int64_t tl_timestamp_to_ns(tl_timestamp ts)
+{
+	int64_t ns;
+	tl_timestamps_to_ns(&ts, &ns, 1);
+	return ns;
 }

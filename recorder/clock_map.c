@@ -3,9 +3,6 @@
  * one place that measures the TSC's rate for code that converts on its
  * own hot path (the tracers, the systrace recorder's time windows).
  *
- * Also the exact conversion for many timestamps (tl_timestamps_to_ns),
- * with the pairs tl_timestamp_to_ns would take, gathered once.
- *
  * The rate is measured once per clock choice: over the library's stored
  * calibration pairs when they span at least RATE_SPAN_NS, else over a
  * short wait (RATE_SPAN_NS) the first time a map is made, and shared by the
@@ -116,22 +113,4 @@ uint64_t tl_clock_map_span_raw_max(const tl_clock_map *map, int64_t ns)
 	while (tl_clock_map_span_ns(map, t + 1) <= ns)
 		t++;
 	return t;
-}
-
-void tl_timestamps_to_ns(const tl_timestamp *raw, int64_t *ns, size_t n)
-{
-	if (n == 0)
-		return;
-	if (!tl_clock_is_tsc()) {
-		for (size_t i = 0; i < n; i++)
-			ns[i] = (int64_t)raw[i];
-		return;
-	}
-	/* as tl_timestamp_to_ns: the stored pairs and one taken now, newest */
-	tl_clock_pair now = tl_clock_calibrate(0, 0);
-	tl_clock_pair pairs[TL_CLOCK_PAIRS + 1];
-	size_t npairs = tl_clock_pairs(pairs, TL_CLOCK_PAIRS);
-	pairs[npairs++] = now;
-	for (size_t i = 0; i < n; i++)
-		ns[i] = tl_clock_ticks_to_ns(pairs, npairs, raw[i]);
 }

@@ -318,8 +318,8 @@ static void test_dump_signal_while_threads_write(void **state)
 	pthread_t id[2];
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&id[i], NULL, writer, NULL), 0);
-	uint64_t failed_before;
-	uint64_t before = tl_dump_signal_count(&failed_before);
+	tl_dump_signal_stats before = {.struct_size = sizeof before};
+	assert_int_equal(tl_dump_signal_stats_get(&before), 0);
 	sleep_ms(20); /* the writers are writing */
 	for (int i = 0; i < 3; i++) {
 		raise(SIGUSR2);
@@ -328,9 +328,10 @@ static void test_dump_signal_while_threads_write(void **state)
 	atomic_store(&writers_stop, 1);
 	for (int i = 0; i < 2; i++)
 		pthread_join(id[i], NULL);
-	uint64_t failed;
-	assert_int_equal(tl_dump_signal_count(&failed) - before, 3);
-	assert_int_equal(failed, failed_before);
+	tl_dump_signal_stats after = {.struct_size = sizeof after};
+	assert_int_equal(tl_dump_signal_stats_get(&after), 0);
+	assert_int_equal(after.dumps - before.dumps, 3);
+	assert_int_equal(after.failures, before.failures);
 	assert_int_equal(atomic_load(&chained), 3);
 	char path[4096 + 64];
 	int written = snprintf(path, sizeof path, "%s/dump-%d-3.tlsnap", dir, (int)getpid());
@@ -356,6 +357,17 @@ static void test_dump_signal_while_threads_write(void **state)
 #define TL_UNDER_TSAN 1
 #endif
 #endif
+
+static void test_dump_signal_stats_refuse_a_short_struct(void **state)
+{
+	(void)state;
+	assert_int_equal(tl_dump_signal_stats_get(NULL), -EINVAL);
+	tl_dump_signal_stats short_one = {.struct_size = sizeof(size_t)};
+	assert_int_equal(tl_dump_signal_stats_get(&short_one), -EINVAL);
+	tl_dump_signal_stats whole = {.struct_size = sizeof whole, .dumps = UINT64_MAX};
+	assert_int_equal(tl_dump_signal_stats_get(&whole), 0);
+	assert_true(whole.dumps != UINT64_MAX);
+}
 
 static void test_watchdog_runs_again_in_fork_child(void **state)
 {
@@ -418,6 +430,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_idle_and_quick_loops_are_not_reported, stop_session),
 	    cmocka_unit_test_teardown(test_one_watchdog_for_many_loops, stop_session),
 	    cmocka_unit_test_teardown(test_dump_signal_while_threads_write, stop_session),
+	    cmocka_unit_test(test_dump_signal_stats_refuse_a_short_struct),
 	    cmocka_unit_test_teardown(test_watchdog_runs_again_in_fork_child, stop_session),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,9 +136,11 @@ int tl_uninstall_dump_signal(void)
 	return rc;
 }
 
-uint64_t tl_dump_signal_count(uint64_t *failed)
+int tl_dump_signal_stats_get(tl_dump_signal_stats *out)
 {
-	if (failed)
-		*failed = atomic_load(&failures);
-	return atomic_load(&dumps);
+	if (!out || out->struct_size < offsetof(tl_dump_signal_stats, failures) + sizeof out->failures)
+		return -EINVAL;
+	out->dumps = atomic_load(&dumps);
+	out->failures = atomic_load(&failures);
+	return 0;
 }

@@ -315,8 +315,15 @@ TL_API int tl_set_dump_directory(const char *dir);
 TL_API int tl_install_dump_signal(int signo);
 /* Restores the previous handler. Returns 0 or -ENOENT when none installed. */
 TL_API int tl_uninstall_dump_signal(void);
-/* Dumps written by the handler so far, and failures (open or snapshot). */
-TL_API uint64_t tl_dump_signal_count(uint64_t *failures);
+/* The dump handler's counters since the process started (never reset). */
+typedef struct tl_dump_signal_stats {
+	size_t struct_size; /* set to sizeof before the call */
+	uint64_t dumps;     /* dumps the handler wrote */
+	uint64_t failures;  /* signals whose dump failed (open or snapshot) */
+} tl_dump_signal_stats;
+/* Fills *out (set out->struct_size first). Returns 0, or -EINVAL for NULL
+ * or a struct_size too small. Any thread; async-signal-safe. */
+TL_API int tl_dump_signal_stats_get(tl_dump_signal_stats *out);
 
 #ifdef __cplusplus
 }
