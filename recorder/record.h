@@ -5,16 +5,18 @@
  * A record is a run of 64-bit words:
  *
  *   word 0   timestamp (tl_timestamp: TSC ticks or clock nanoseconds)
- *   word 1   header, see TL_REC_* below
+ *   word 1   header, see TL_REC_* below (its flags, TL_REC_F_*, are in
+ *            record_view.h)
  *   [name]   unless the phase carries no name (END): a kept pointer, or
- *            with TL_REC_NAME_INLINE a string (see "strings"); with
+ *            with TL_REC_F_NAME_INLINE a string (see "strings"); with
  *            TL_REC_F_NAME_NUMBER a kept pointer and the number's word
+ *            (tl_emit_begin_numbered)
  *   [value]  when tl_record_has_value(phase): async/flow id, COMPLETE end
  *            timestamp, counter value bits
  *   [args]   for each argument: a key (kept pointer, or inline string when
- *            TL_REC_STRINGS_INLINE), then its value word, or for
- *            TL_ARG_STRING_COPY (and every string when TL_REC_STRINGS_INLINE)
- *            an inline string
+ *            TL_REC_F_STRINGS_INLINE), then its value word, or for
+ *            TL_ARG_STRING_COPY (and every string when
+ *            TL_REC_F_STRINGS_INLINE) an inline string
  *
  * Strings inline: one word holding the byte length, then the bytes padded
  * with zeros to a whole number of words (no terminator counted).
