@@ -638,16 +638,21 @@ static ALWAYS_INLINE bool is_plain_counter(const tl_category *cat, tl_phase phas
 	       nargs == 0 && ts == 0 && cat;
 }
 
-tl_timestamp tl_tracer_emit(const tl_category *cat, tl_phase phase, unsigned flags,
-                            const char *name, uint64_t id, tl_timestamp ts, const tl_arg *args,
-                            unsigned nargs)
+/* tl_emit and tl_tracer_emit: a plain counter takes its form, anything
+ * else the general path. want_ts: the caller uses the timestamp. */
+static ALWAYS_INLINE tl_timestamp emit_any(const tl_category *cat, tl_phase phase,
+                                           unsigned flags, const char *name, uint64_t id,
+                                           tl_timestamp ts, const tl_arg *args, unsigned nargs,
+                                           bool want_ts)
 {
 	if (!args)
 		nargs = 0;
 	if (is_plain_counter(cat, phase, flags, ts, nargs)) {
-		if (flags & TL_EVENT_COUNTER_DOUBLE)
-			return counter_double_ts_form(cat, name, id);
-		return counter_ts_form(cat, name, id);
+		bool dbl = (flags & TL_EVENT_COUNTER_DOUBLE) != 0;
+		if (want_ts)
+			return dbl ? counter_double_ts_form(cat, name, id)
+			           : counter_ts_form(cat, name, id);
+		return dbl ? counter_double_form(cat, name, id) : counter_form(cat, name, id);
 	}
 	struct event ev = {.cat = cat,
 	                   .phase = (char)phase,
@@ -657,31 +662,21 @@ tl_timestamp tl_tracer_emit(const tl_category *cat, tl_phase phase, unsigned fla
 	                   .ts = ts,
 	                   .args = args,
 	                   .nargs = nargs,
-	                   .want_ts = true};
+	                   .want_ts = want_ts};
 	return emit_slow(&ev, false);
+}
+
+tl_timestamp tl_tracer_emit(const tl_category *cat, tl_phase phase, unsigned flags,
+                            const char *name, uint64_t id, tl_timestamp ts, const tl_arg *args,
+                            unsigned nargs)
+{
+	return emit_any(cat, phase, flags, name, id, ts, args, nargs, true);
 }
 
 void tl_emit(const tl_category *cat, tl_phase phase, unsigned flags, const char *name,
              uint64_t id, tl_timestamp ts, const tl_arg *args, unsigned nargs)
 {
-	if (!args)
-		nargs = 0;
-	if (is_plain_counter(cat, phase, flags, ts, nargs)) {
-		if (flags & TL_EVENT_COUNTER_DOUBLE)
-			counter_double_form(cat, name, id);
-		else
-			counter_form(cat, name, id);
-		return;
-	}
-	struct event ev = {.cat = cat,
-	                   .phase = (char)phase,
-	                   .flags = flags,
-	                   .name = name,
-	                   .value = id,
-	                   .ts = ts,
-	                   .args = args,
-	                   .nargs = nargs};
-	emit_slow(&ev, false);
+	emit_any(cat, phase, flags, name, id, ts, args, nargs, false);
 }
 
 void tl_emit_complete(const tl_category *cat, const char *name, tl_timestamp start,
