@@ -61,6 +61,16 @@ static int has_word(const char *text, const char *word)
 	return 0;
 }
 
+/*
+ * The TSC rule: timestamps are TSC ticks only where the kernel itself
+ * trusts the TSC, that is where its current clocksource is "tsc" (the
+ * kernel checked it against other clocks at boot and keeps watching it) and
+ * the CPU says the TSC is invariant (constant_tsc: one rate whatever the
+ * frequency; nonstop_tsc: it runs in deep idle states). Everywhere else, a
+ * VM booted with tsc=unstable running kvm-clock among them, the clock is
+ * read through the vDSO. TIMELINE_NO_TSC=1 or tl_options.no_tsc force the
+ * vDSO path where the TSC would be usable; nothing forces the TSC.
+ */
 int tl_clock_tsc_usable(void)
 {
 #if TL_HAVE_TSC
@@ -140,6 +150,9 @@ tl_clock_pair tl_clock_calibrate(int store, int64_t min_interval_ns)
 	return best;
 }
 
+/* Chooses the clock for the session, once: the emitters read the choice
+ * (tl_clock_use_tsc) to pick their path's form, and tl_state_set publishes
+ * it in the forms' state words (session.h). */
 void tl_clock_init(clockid_t id, int allow_tsc)
 {
 	tl_clock_id = id;
