@@ -19,6 +19,7 @@ run_suite() { # name, build dir, cmake options...; TL_CTEST_EXCLUDE: a regex of 
 	local name=$1 dir=$2
 	shift 2
 	echo "=== $name"
+	rm -f "$dir.ctest.log" # a stage that fails to build must not count an older run's tests
 	if ! cmake -S . -B "$dir" -DTIMELINE_WERROR=ON "$@" >"$dir.configure.log" 2>&1; then
 		cat "$dir.configure.log"
 		summary+=("$name: configure failed")
