@@ -34,6 +34,7 @@ static int64_t read_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+#if TL_HAVE_TSC
 /* Reads a small file into buf (NUL-terminated); returns the length or -1. */
 static ssize_t read_small_file(const char *path, char *buf, size_t size)
 {
@@ -60,6 +61,7 @@ static int has_word(const char *text, const char *word)
 	}
 	return 0;
 }
+#endif
 
 /*
  * The TSC rule: timestamps are TSC ticks only where the kernel itself

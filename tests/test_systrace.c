@@ -71,6 +71,19 @@ static const char *expect(const char *phase, const char *rest)
 	return out;
 }
 
+/* Complete and async events are written only when they reach the recorder
+ * within the live window (100 µs) of their start; an emulator translating
+ * the code on its way there takes longer, at times. */
+static void skip_when_emulated(void)
+{
+	if (tl_test_emulator()) {
+		print_message("skipped under %s: an event may take longer than the 100 us "
+		              "live window to reach the recorder\n",
+		              tl_test_emulator());
+		skip();
+	}
+}
+
 static pid_t thread_id(void)
 {
 	return (pid_t)syscall(SYS_gettid);
@@ -175,6 +188,7 @@ static void test_counters_write_integers_and_round_doubles(void **state)
 static void test_async_events_write_s_and_f_with_stable_cookies(void **state)
 {
 	(void)state;
+	skip_when_emulated();
 	start();
 	TL_TRACE_EVENT_ASYNC_BEGIN0("systest", "load", 7);
 	TL_TRACE_EVENT_ASYNC_BEGIN0("systest", "load", 0x100000005ull);
@@ -196,6 +210,7 @@ static void test_async_events_write_s_and_f_with_stable_cookies(void **state)
 static void test_async_events_naming_a_track_write_g_h_and_n(void **state)
 {
 	(void)state;
+	skip_when_emulated();
 	start();
 	tl_arg track = {.key = "track", .type = TL_ARG_STRING, .value.s = "network"};
 	tl_arg copied = {.key = "track", .type = TL_ARG_STRING_COPY, .value.s = "network"};
@@ -235,6 +250,7 @@ static void test_instants_write_i_for_threads_and_n_for_processes(void **state)
 static void test_live_complete_event_writes_begin_and_end(void **state)
 {
 	(void)state;
+	skip_when_emulated();
 	start();
 	tl_timestamp t0 = tl_now();
 	TL_TRACE_EVENT_COMPLETE("systest", "quick", t0, tl_now());
@@ -274,6 +290,7 @@ static void test_past_complete_events_are_counted_not_written(void **state)
 static void test_slices_are_timed_from_the_threads_first_complete_event(void **state)
 {
 	(void)state;
+	skip_when_emulated();
 	start();
 	tl_timestamp t0 = tl_now();
 	TL_TRACE_EVENT_BEGIN0("systest", "outer");

@@ -83,6 +83,12 @@ const char *tl_test_cli(void)
 	return cli && *cli ? cli : NULL;
 }
 
+const char *tl_test_emulator(void)
+{
+	const char *emulator = getenv("TL_TEST_EMULATOR");
+	return emulator && *emulator ? emulator : NULL;
+}
+
 size_t tl_test_count(const char *haystack, const char *needle)
 {
 	size_t n = 0, len = strlen(needle);

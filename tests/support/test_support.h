@@ -25,6 +25,10 @@ int tl_test_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The built `timeline` CLI (from TIMELINE_CLI), or NULL. */
 const char *tl_test_cli(void);
 
+/* The emulator a cross build's suites run under (TL_TEST_EMULATOR, set by
+ * ctest), or NULL when they run natively. For skips of what it cannot do. */
+const char *tl_test_emulator(void);
+
 /* Counts occurrences of needle in haystack. */
 size_t tl_test_count(const char *haystack, const char *needle);
 

@@ -5,6 +5,20 @@ set -euo pipefail
 
 packages=(cmake make gcc g++ pkg-config libcmocka-dev libtracefs-dev libtraceevent-dev
 	python3 valgrind clang libclang-rt-14-dev libfuzzer-14-dev libuv1-dev)
+# The aarch64 gate: Debian's cross compilers, qemu-user to run the suites,
+# and the arm64 libraries from the multiarch archive (libstdc++6:arm64 runs
+# the C++ suite; cmake/toolchain-aarch64-linux-gnu.cmake says why the
+# arm64 C library, not the cross one, runs them).
+packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user libcmocka-dev:arm64
+	libtracefs-dev:arm64 libtraceevent-dev:arm64 libuv1-dev:arm64 libstdc++6:arm64)
+
+as_root=()
+[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	echo "Adding the arm64 architecture to dpkg"
+	"${as_root[@]}" dpkg --add-architecture arm64
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -13,8 +27,6 @@ done
 
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "Installing: ${missing[*]}"
-	as_root=()
-	[ "$(id -u)" -eq 0 ] || as_root=(sudo)
 	"${as_root[@]}" apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
 		"${missing[@]}" >/dev/null
