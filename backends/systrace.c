@@ -392,7 +392,7 @@ static size_t format_slice(char *buf, char phase, const char *name)
 	return n + len;
 }
 
-/* The payload of a slice begin or end from the slot's cache, made there
+/* The payload of a slice begin or end from the thread's cache, made there
  * first when it is not; NULL when it does not fit there (*len then 0 when
  * the name needs the general formatter, else the length formatted into
  * buf). pid_text is current. */
@@ -423,7 +423,7 @@ static const char *cached_slice(struct slice_cache *sc, char phase, const char *
 
 /*
  * A slice begin (name not NULL) or end: B|pid|name or E|pid, from the
- * slot's cache when it can. Returns as write_event, or -2 when the name
+ * thread's cache when it can. Returns as write_event, or -2 when the name
  * needs the general formatter. Timed only once the thread has had a
  * complete event.
  */
@@ -563,9 +563,8 @@ static const char *tracing_dir(void)
 #endif
 }
 
-/* tl_timestamp units in ns nanoseconds: ns itself, or TSC ticks measured
- * against the first calibration pair over at least 20 µs. */
-/* A span of ns in tl_timestamp units, from the clock map. */
+/* A span of ns in tl_timestamp units (ns itself, or TSC ticks), from the
+ * clock map. */
 static uint64_t timestamp_span(int64_t ns)
 {
 	tl_clock_map map;

@@ -9,7 +9,7 @@
 
 #include "recorder/tracer.h"
 
-int tl_clock_use_tsc;
+_Atomic int tl_clock_use_tsc;
 clockid_t tl_clock_id = CLOCK_BOOTTIME;
 
 /*
@@ -106,11 +106,11 @@ tl_clock_pair tl_clock_calibrate(int store, int64_t min_interval_ns)
 		if (now - atomic_load_explicit(&pairs_last_ns, memory_order_relaxed) <
 		    min_interval_ns) {
 			best.ns = now;
-			best.ticks = tl_clock_use_tsc ? tl_clock_read() : (uint64_t)now;
+			best.ticks = tl_clock_tsc_chosen() ? tl_clock_read() : (uint64_t)now;
 			return best;
 		}
 	}
-	if (!tl_clock_use_tsc) {
+	if (!tl_clock_tsc_chosen()) {
 		best.ns = read_ns();
 		best.ticks = (uint64_t)best.ns;
 		return best;
@@ -174,7 +174,7 @@ void tl_clock_after_fork_child(void)
 
 int tl_clock_is_tsc(void)
 {
-	return tl_clock_use_tsc;
+	return tl_clock_tsc_chosen();
 }
 
 int64_t tl_clock_now_ns(void)
@@ -285,7 +285,7 @@ void tl_timestamps_to_ns(const tl_timestamp *raw, int64_t *ns, size_t n)
 {
 	if (n == 0)
 		return;
-	if (!tl_clock_use_tsc) {
+	if (!tl_clock_tsc_chosen()) {
 		for (size_t i = 0; i < n; i++)
 			ns[i] = (int64_t)raw[i];
 		return;

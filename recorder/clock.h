@@ -9,6 +9,7 @@
 #ifndef TIMELINE_CLOCK_H
 #define TIMELINE_CLOCK_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -31,14 +32,21 @@ typedef struct tl_clock_pair {
 } tl_clock_pair;
 
 /* Read-mostly state, set by tl_clock_init. */
-extern int tl_clock_use_tsc;
+extern _Atomic int tl_clock_use_tsc;
+
+/* The clock choice, read by the emitters (any thread, while tl_init may
+ * write it: relaxed; a stale choice fails the form's session check). */
+static inline int tl_clock_tsc_chosen(void)
+{
+	return atomic_load_explicit(&tl_clock_use_tsc, memory_order_relaxed);
+}
 extern clockid_t tl_clock_id;
 
 /* The hot-path read. Async-signal-safe. */
 static inline uint64_t tl_clock_read(void)
 {
 #if TL_HAVE_TSC
-	if (__builtin_expect(tl_clock_use_tsc, 1))
+	if (__builtin_expect(tl_clock_tsc_chosen(), 1))
 		return __rdtsc();
 #endif
 	struct timespec ts;

@@ -1,18 +1,21 @@
 /*
  * The emitters: the only code on the per-event hot path.
  *
- * Every event goes through one reserve/commit pair (reserve_enter,
- * reserve_fits, commit): one TLS load, the re-entry and session checks on
- * the thread's own cache line, the room check, the clock read, the record's
- * stores and one release store that publishes it. No lock, no syscall
- * besides the clock (vDSO or rdtsc), no allocation.
+ * The fast path is one reserve/commit pair (reserve_enter, reserve_fits,
+ * commit): one TLS load, the re-entry and session checks on the thread's
+ * own cache line, the room check, the clock read, the record's stores and
+ * one release store that publishes it. No lock, no syscall besides the
+ * clock (vDSO or rdtsc), no allocation.
  *
  * The common events have a fixed shape (struct shape: phase, length, what
  * follows the header) and are written by one template, fast_form, whose
- * parameters are the shape and the clock path. Everything a fast form
- * cannot do (a thread's first event, a new session or block, a recorder
- * that writes through, arguments, copies, bad input) goes to one
- * out-of-line function, emit_slow.
+ * parameters are the shape and the clock path. When a fast form misses, a
+ * recorder that writes through gets the event from shape_write_through (or
+ * write_slice_through, for a plain slice), and everything else (a thread's
+ * first event, a new session or block, arguments, copies, bad input) goes
+ * to one out-of-line function, emit_slow, which reserves through the
+ * threads' slow path (tl_thread_reserve_slow) and commits with the same
+ * position word.
  *
  * The clock is chosen once per session (clock.h). Each shape has a form
  * per clock path, and an emit calls the one of the session's clock; the
@@ -195,8 +198,9 @@ static bool arg_type_valid(tl_arg_type type)
 	return type > TL_ARG_NONE && type <= TL_ARG_STRING_COPY;
 }
 
-/* The event decoded as a recorder that writes through receives it. */
-static void event_view(const struct event *ev, tl_timestamp ts, tl_record_view *v)
+/* The event decoded as a recorder that writes through receives it; returns
+ * the copies cut at TL_COPY_MAX. */
+static unsigned event_view(const struct event *ev, tl_timestamp ts, tl_record_view *v)
 {
 	v->ts = ts;
 	v->phase = ev->phase;
@@ -230,6 +234,7 @@ static void event_view(const struct event *ev, tl_timestamp ts, tl_record_view *
 		                                                                   &truncated)
 		                                                     : strlen(v->args[k].str);
 	}
+	return truncated;
 }
 
 /*
@@ -239,11 +244,13 @@ static void event_view(const struct event *ev, tl_timestamp ts, tl_record_view *
  * recorder reads the clock if it needs one. Returns the timestamp, or 1
  * when it was not read.
  */
-static tl_timestamp write_through(const struct event *ev)
+static tl_timestamp write_through(const struct event *ev, struct tl_slot *slot)
 {
 	tl_timestamp ts = ev->ts ? ev->ts : ev->want_ts ? tl_clock_read() : 0;
 	tl_record_view v;
-	event_view(ev, ts, &v);
+	unsigned truncated = event_view(ev, ts, &v);
+	if (TL_UNLIKELY(truncated))
+		count(&slot->truncated, truncated);
 	tl_recorder_write(&v);
 	return ts ? ts : 1;
 }
@@ -350,7 +357,7 @@ static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, 
 		return 0;
 	}
 	if (tl_recorder_writes_through()) {
-		tl_timestamp ts = write_through(ev);
+		tl_timestamp ts = write_through(ev, r.slot);
 		reserve_cancel(&r);
 		return ts;
 	}
@@ -570,7 +577,7 @@ static const struct report ts_report = {NULL, NULL, true};
 #define TSC_FORM(form, shape, flags, REPORT, ...)                                              \
 	FORM_FUNCTION(form, tsc, PATH_TSC, shape, flags, REPORT, __VA_ARGS__)
 #define CALL_FORM(form, ...)                                                                   \
-	(TL_LIKELY(tl_clock_use_tsc) ? form##_tsc(__VA_ARGS__) : form##_vdso(__VA_ARGS__))
+	(TL_LIKELY(tl_clock_tsc_chosen()) ? form##_tsc(__VA_ARGS__) : form##_vdso(__VA_ARGS__))
 #else
 #define TSC_FORM(form, shape, flags, REPORT, ...)
 #define CALL_FORM(form, ...) form##_vdso(__VA_ARGS__)
@@ -776,7 +783,7 @@ void tl_tracer_begin_copy(const tl_category *cat, const char *name, size_t len,
                           tl_tracer_where *where)
 {
 #if TL_HAVE_TSC
-	if (TL_LIKELY(tl_clock_use_tsc)) {
+	if (TL_LIKELY(tl_clock_tsc_chosen())) {
 		copy_tsc(cat, name, len, where);
 		return;
 	}

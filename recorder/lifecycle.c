@@ -41,8 +41,9 @@ static uint32_t last_epoch; /* odd once a session has run; never has TL_STATE_FU
 void tl_state_set(uint32_t state)
 {
 	atomic_store(&tl_state, state);
-	atomic_store(&tl_tsc_state, tl_clock_use_tsc ? state : TL_STATE_OTHER_CLOCK);
-	atomic_store(&tl_vdso_state, tl_clock_use_tsc ? TL_STATE_OTHER_CLOCK : state);
+	bool tsc = tl_clock_tsc_chosen();
+	atomic_store(&tl_tsc_state, tsc ? state : TL_STATE_OTHER_CLOCK);
+	atomic_store(&tl_vdso_state, tsc ? TL_STATE_OTHER_CLOCK : state);
 }
 
 /* The next session's tl_state value: odd, never 0, never with the FULL bit. */
@@ -240,7 +241,7 @@ static bool recorder_ops_valid(const struct tl_recorder_ops *ops)
 	bool blocks = ops->next_block && ops->retire_block && ops->blocks;
 	bool partial = ops->next_block || ops->retire_block || ops->blocks;
 	return ops->start && ops->stop && (!ops->write_slice || ops->write_event) &&
-	       (ops->write_event ? !partial : blocks);
+	       (tl_recorder_ops_write_through(ops) ? !partial : blocks);
 }
 
 int tl_init(const tl_options *user)
@@ -286,7 +287,7 @@ int tl_init(const tl_options *user)
 	}
 	/* A recorder that writes through keeps no buffer: the sizes are not
 	 * read. */
-	bool buffered = ops->write_event == NULL;
+	bool buffered = !tl_recorder_ops_write_through(ops);
 	size_t bytes = !buffered ? 0 : o.buffer_bytes ? o.buffer_bytes : ops->default_bytes;
 	if (buffered && (bytes < TL_BUFFER_MIN_BYTES || bytes > BUFFER_MAX_BYTES)) {
 		tl_log(TL_LOG_ERROR, "buffer of %zu bytes: expected between %d and %zu", bytes,
@@ -406,8 +407,8 @@ void tl_stats_collect(tl_stats *out)
 		st.buffer_bytes = tl_active.buffer_bytes;
 		if (tl_active.ops->stats)
 			tl_active.ops->stats(&tl_active, &st);
-		if (tl_active.ops->blocks) {
-			const struct tl_pool *pool = tl_active.ops->blocks(&tl_active);
+		const struct tl_pool *pool = tl_recorder_blocks();
+		if (pool) {
 			uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
 			uint64_t present = 0;
 			for (uint32_t i = 0; i < handed; i++) {

@@ -11,7 +11,7 @@
 
 #include "recorder/format_int.h"
 
-/* Flag bits record.h defines; any other bit marks a corrupt header. */
+/* The flag bits that exist (record_view.h); any other marks a corrupt header. */
 #define TL_REC_F_KNOWN                                                                             \
 	(TL_REC_F_NAME_INLINE | (3u << TL_REC_F_SCOPE_SHIFT) | TL_REC_F_COUNTER_DOUBLE |           \
 	 TL_REC_F_STRINGS_INLINE | TL_REC_F_TS_NS | TL_REC_F_NAME_NUMBER)

@@ -32,7 +32,7 @@
 typedef struct tl_record_view {
 	uint64_t ts;
 	char phase;
-	unsigned flags; /* TL_REC_F_* (record.h) */
+	unsigned flags; /* TL_REC_F_*, above */
 	unsigned category;
 	const char *name; /* NULL for END */
 	size_t name_len;

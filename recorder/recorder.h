@@ -78,11 +78,25 @@ extern const struct tl_recorder_ops tl_systrace_ops;
 
 extern struct tl_recorder tl_active;
 
-/* Whether the active recorder writes every event through (else it keeps
- * them in blocks). Only in a session. */
+/* Whether a recorder's table writes every event through (else it keeps
+ * them in blocks): the one test of which. */
+static inline bool tl_recorder_ops_write_through(const struct tl_recorder_ops *ops)
+{
+	return ops->write_event != NULL;
+}
+
+/* The same for the active recorder. Only in a session. */
 static inline bool tl_recorder_writes_through(void)
 {
-	return tl_active.ops->write_event != NULL;
+	return tl_recorder_ops_write_through(tl_active.ops);
+}
+
+/* The blocks the active recorder keeps, for readers (snapshots, stats,
+ * thread marks); NULL when it writes through. Only in a session. Any
+ * thread, async-signal-safe. */
+static inline const struct tl_pool *tl_recorder_blocks(void)
+{
+	return tl_recorder_writes_through() ? NULL : tl_active.ops->blocks(&tl_active);
 }
 
 /* Hands one event to a recorder that writes through. */

@@ -40,7 +40,7 @@ static int snapshot_export_path(const char *path, exporter_fn export_model)
 {
 	if (!path)
 		return -EINVAL;
-	if (!tl_is_running() || !tl_active.ops->blocks)
+	if (!tl_is_running() || tl_recorder_writes_through())
 		return -ENODEV; /* before the file is created or truncated */
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)

@@ -431,9 +431,9 @@ static void write_block(struct tl_snapshot_sink *s, const uint64_t *words, size_
 
 static void write_blocks(struct tl_snapshot_sink *s)
 {
-	if (atomic_load(&tl_state) == 0 || !tl_active.ops->blocks)
+	if (atomic_load(&tl_state) == 0 || tl_recorder_writes_through())
 		return;
-	const struct tl_pool *pool = tl_active.ops->blocks(&tl_active);
+	const struct tl_pool *pool = tl_recorder_blocks();
 	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
 	for (uint32_t i = 0; i < handed && !s->error; i++) {
 		uint32_t tid = 0;
@@ -472,7 +472,7 @@ int tl_snapshot_binary_fd(int fd)
 {
 	int saved_errno = errno;
 	int rc;
-	if (atomic_load(&tl_state) == 0 || !tl_active.ops->blocks) {
+	if (atomic_load(&tl_state) == 0 || tl_recorder_writes_through()) {
 		rc = -ENODEV;
 	} else if (atomic_flag_test_and_set_explicit(&signal_busy, memory_order_acquire)) {
 		rc = -EBUSY;
@@ -500,7 +500,7 @@ int tl_snapshot_binary(const char *path)
 {
 	if (!path)
 		return -EINVAL;
-	if (atomic_load(&tl_state) == 0 || !tl_active.ops->blocks)
+	if (atomic_load(&tl_state) == 0 || tl_recorder_writes_through())
 		return -ENODEV; /* before the file is created or truncated */
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -515,7 +515,7 @@ int tl_snapshot_to_memory(unsigned char **data, size_t *len)
 {
 	*data = NULL;
 	*len = 0;
-	if (atomic_load(&tl_state) == 0 || !tl_active.ops->blocks)
+	if (atomic_load(&tl_state) == 0 || tl_recorder_writes_through())
 		return -ENODEV;
 	struct tl_snapshot_sink sink = {.fd = -1};
 	sink.buf = malloc(STAGING_BYTES);

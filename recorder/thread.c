@@ -113,7 +113,10 @@ static void thread_exit(void *arg)
 			      memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	struct tl_block *block = slot->block;
-	if (slot->epoch == atomic_load(&tl_state) && block != &tl_block_none) {
+	/* the session's FULL bit (a startup recorder that stopped) does not
+	 * make its blocks any less the session's */
+	if (slot->epoch == (atomic_load(&tl_state) & ~TL_STATE_FULL) &&
+	    block != &tl_block_none) {
 		tl_slot_publish(slot);
 		tl_active.ops->retire_block(&tl_active, block);
 	}

@@ -189,9 +189,11 @@ int tl_thread_copy_since(const struct tl_thread_mark *mark, struct tl_thread_cop
 		return -ENODATA;
 	}
 	uint32_t tid = atomic_load_explicit(&slot->tid, memory_order_relaxed);
-	if (!tl_active.ops->blocks)
+	const struct tl_pool *pool = tl_recorder_blocks();
+	if (!pool) {
+		leave(slot);
 		return -ENODATA;
-	const struct tl_pool *pool = tl_active.ops->blocks(&tl_active);
+	}
 	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
 	struct block_ref *refs = malloc((size_t)(handed ? handed : 1) * sizeof *refs);
 	if (!refs) {

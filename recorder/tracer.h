@@ -1,6 +1,6 @@
 /*
  * The tracer interface: what the library's own tracers (tracers/: the
- * looper, the frame tracer, function instrumentation) may use of the core
+ * looper, the frame tracer, and those to come) may use of the core
  * besides the public headers. A tracer includes the public headers
  * (include/timeline/) and this header, nothing else of recorder/. Not
  * installed; hidden symbols.
@@ -66,7 +66,10 @@ typedef struct tl_tracer_where {
  */
 
 /* tl_emit_begin. When the BEGIN went to a buffer, also marks it (as
- * tl_thread_mark_last_begin would); otherwise mark->block is NULL.
+ * tl_thread_mark_last_begin would) when it went there on the fast path;
+ * otherwise (the general path, a recorder that writes through, not
+ * recorded) mark->block is NULL, and a caller that needs the mark reads the
+ * record back with tl_thread_mark_last_begin.
  */
 struct tl_thread_mark;
 tl_timestamp tl_tracer_begin(const tl_category *cat, const char *name,

@@ -1,5 +1,7 @@
 /* The three buffering recorders: ring wrap, startup stop, endless cap. */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -194,6 +196,42 @@ static void test_startup_full_stops_every_thread(void **state)
 	tl_model_free(&m);
 }
 
+/* A thread that writes a few events, waits until the main thread has filled
+ * the startup recorder, then exits. */
+static atomic_int startup_full;
+static void *few_then_exit(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 10; i++)
+		TL_TRACE_EVENT_INSTANT0("rec", "before exit", TL_SCOPE_THREAD);
+	atomic_store(&startup_full, 1);
+	while (atomic_load(&startup_full) != 2)
+		sched_yield();
+	return NULL;
+}
+
+/* The events of a thread that exits after the startup recorder filled stay
+ * written and in every snapshot: its block is let go as any thread's. */
+static void test_startup_keeps_events_of_a_thread_that_exits_when_full(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_STARTUP, SMALL_BUFFER);
+	atomic_store(&startup_full, 0);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, few_then_exit, NULL), 0);
+	while (atomic_load(&startup_full) != 1)
+		sched_yield();
+	emit_numbered(0, 20000); /* fills the recorder */
+	uint64_t written = stats_now().events_written;
+	atomic_store(&startup_full, 2);
+	pthread_join(t, NULL);
+	assert_int_equal(stats_now().events_written, written);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(tl_test_count_events(&m, 'i', "before exit"), 10);
+	tl_model_free(&m);
+}
+
 static void test_endless_grows_until_the_cap_then_drops(void **state)
 {
 	(void)state;
@@ -238,6 +276,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_ring_never_takes_a_block_in_use, teardown),
 		cmocka_unit_test_teardown(test_startup_stops_when_full, teardown),
 		cmocka_unit_test_teardown(test_startup_full_stops_every_thread, teardown),
+		cmocka_unit_test_teardown(test_startup_keeps_events_of_a_thread_that_exits_when_full,
+		                          teardown),
 		cmocka_unit_test_teardown(test_startup_blocks_fill_to_their_last_word, teardown),
 		cmocka_unit_test_teardown(test_endless_grows_until_the_cap_then_drops, teardown),
 		cmocka_unit_test_teardown(test_endless_keeps_everything_under_the_cap, teardown),

@@ -185,6 +185,25 @@ static void test_counters_write_integers_and_round_doubles(void **state)
 	assert_int_equal(st.events_not_representable, 1); /* NaN */
 }
 
+/* A copied name is cut at TL_COPY_MAX as in a buffer, and counted. */
+static void test_copied_names_are_cut_and_counted_as_truncated(void **state)
+{
+	(void)state;
+	char name[TL_COPY_MAX + 45];
+	memset(name, 'n', sizeof name - 1);
+	name[sizeof name - 1] = '\0';
+	start();
+	tl_emit(cat, TL_PHASE_INSTANT, TL_EVENT_COPY_NAME, name, 0, 0, NULL, 0);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 1);
+	char expected[TL_COPY_MAX + 2] = "|";
+	memcpy(expected + 1, name, TL_COPY_MAX);
+	expected[TL_COPY_MAX + 1] = '\0';
+	assert_string_equal(markers[0].payload, expect("I", expected));
+	assert_int_equal(st.strings_truncated, 1);
+}
+
 static void test_async_events_write_s_and_f_with_stable_cookies(void **state)
 {
 	(void)state;
@@ -474,6 +493,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_repeated_and_changing_names_write_their_own_payloads,
 	                              teardown),
 	    cmocka_unit_test_teardown(test_counters_write_integers_and_round_doubles, teardown),
+	    cmocka_unit_test_teardown(test_copied_names_are_cut_and_counted_as_truncated, teardown),
 	    cmocka_unit_test_teardown(test_async_events_write_s_and_f_with_stable_cookies,
 	                              teardown),
 	    cmocka_unit_test_teardown(test_async_events_naming_a_track_write_g_h_and_n, teardown),

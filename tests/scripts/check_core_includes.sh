@@ -47,9 +47,9 @@ violations() {
 }
 
 # Prints a part's violations and its verdict; returns 1 when they fail it.
-check() { # dir, enforced (1 or 0), allowed headers...
-	local dir=$1 enforced=$2
-	shift 2
+check() { # dir, allowed headers...
+	local dir=$1
+	shift
 	local found count
 	found=$(violations "$dir" "$@")
 	if [ -z "$found" ]; then
@@ -58,15 +58,11 @@ check() { # dir, enforced (1 or 0), allowed headers...
 	fi
 	echo "$found"
 	count=$(wc -l <<<"$found")
-	if [ "$enforced" = 1 ]; then
-		echo "$dir/: $count include(s) of the core beyond $*: FAILED"
-		return 1
-	fi
-	echo "$dir/: $count include(s) of the core beyond $*: reported only" \
-		"(TL_CHECK_BACKENDS=1 makes them fail)"
+	echo "$dir/: $count include(s) of the core beyond $*: FAILED"
+	return 1
 }
 
 status=0
-check tracers 1 "${TRACERS_ALLOWED[@]}" || status=1
-check backends 1 "${BACKENDS_ALLOWED[@]}" || status=1
+check tracers "${TRACERS_ALLOWED[@]}" || status=1
+check backends "${BACKENDS_ALLOWED[@]}" || status=1
 exit $status
