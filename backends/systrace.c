@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifdef TL_HAVE_TRACEFS
@@ -148,12 +149,44 @@ static void turn_off(struct systrace *st, int err)
  * is still open (the kernel's ring buffer is off) leave the recorder on and
  * make the next event read tracing_on again; anything else turns it off.
  */
+/*
+ * write(2) as the system call itself: no errno (a failure comes back as
+ * -errno), so the common path has no errno to save and restore, and no
+ * cancellation-point bookkeeping. Where the call is not written out here,
+ * the libc wrapper, errno kept.
+ */
+static inline long marker_write(int fd, const char *buf, size_t len)
+{
+#if defined(__x86_64__)
+	long ret;
+	__asm__ volatile("syscall"
+	                 : "=a"(ret)
+	                 : "0"((long)SYS_write), "D"((long)fd), "S"(buf), "d"(len)
+	                 : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = SYS_write;
+	register long x0 __asm__("x0") = fd;
+	register long x1 __asm__("x1") = (long)buf;
+	register long x2 __asm__("x2") = (long)len;
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory", "cc");
+	return x0;
+#else
+	int saved_errno = errno;
+	ssize_t n = write(fd, buf, len);
+	long ret = n >= 0 ? (long)n : -(long)errno;
+	errno = saved_errno;
+	return ret;
+#endif
+}
+
 static int write_payload(struct systrace *st, const char *buf, size_t len)
 {
 	for (;;) {
-		if (write(st->marker_fd, buf, len) >= 0)
+		long ret = marker_write(st->marker_fd, buf, len);
+		if (TL_LIKELY(ret >= 0))
 			return 0;
-		int err = errno;
+		int err = (int)-ret;
 		if (err == EINTR)
 			continue;
 		count(&my_counters()->write_errors);
@@ -493,14 +526,13 @@ static __attribute__((noinline)) void write_event_slow(struct systrace *st,
  * emitters' fast forms, without a decoded event: no clock read while the
  * gate is open (and the thread has had no complete event). The common
  * case, a payload the thread's cache holds, is written from there with
- * nothing else to do; the rest is write_event_slow's. errno is kept.
+ * nothing else to do (marker_write leaves errno alone); the rest is
+ * write_event_slow's. errno is kept.
  */
 static void systrace_write_slice(struct tl_recorder *rec, char phase, const char *name)
 {
 	struct systrace *st = rec->backend;
 	struct systrace_thread *t = thread_self;
-	int *err = &errno;
-	int saved_errno = *err;
 	if (TL_LIKELY(t != NULL && t != &overflow &&
 	              !atomic_load_explicit(&st->off, memory_order_relaxed) &&
 	              (st->tracing_on_fd < 0 ||
@@ -513,12 +545,13 @@ static void systrace_write_slice(struct tl_recorder *rec, char phase, const char
 		_Atomic uint64_t *c = rc == 0 ? &t->counters.written : &t->counters.dropped;
 		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
 		                      memory_order_relaxed);
-	} else {
-		tl_record_view v = {.phase = phase,
-		                    .name = name,
-		                    .name_len = name ? TL_RECORD_LEN_UNMEASURED : 0};
-		write_event_slow(st, &v);
+		return;
 	}
+	tl_record_view v = {
+	    .phase = phase, .name = name, .name_len = name ? TL_RECORD_LEN_UNMEASURED : 0};
+	int *err = &errno;
+	int saved_errno = *err;
+	write_event_slow(st, &v);
 	*err = saved_errno;
 }
 
