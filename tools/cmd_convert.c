@@ -215,6 +215,8 @@ int tl_cmd_convert(int argc, char **argv)
 	const struct convert_format *format =
 	    args.format ? args.format : format_from_path(args.output);
 
+	if (tl_cli_reject_directory(CONVERT_PREFIX, args.input))
+		return 1;
 	tl_model model;
 	char err[256] = "";
 	int rc = read_input(args.input, &model, err, sizeof err);
