@@ -195,9 +195,33 @@ static bool has_blanks_around(const char *v)
 	return is_blank(v[0]) || is_blank(v[strlen(v) - 1]);
 }
 
+/* The value as the log shows it: control characters escaped (\n, \t,
+ * \xHH), so that the refusal stays one line; cut at size - 1 bytes. */
+static void env_shown(const char *value, char *out, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)value; *p && n + 5 < size; p++) {
+		if (*p >= 0x20 && *p != 0x7f) {
+			out[n++] = (char)*p;
+		} else if (*p == '\n' || *p == '\t' || *p == '\r') {
+			out[n++] = '\\';
+			out[n++] = *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r';
+		} else {
+			out[n++] = '\\';
+			out[n++] = 'x';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
+	}
+	out[n] = '\0';
+}
+
 static int env_refuse(const char *name, const char *value, const char *expected)
 {
-	tl_log(TL_LOG_ERROR, "%s='%s': %sexpected %s", name, value,
+	char shown[256];
+	env_shown(value, shown, sizeof shown);
+	tl_log(TL_LOG_ERROR, "%s='%s': %sexpected %s", name, shown,
 	       has_blanks_around(value) ? "blanks around the value are not accepted; " : "",
 	       expected);
 	return -EINVAL;
