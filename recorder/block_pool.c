@@ -6,15 +6,20 @@
  * The mapping is reserved once at init (MAP_NORESERVE, so an endless
  * recorder's cap costs address space, not memory, until it is used), asks
  * for transparent huge pages, and never moves: a signal-safe snapshot can
- * walk it without a lock.
+ * walk it without a lock. A pool touched at init (ring, startup) is first
+ * checked against the memory the process can still take, so that a budget
+ * it cannot have is -ENOMEM, not an OOM kill.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "recorder/compiler.h"
+#include "recorder/log.h"
+#include "recorder/memory_room.h"
 #include "recorder/pool.h"
 #include "recorder/record.h"
 #include "recorder/recorder.h"
@@ -36,23 +41,45 @@ size_t tl_pool_block_size(size_t budget, size_t block_bytes)
  * zeroing every 2 MiB instead of a fault per 4 KiB page (and fewer TLB
  * misses), which is most of what an endless recorder pays per event above
  * a ring's cost. A prefaulted pool is then backed in one call; where
- * MADV_POPULATE_WRITE is refused (kernels before 5.14), by a write to
- * every page. Best effort: without THP the pool has 4 KiB pages.
+ * MADV_POPULATE_WRITE is refused as unknown (kernels before 5.14), by a
+ * write to every page. Best effort: without THP the pool has 4 KiB pages.
+ * Returns 0, or -errno when the kernel could not back the pool (-ENOMEM).
  */
-static void back(void *region, size_t bytes, unsigned flags)
+static int back(void *region, size_t bytes, unsigned flags)
 {
 #ifdef MADV_HUGEPAGE
 	madvise(region, bytes, MADV_HUGEPAGE);
 #endif
 	if (!(flags & TL_POOL_PREFAULT))
-		return;
+		return 0;
 #ifdef MADV_POPULATE_WRITE
 	if (madvise(region, bytes, MADV_POPULATE_WRITE) == 0)
-		return;
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
 #endif
 	long page = sysconf(_SC_PAGESIZE);
 	for (size_t off = 0; off < bytes; off += page > 0 ? (size_t)page : 4096)
 		((volatile unsigned char *)region)[off] = 0;
+	return 0;
+}
+
+/*
+ * A prefaulted pool is refused when it cannot fit in the memory the process
+ * may still take (memory_room.h): touching it all would have the kernel's
+ * OOM killer end the process inside tl_init, where -ENOMEM is the answer.
+ */
+static int check_room(size_t bytes)
+{
+	struct tl_memory_room room;
+	tl_memory_room_get(&tl_memory_sources_system, &room);
+	if (bytes <= room.bytes)
+		return 0;
+	tl_log(TL_LOG_ERROR,
+	       "buffer of %zu bytes: more than the %llu bytes of memory the process can still "
+	       "take, as set by %s",
+	       bytes, (unsigned long long)room.bytes, room.limit);
+	return -ENOMEM;
 }
 
 int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigned flags)
@@ -63,18 +90,37 @@ int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigne
 	if (pool->nblocks < 2)
 		return -EINVAL;
 	pool->region_bytes = (size_t)pool->nblocks * pool->block_bytes;
+	int rc;
+	if ((flags & TL_POOL_PREFAULT) && (rc = check_room(pool->region_bytes)) != 0)
+		return rc;
 	int mflags = MAP_PRIVATE | MAP_ANONYMOUS;
 	if (!(flags & TL_POOL_PREFAULT))
 		mflags |= MAP_NORESERVE;
 	void *region = mmap(NULL, pool->region_bytes, PROT_READ | PROT_WRITE, mflags, -1, 0);
-	if (region == MAP_FAILED)
+	if (region == MAP_FAILED) {
+		rc = -errno;
+		struct rlimit as;
+		if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+			tl_log(TL_LOG_ERROR,
+			       "buffer of %zu bytes: cannot be mapped: %s (the address-space "
+			       "limit, RLIMIT_AS, is %llu bytes)",
+			       pool->region_bytes, strerror(-rc), (unsigned long long)as.rlim_cur);
+		else
+			tl_log(TL_LOG_ERROR, "buffer of %zu bytes: cannot be mapped: %s",
+			       pool->region_bytes, strerror(-rc));
 		return -ENOMEM;
+	}
 	if (!tl_pos_addressable((unsigned char *)region + pool->region_bytes)) {
 		/* beyond what a slot's position word holds (slot.h) */
 		munmap(region, pool->region_bytes);
 		return -ENOMEM;
 	}
-	back(region, pool->region_bytes, flags);
+	if ((rc = back(region, pool->region_bytes, flags)) != 0) {
+		tl_log(TL_LOG_ERROR, "buffer of %zu bytes: the kernel cannot back it with memory: %s",
+		       pool->region_bytes, strerror(-rc));
+		munmap(region, pool->region_bytes);
+		return rc == -ENOMEM ? rc : -ENOMEM;
+	}
 	if (flags & TL_POOL_REUSE_OLDEST) {
 		pool->retired = calloc(pool->nblocks, sizeof pool->retired[0]);
 		if (!pool->retired) {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -24,7 +25,8 @@
 #include "recorder/threads.h"
 
 #define SHUTDOWN_WAIT_NS (100 * 1000 * 1000)
-#define BUFFER_MAX_BYTES ((size_t)64 << 30)
+#define BUFFER_MAX_KIB 67108864 /* 64 GiB */
+#define BUFFER_MAX_BYTES ((size_t)BUFFER_MAX_KIB * 1024)
 
 _Atomic uint32_t tl_state;
 _Atomic uint32_t tl_tsc_state = TL_STATE_OTHER_CLOCK;
@@ -170,48 +172,107 @@ static void register_atfork(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
-/* ---- options and environment --------------------------------------------------- */
+/* ---- options and environment ---------------------------------------------------
+ * Every TIMELINE_* value is taken exactly as written: a blank before or after
+ * it, or a sign before a number, makes it invalid, whatever the variable. A
+ * refusal logs the value, quoted, and what was expected; tl_init then
+ * returns -EINVAL. Unset and empty mean "not set".
+ */
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static const char *env_value(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : NULL;
+}
+
+static bool has_blanks_around(const char *v)
+{
+	return is_blank(v[0]) || is_blank(v[strlen(v) - 1]);
+}
+
+/* The value as the log shows it: control characters escaped (\n, \t,
+ * \xHH), so that the refusal stays one line; cut at size - 1 bytes. */
+static void env_shown(const char *value, char *out, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)value; *p && n + 5 < size; p++) {
+		if (*p >= 0x20 && *p != 0x7f) {
+			out[n++] = (char)*p;
+		} else if (*p == '\n' || *p == '\t' || *p == '\r') {
+			out[n++] = '\\';
+			out[n++] = *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r';
+		} else {
+			out[n++] = '\\';
+			out[n++] = 'x';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
+	}
+	out[n] = '\0';
+}
+
+static int env_refuse(const char *name, const char *value, const char *expected)
+{
+	char shown[256];
+	env_shown(value, shown, sizeof shown);
+	tl_log(TL_LOG_ERROR, "%s='%s': %sexpected %s", name, shown,
+	       has_blanks_around(value) ? "blanks around the value are not accepted; " : "",
+	       expected);
+	return -EINVAL;
+}
+
+/* A buffer size in KiB: decimal digits only, within the bounds. */
+static bool parse_buffer_kib(const char *v, size_t *bytes)
+{
+	uint64_t kib = 0;
+	for (const char *p = v; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		kib = kib * 10 + (uint64_t)(*p - '0');
+		if (kib > BUFFER_MAX_KIB)
+			return false;
+	}
+	if (kib < TL_BUFFER_MIN_BYTES / 1024)
+		return false;
+	*bytes = (size_t)kib * 1024;
+	return true;
+}
 
 static int parse_environment(tl_options *o)
 {
-	const char *v = getenv("TIMELINE_RECORDER");
-	if (v && *v && recorder_kind_from_name(v, &o->recorder) != 0) {
-		tl_log(TL_LOG_ERROR,
-		       "TIMELINE_RECORDER=%s: unknown recorder (ring, endless, startup, systrace)",
-		       v);
-		return -EINVAL;
+	const char *v = env_value("TIMELINE_RECORDER");
+	if (v && recorder_kind_from_name(v, &o->recorder) != 0)
+		return env_refuse("TIMELINE_RECORDER", v, "ring, endless, startup or systrace");
+	v = env_value("TIMELINE_BUFFER_KB");
+	if (v && !parse_buffer_kib(v, &o->buffer_bytes)) {
+		char expected[64];
+		snprintf(expected, sizeof expected, "a decimal number of KiB from %d to %d",
+			 TL_BUFFER_MIN_BYTES / 1024, BUFFER_MAX_KIB);
+		return env_refuse("TIMELINE_BUFFER_KB", v, expected);
 	}
-	v = getenv("TIMELINE_BUFFER_KB");
-	if (v && *v) {
-		char *end;
-		errno = 0;
-		unsigned long long kb = strtoull(v, &end, 10);
-		if (errno || *end || v[0] == '-' || kb < TL_BUFFER_MIN_BYTES / 1024 ||
-		    kb > BUFFER_MAX_BYTES / 1024) {
-			tl_log(TL_LOG_ERROR,
-			       "TIMELINE_BUFFER_KB=%s: expected a size in KiB between 16 and %zu", v,
-			       BUFFER_MAX_BYTES / 1024);
-			return -EINVAL;
-		}
-		o->buffer_bytes = (size_t)kb * 1024;
-	}
-	v = getenv("TIMELINE_CATEGORIES");
-	if (v && *v)
+	v = env_value("TIMELINE_CATEGORIES");
+	if (v && has_blanks_around(v))
+		return env_refuse("TIMELINE_CATEGORIES", v, "comma-separated category globs");
+	if (v)
 		o->categories = v;
-	v = getenv("TIMELINE_TRACEFS_INSTANCE");
-	if (v && *v)
+	v = env_value("TIMELINE_TRACEFS_INSTANCE");
+	if (v && has_blanks_around(v))
+		return env_refuse("TIMELINE_TRACEFS_INSTANCE", v, "a tracefs instance name");
+	if (v)
 		o->tracefs_instance = v;
 	/* 1 forces the vDSO clock over no_tsc = false; 0 leaves no_tsc as the
 	 * caller set it: the environment can take the TSC away, never impose it. */
-	v = getenv("TIMELINE_NO_TSC");
-	if (v && *v) {
-		if (strcmp(v, "1") != 0 && strcmp(v, "0") != 0) {
-			tl_log(TL_LOG_ERROR, "TIMELINE_NO_TSC=%s: expected 1 or 0", v);
-			return -EINVAL;
-		}
-		if (v[0] == '1')
-			o->no_tsc = true;
-	}
+	v = env_value("TIMELINE_NO_TSC");
+	if (v && strcmp(v, "1") != 0 && strcmp(v, "0") != 0)
+		return env_refuse("TIMELINE_NO_TSC", v, "1 or 0");
+	if (v && v[0] == '1')
+		o->no_tsc = true;
 	return 0;
 }
 
@@ -289,9 +350,15 @@ int tl_init(const tl_options *user)
 	 * read. */
 	bool buffered = !tl_recorder_ops_write_through(ops);
 	size_t bytes = !buffered ? 0 : o.buffer_bytes ? o.buffer_bytes : ops->default_bytes;
-	if (buffered && (bytes < TL_BUFFER_MIN_BYTES || bytes > BUFFER_MAX_BYTES)) {
-		tl_log(TL_LOG_ERROR, "buffer of %zu bytes: expected between %d and %zu", bytes,
-		       TL_BUFFER_MIN_BYTES, BUFFER_MAX_BYTES);
+	if (buffered && bytes < TL_BUFFER_MIN_BYTES) {
+		tl_log(TL_LOG_ERROR, "buffer of %zu bytes: too small; the minimum is %d bytes (%d KiB)",
+		       bytes, TL_BUFFER_MIN_BYTES, TL_BUFFER_MIN_BYTES / 1024);
+		rc = -EINVAL;
+		goto out;
+	}
+	if (buffered && bytes > BUFFER_MAX_BYTES) {
+		tl_log(TL_LOG_ERROR, "buffer of %zu bytes: too large; the maximum is %zu bytes (%d KiB)",
+		       bytes, BUFFER_MAX_BYTES, BUFFER_MAX_KIB);
 		rc = -EINVAL;
 		goto out;
 	}
@@ -299,6 +366,13 @@ int tl_init(const tl_options *user)
 	    (o.block_bytes < TL_BLOCK_MIN_BYTES || o.block_bytes > TL_BLOCK_MAX_BYTES)) {
 		tl_log(TL_LOG_ERROR, "block of %zu bytes: expected between %d and %d", o.block_bytes,
 		       TL_BLOCK_MIN_BYTES, TL_BLOCK_MAX_BYTES);
+		rc = -EINVAL;
+		goto out;
+	}
+	size_t block = buffered ? tl_pool_block_size(bytes, o.block_bytes) : 0;
+	if (buffered && bytes / block < 2) {
+		tl_log(TL_LOG_ERROR, "buffer of %zu bytes: too small for blocks of %zu bytes; the "
+		       "minimum is two blocks, %zu bytes", bytes, block, 2 * block);
 		rc = -EINVAL;
 		goto out;
 	}

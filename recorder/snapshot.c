@@ -5,10 +5,9 @@
  * output, and every snapshot exercises the signal-safe writer.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
-#include <unistd.h>
 
+#include "recorder/atomic_file.h"
 #include "recorder/export/trace_model.h"
 #include "recorder/recorder.h"
 #include "recorder/snapshot_writer.h"
@@ -36,19 +35,24 @@ static int snapshot_export(int fd, exporter_fn export_model)
 	return rc;
 }
 
+struct export_job {
+	exporter_fn export_model;
+};
+
+static int export_to_fd(int fd, void *ctx)
+{
+	const struct export_job *job = ctx;
+	return snapshot_export(fd, job->export_model);
+}
+
 static int snapshot_export_path(const char *path, exporter_fn export_model)
 {
 	if (!path)
 		return -EINVAL;
 	if (!tl_is_running() || tl_recorder_writes_through())
-		return -ENODEV; /* before the file is created or truncated */
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	int rc = snapshot_export(fd, export_model);
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	return rc;
+		return -ENODEV; /* before any file is created */
+	struct export_job job = {export_model};
+	return tl_atomic_file_write(path, export_to_fd, &job);
 }
 
 int tl_snapshot_json_fd(int fd)

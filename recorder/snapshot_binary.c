@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder/atomic_file.h"
 #include "recorder/categories.h"
 #include "recorder/clock.h"
 #include "recorder/format_int.h"
@@ -496,19 +497,19 @@ void tl_snapshot_after_fork_child(void)
 	atomic_flag_clear(&signal_busy);
 }
 
+static int write_binary_to_fd(int fd, void *ctx)
+{
+	(void)ctx;
+	return tl_snapshot_binary_fd(fd);
+}
+
 int tl_snapshot_binary(const char *path)
 {
 	if (!path)
 		return -EINVAL;
 	if (atomic_load(&tl_state) == 0 || tl_recorder_writes_through())
-		return -ENODEV; /* before the file is created or truncated */
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	int rc = tl_snapshot_binary_fd(fd);
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	return rc;
+		return -ENODEV; /* before any file is created */
+	return tl_atomic_file_write(path, write_binary_to_fd, NULL);
 }
 
 int tl_snapshot_to_memory(unsigned char **data, size_t *len)

@@ -5,7 +5,7 @@
  * (include/timeline/) and this header, nothing else of recorder/. Not
  * installed; hidden symbols.
  *
- * It gives three things the public API does not:
+ * It gives four things the public API does not:
  *
  *   - timestamped emitters: the same events as tl_emit_begin, tl_emit_end
  *     and tl_emit, returning the raw timestamp (tl_timestamp) they were
@@ -16,7 +16,11 @@
  *   - the clock map: raw timestamps to nanoseconds, one linear map made
  *     in one place, for tracers that convert on their own hot path; and
  *     the exact conversion (tl_timestamp_to_ns) for many timestamps at
- *     once, for reports.
+ *     once, for reports;
+ *   - files written whole or not at all (recorder/atomic_file.h): a dump
+ *     or a report goes under a temporary name, is synced and renamed, so
+ *     a full disk never leaves a truncated file under its final name.
+ *     Async-signal-safe, for a dump written from a signal handler.
  *
  * Every function here acts on the calling thread's own state, takes no
  * lock and does not allocate, unless its comment says otherwise.
@@ -31,6 +35,7 @@
 
 #include <timeline/timeline.h>
 
+#include "recorder/atomic_file.h"
 #include "recorder/record_view.h"
 
 #pragma GCC visibility push(hidden)

@@ -1,8 +1,9 @@
 /* `timeline convert` on binary snapshots: formats, outputs, and errors a
- * user gets for bad input. */
+ * user gets for bad input (and `timeline slices` for a directory). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "support/test_support.h"
 
@@ -15,7 +16,9 @@ static int setup(void **state)
 	cli = tl_test_cli();
 	if (!cli)
 		return -1;
-	snapshot = tl_test_path("convert-in", ".tlsnap");
+	static char path[4096]; /* tl_test_path reuses its buffers */
+	snprintf(path, sizeof path, "%s", tl_test_path("convert-in", ".tlsnap"));
+	snapshot = path;
 	return tl_test_run("%s demo --seconds 0.1 -o %s >/dev/null", cli, snapshot) == 0 ? 0 : -1;
 }
 
@@ -117,6 +120,72 @@ static void test_convert_keeps_what_a_truncated_snapshot_holds(void **state)
 	    tl_test_run("python3 -c 'import json,sys; json.load(open(sys.argv[1]))' %s", out), 0);
 }
 
+/* Runs `timeline ARGS` with stderr to a file; its status, *msg what it said. */
+static int run_cli_stderr(char **msg, const char *args)
+{
+	const char *err = tl_test_path("cli-err", ".txt");
+	int rc = tl_test_run("%s %s 2> %s", cli, args, err);
+	*msg = tl_test_read_file(err, NULL);
+	assert_non_null(*msg);
+	return rc;
+}
+
+static void test_convert_of_a_directory_says_it_is_a_directory(void **state)
+{
+	(void)state;
+	const char *dir = tl_test_path("convert-dir", "");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	char args[4096], *msg;
+	snprintf(args, sizeof args, "convert %s -o -", dir);
+	assert_int_equal(run_cli_stderr(&msg, args), 1);
+	char expected[4096];
+	snprintf(expected, sizeof expected, "timeline convert: %s: is a directory\n", dir);
+	assert_string_equal(msg, expected);
+	free(msg);
+}
+
+static void test_slices_of_a_directory_says_it_is_a_directory(void **state)
+{
+	(void)state;
+	const char *dir = tl_test_path("slices-dir", "");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	char args[4096], *msg, expected[4096];
+	snprintf(args, sizeof args, "slices %s", dir);
+	assert_int_equal(run_cli_stderr(&msg, args), 1);
+	snprintf(expected, sizeof expected, "timeline slices: %s: is a directory\n", dir);
+	assert_string_equal(msg, expected);
+	free(msg);
+	snprintf(args, sizeof args, "slices --markers %s", dir);
+	assert_int_equal(run_cli_stderr(&msg, args), 1);
+	assert_string_equal(msg, expected);
+	free(msg);
+}
+
+static void test_convert_to_a_directory_is_an_error(void **state)
+{
+	(void)state;
+	const char *dir = tl_test_path("convert-out-dir", "");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	char args[4096], *msg;
+	snprintf(args, sizeof args, "convert %s -o %s", snapshot, dir);
+	assert_int_equal(run_cli_stderr(&msg, args), 1);
+	assert_non_null(strstr(msg, "Is a directory"));
+	assert_int_equal(tl_test_count(msg, "\n"), 1);
+	free(msg);
+}
+
+static void test_convert_to_a_device_writes_in_place(void **state)
+{
+	(void)state;
+	char args[4096], *msg;
+	snprintf(args, sizeof args, "convert %s -o /dev/null", snapshot);
+	assert_int_equal(run_cli_stderr(&msg, args), 0);
+	free(msg);
+	struct stat st;
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+}
+
 static void test_convert_usage_errors_exit_2(void **state)
 {
 	(void)state;
@@ -140,6 +209,10 @@ int main(void)
 		cmocka_unit_test(test_convert_names_the_file_of_a_bad_input),
 		cmocka_unit_test(test_convert_missing_input_is_an_error),
 		cmocka_unit_test(test_convert_keeps_what_a_truncated_snapshot_holds),
+		cmocka_unit_test(test_convert_of_a_directory_says_it_is_a_directory),
+		cmocka_unit_test(test_slices_of_a_directory_says_it_is_a_directory),
+		cmocka_unit_test(test_convert_to_a_directory_is_an_error),
+		cmocka_unit_test(test_convert_to_a_device_writes_in_place),
 		cmocka_unit_test(test_convert_usage_errors_exit_2),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -109,6 +109,16 @@ static void check_trace_stats(const char *out)
 	assert_non_null(strstr(out, "\"max_frame_delay\":5"));
 }
 
+static void test_cli_fps_of_a_directory_says_it_is_a_directory(void **state)
+{
+	(void)state;
+	char *out, expected[4200];
+	assert_int_equal(run(&out, FIXTURES), 1);
+	snprintf(expected, sizeof expected, "timeline fps: %s: is a directory\n", FIXTURES);
+	assert_string_equal(out, expected);
+	free(out);
+}
+
 static void test_cli_fps_reads_frame_slices_of_every_trace_format(void **state)
 {
 	(void)state;
@@ -171,6 +181,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cli_fps_latency_table_and_json),
 	    cmocka_unit_test(test_cli_fps_bad_input_names_file_and_line),
+	    cmocka_unit_test(test_cli_fps_of_a_directory_says_it_is_a_directory),
 	    cmocka_unit_test(test_cli_fps_reads_frame_slices_of_every_trace_format),
 	    cmocka_unit_test(test_cli_fps_plot_writes_an_svg),
 	};

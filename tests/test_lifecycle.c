@@ -108,7 +108,124 @@ static void test_environment_bad_no_tsc_is_einval_and_logged(void **state)
 	logged[0] = '\0';
 	assert_int_equal(tl_init(&o), -EINVAL);
 	assert_false(tl_is_running());
-	assert_string_equal(logged, "TIMELINE_NO_TSC=yes: expected 1 or 0");
+	assert_string_equal(logged, "TIMELINE_NO_TSC='yes': expected 1 or 0");
+}
+
+/* tl_init with `name=value` in the environment; returns its result, the
+ * log line in `logged`. */
+static int init_with_environment(const char *name, const char *value)
+{
+	setenv(name, value, 1);
+	tl_options o = {.struct_size = sizeof o, .log = capture_log};
+	logged[0] = '\0';
+	int rc = tl_init(&o);
+	unsetenv(name);
+	return rc;
+}
+
+#define BUFFER_KB_EXPECTED "expected a decimal number of KiB from 16 to 67108864"
+#define BLANKS "blanks around the value are not accepted; "
+
+static void test_environment_buffer_kb_with_a_leading_blank_is_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(init_with_environment("TIMELINE_BUFFER_KB", " 16"), -EINVAL);
+	assert_string_equal(logged, "TIMELINE_BUFFER_KB=' 16': " BLANKS BUFFER_KB_EXPECTED);
+}
+
+static void test_environment_buffer_kb_with_a_trailing_blank_is_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(init_with_environment("TIMELINE_BUFFER_KB", "16 "), -EINVAL);
+	assert_string_equal(logged, "TIMELINE_BUFFER_KB='16 ': " BLANKS BUFFER_KB_EXPECTED);
+	/* shown escaped: the refusal stays one line */
+	assert_int_equal(init_with_environment("TIMELINE_BUFFER_KB", "16\n"), -EINVAL);
+	assert_string_equal(logged, "TIMELINE_BUFFER_KB='16\\n': " BLANKS BUFFER_KB_EXPECTED);
+}
+
+static void test_environment_buffer_kb_with_a_sign_is_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(init_with_environment("TIMELINE_BUFFER_KB", "+16"), -EINVAL);
+	assert_string_equal(logged, "TIMELINE_BUFFER_KB='+16': " BUFFER_KB_EXPECTED);
+	assert_int_equal(init_with_environment("TIMELINE_BUFFER_KB", "-16"), -EINVAL);
+	assert_string_equal(logged, "TIMELINE_BUFFER_KB='-16': " BUFFER_KB_EXPECTED);
+}
+
+static void test_environment_buffer_kb_below_the_minimum_says_the_minimum(void **state)
+{
+	(void)state;
+	assert_int_equal(init_with_environment("TIMELINE_BUFFER_KB", "15"), -EINVAL);
+	assert_string_equal(logged, "TIMELINE_BUFFER_KB='15': " BUFFER_KB_EXPECTED);
+	assert_int_equal(init_with_environment("TIMELINE_BUFFER_KB", "16"), 0);
+}
+
+static void test_environment_buffer_kb_above_the_maximum_is_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(init_with_environment("TIMELINE_BUFFER_KB", "67108865"), -EINVAL);
+	assert_string_equal(logged, "TIMELINE_BUFFER_KB='67108865': " BUFFER_KB_EXPECTED);
+	assert_int_equal(init_with_environment("TIMELINE_BUFFER_KB", "99999999999999999999999"),
+	                 -EINVAL);
+	assert_non_null(strstr(logged, BUFFER_KB_EXPECTED));
+}
+
+static void test_environment_recorder_with_blanks_is_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(init_with_environment("TIMELINE_RECORDER", "ring "), -EINVAL);
+	assert_string_equal(logged, "TIMELINE_RECORDER='ring ': " BLANKS
+	                            "expected ring, endless, startup or systrace");
+}
+
+static void test_environment_no_tsc_with_blanks_is_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(init_with_environment("TIMELINE_NO_TSC", " 1"), -EINVAL);
+	assert_string_equal(logged, "TIMELINE_NO_TSC=' 1': " BLANKS "expected 1 or 0");
+}
+
+static void test_environment_categories_with_blanks_are_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(init_with_environment("TIMELINE_CATEGORIES", "gfx,net "), -EINVAL);
+	assert_string_equal(logged, "TIMELINE_CATEGORIES='gfx,net ': " BLANKS
+	                            "expected comma-separated category globs");
+	/* blanks around the commas are the filter's own syntax */
+	assert_int_equal(init_with_environment("TIMELINE_CATEGORIES", "-gfx, -net"), 0);
+}
+
+static void test_environment_tracefs_instance_with_blanks_is_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(init_with_environment("TIMELINE_TRACEFS_INSTANCE", "\tmine"), -EINVAL);
+	assert_string_equal(logged, "TIMELINE_TRACEFS_INSTANCE='\\tmine': " BLANKS
+	                            "expected a tracefs instance name");
+}
+
+static void test_options_buffer_below_the_minimum_says_the_minimum(void **state)
+{
+	(void)state;
+	tl_options o = {.struct_size = sizeof o, .buffer_bytes = 1024, .log = capture_log};
+	logged[0] = '\0';
+	assert_int_equal(tl_init(&o), -EINVAL);
+	assert_string_equal(logged,
+	                    "buffer of 1024 bytes: too small; the minimum is 16384 bytes (16 KiB)");
+}
+
+static void test_options_buffer_of_fewer_than_two_blocks_says_the_minimum(void **state)
+{
+	(void)state;
+	tl_options o = {.struct_size = sizeof o,
+	                .buffer_bytes = 100 * 1024,
+	                .block_bytes = 64 * 1024,
+	                .log = capture_log};
+	logged[0] = '\0';
+	assert_int_equal(tl_init(&o), -EINVAL);
+	assert_string_equal(logged, "buffer of 102400 bytes: too small for blocks of 65536 bytes; "
+	                            "the minimum is two blocks, 131072 bytes");
+	o.buffer_bytes = 128 * 1024;
+	assert_int_equal(tl_init(&o), 0);
 }
 
 static void test_options_too_small_struct_is_einval(void **state)
@@ -229,6 +346,25 @@ int main(void)
 		cmocka_unit_test_teardown(test_environment_no_tsc_0_keeps_the_option, teardown),
 		cmocka_unit_test_teardown(test_environment_bad_no_tsc_is_einval_and_logged,
 		                          teardown),
+		cmocka_unit_test_teardown(test_environment_buffer_kb_with_a_leading_blank_is_refused,
+		                          teardown),
+		cmocka_unit_test_teardown(test_environment_buffer_kb_with_a_trailing_blank_is_refused,
+		                          teardown),
+		cmocka_unit_test_teardown(test_environment_buffer_kb_with_a_sign_is_refused, teardown),
+		cmocka_unit_test_teardown(
+		    test_environment_buffer_kb_below_the_minimum_says_the_minimum, teardown),
+		cmocka_unit_test_teardown(test_environment_buffer_kb_above_the_maximum_is_refused,
+		                          teardown),
+		cmocka_unit_test_teardown(test_environment_recorder_with_blanks_is_refused, teardown),
+		cmocka_unit_test_teardown(test_environment_no_tsc_with_blanks_is_refused, teardown),
+		cmocka_unit_test_teardown(test_environment_categories_with_blanks_are_refused,
+		                          teardown),
+		cmocka_unit_test_teardown(test_environment_tracefs_instance_with_blanks_is_refused,
+		                          teardown),
+		cmocka_unit_test_teardown(test_options_buffer_below_the_minimum_says_the_minimum,
+		                          teardown),
+		cmocka_unit_test_teardown(
+		    test_options_buffer_of_fewer_than_two_blocks_says_the_minimum, teardown),
 		cmocka_unit_test_teardown(test_options_too_small_struct_is_einval, teardown),
 		cmocka_unit_test_teardown(test_events_after_shutdown_are_ignored, teardown),
 		cmocka_unit_test_teardown(test_direct_emits_after_shutdown_are_ignored, teardown),

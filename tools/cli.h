@@ -12,4 +12,9 @@ int tl_cli_usage_error(const char *prefix, const char *fmt, ...)
  * the same one-line form; returns 2. */
 int tl_cli_option_error(const char *prefix, int opt, char **argv);
 
+/* For an input file: when path names a directory, reports
+ * "PREFIX: PATH: is a directory" on stderr and returns 1, the exit status
+ * for it; else 0 (a path that cannot be read is the reader's to report). */
+int tl_cli_reject_directory(const char *prefix, const char *path);
+
 #endif /* TIMELINE_TOOLS_CLI_H */

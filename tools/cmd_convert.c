@@ -10,15 +10,14 @@
 #include "tools/commands.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "recorder/atomic_file.h"
 #include "recorder/export/trace_model.h"
 #include "tools/readers/trace_import.h"
 
@@ -117,19 +116,6 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 	return 0;
 }
 
-/* Opens the output; sets *created for a regular file this run truncated. */
-static int open_output(const char *path, int *created)
-{
-	*created = 0;
-	if (strcmp(path, "-") == 0)
-		return STDOUT_FILENO;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		*created = 1;
-	return fd;
-}
-
 static void print_summary(const struct convert_args *args, const struct convert_format *format,
                           const tl_model *model, const tl_export_counts *counts)
 {
@@ -145,26 +131,37 @@ static void print_summary(const struct convert_args *args, const struct convert_
 	fputc('\n', stderr);
 }
 
-/* Writes the model; returns the exit status, problems reported. */
+/* Writes the model; returns the exit status, problems reported. A file is
+ * written whole or not at all (recorder/atomic_file.h). */
 static int write_output(const struct convert_args *args, const struct convert_format *format,
                         const tl_model *model)
 {
-	int created;
-	int fd = open_output(args->output, &created);
-	if (fd < 0) {
+	tl_export_counts counts = {0};
+	if (strcmp(args->output, "-") == 0) {
+		int rc = format->write(model, STDOUT_FILENO, &counts);
+		if (rc < 0) {
+			fprintf(stderr, CONVERT_PREFIX ": standard output: write failed: %s\n",
+			        strerror(-rc));
+			return 1;
+		}
+		print_summary(args, format, model, &counts);
+		return 0;
+	}
+	struct tl_atomic_file out;
+	int rc = tl_atomic_file_open(&out, args->output);
+	if (rc < 0) {
 		fprintf(stderr, CONVERT_PREFIX ": %s: cannot open for writing: %s\n", args->output,
-		        strerror(errno));
+		        strerror(-rc));
 		return 1;
 	}
-	tl_export_counts counts = {0};
-	int rc = format->write(model, fd, &counts);
-	if (fd != STDOUT_FILENO && close(fd) < 0 && rc == 0)
-		rc = -errno;
+	rc = format->write(model, out.fd, &counts);
+	if (rc < 0)
+		tl_atomic_file_abort(&out);
+	else
+		rc = tl_atomic_file_commit(&out);
 	if (rc < 0) {
-		const char *out = fd == STDOUT_FILENO ? "standard output" : args->output;
-		fprintf(stderr, CONVERT_PREFIX ": %s: write failed: %s\n", out, strerror(-rc));
-		if (created)
-			unlink(args->output); /* no half-written trace left behind */
+		fprintf(stderr, CONVERT_PREFIX ": %s: write failed: %s\n", args->output,
+		        strerror(-rc));
 		return 1;
 	}
 	print_summary(args, format, model, &counts);
@@ -218,6 +215,8 @@ int tl_cmd_convert(int argc, char **argv)
 	const struct convert_format *format =
 	    args.format ? args.format : format_from_path(args.output);
 
+	if (tl_cli_reject_directory(CONVERT_PREFIX, args.input))
+		return 1;
 	tl_model model;
 	char err[256] = "";
 	int rc = read_input(args.input, &model, err, sizeof err);

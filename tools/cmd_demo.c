@@ -7,7 +7,6 @@
 #include "tools/demo_engine.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -19,6 +18,8 @@
 #include <unistd.h>
 
 #include <timeline/timeline.h>
+
+#include "recorder/atomic_file.h"
 
 #define DEMO_DEFAULT_SECONDS 3.0
 #define DEMO_MAX_SECONDS 3600.0
@@ -318,12 +319,13 @@ static const char *demo_recorder_label(tl_recorder_kind kind)
 }
 
 /*
- * Starts the recorder, runs the engine and writes the snapshot to fd.
- * Returns 0 with the summary printed, or 1 with the problem reported on
- * stderr. The caller shuts the recorder down either way.
+ * Starts the recorder, runs the engine, writes the snapshot to out and
+ * commits it. Returns 0 with the summary printed, or 1 with the problem
+ * reported on stderr (out is then still to be aborted). The caller shuts the
+ * recorder down either way.
  */
 static int demo_record_and_write(const struct demo_args *args, enum demo_format format,
-                                 const char *path, int fd)
+                                 const char *path, struct tl_atomic_file *out)
 {
 	tl_options opts = {0};
 	opts.struct_size = sizeof opts;
@@ -358,13 +360,15 @@ static int demo_record_and_write(const struct demo_args *args, enum demo_format 
 		return 1;
 	}
 
-	rc = demo_write_snapshot(format, fd);
+	rc = demo_write_snapshot(format, out->fd);
+	struct stat st;
+	off_t size = rc == 0 && fstat(out->fd, &st) == 0 ? st.st_size : 0;
+	if (rc == 0)
+		rc = tl_atomic_file_commit(out);
 	if (rc < 0) {
 		fprintf(stderr, "timeline demo: cannot write %s: %s\n", path, strerror(-rc));
 		return 1;
 	}
-	struct stat st;
-	off_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
 
 	tl_stats stats = {0};
 	stats.struct_size = sizeof stats;
@@ -390,19 +394,16 @@ int tl_cmd_demo(int argc, char **argv)
 		format = args.output ? demo_format_from_path(args.output) : DEMO_FORMAT_JSON;
 	const char *path = args.output ? args.output : demo_default_output(format);
 
-	/* Open the output first: a bad path fails now, not after the run. */
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "timeline demo: cannot write %s: %s\n", path, strerror(errno));
+	/* Open the output first: a bad path fails now, not after the run. The
+	 * trace appears whole under its name or not at all. */
+	struct tl_atomic_file out;
+	int rc = tl_atomic_file_open(&out, path);
+	if (rc < 0) {
+		fprintf(stderr, "timeline demo: cannot write %s: %s\n", path, strerror(-rc));
 		return 1;
 	}
-	int status = demo_record_and_write(&args, format, path, fd);
+	int status = demo_record_and_write(&args, format, path, &out);
 	tl_shutdown();
-	if (close(fd) < 0 && status == 0) {
-		fprintf(stderr, "timeline demo: cannot write %s: %s\n", path, strerror(errno));
-		status = 1;
-	}
-	if (status != 0)
-		unlink(path);
+	tl_atomic_file_abort(&out); /* nothing left to do once committed */
 	return status;
 }

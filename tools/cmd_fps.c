@@ -194,6 +194,8 @@ static int read_latency(const char *path, const char *data, size_t len, fps_seri
 
 static int read_file(const char *path, fps_series_list *out)
 {
+	if (tl_cli_reject_directory(FPS_PREFIX, path))
+		return 1;
 	size_t len = 0;
 	char *data = read_input(path, &len);
 	if (!data)

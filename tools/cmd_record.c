@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder/atomic_file.h"
+
 #define RECORD_PREFIX "timeline record"
 #define RECORD_DEFAULT_BUFFER_KB 4096u
 #define RECORD_MAX_BUFFER_KB (1024u * 1024u)
@@ -462,19 +464,6 @@ static void print_summary(struct record_session *session, const struct record_ar
 	}
 }
 
-/* Opens the output; sets *created for a regular file this run truncated. */
-static int open_output(const char *path, int *created)
-{
-	*created = 0;
-	if (strcmp(path, "-") == 0)
-		return STDOUT_FILENO;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		*created = 1;
-	return fd;
-}
-
 /* Writes the trace to fd. 0 or -errno; reported. */
 static int write_trace(struct record_session *session, int fd, const char *label,
 		       enum record_format format)
@@ -542,14 +531,16 @@ int tl_cmd_record(int argc, char **argv)
 	struct record_session *session = NULL;
 	struct record_child child = {0};
 	char err[RECORD_ERR_MAX] = "";
-	int created = 0;
 	status = 1;
 
-	/* Open the output first: a bad path fails before anything is set up. */
-	int fd = open_output(path, &created);
-	if (fd < 0) {
+	/* Open the output first: a bad path fails before anything is set up. A
+	 * file appears whole under its name or not at all. */
+	bool to_stdout = strcmp(path, "-") == 0;
+	struct tl_atomic_file out = {.fd = STDOUT_FILENO};
+	int rc = to_stdout ? 0 : tl_atomic_file_open(&out, path);
+	if (rc < 0) {
 		fprintf(stderr, RECORD_PREFIX ": %s: cannot open for writing: %s\n", path,
-		        strerror(errno));
+		        strerror(-rc));
 		goto out_signals;
 	}
 
@@ -576,7 +567,6 @@ int tl_cmd_record(int argc, char **argv)
 	}
 
 	int progress = isatty(STDERR_FILENO);
-	int rc = 0;
 	if (!record_stop_signal || args.command)
 		rc = record_loop(session, &args, &child, start_ns, progress);
 	bool stopped = record_signal_seen;
@@ -590,21 +580,17 @@ int tl_cmd_record(int argc, char **argv)
 		fprintf(stderr, RECORD_PREFIX ": %s\n", err);
 		goto out_child;
 	}
-	if (write_trace(session, fd, label, format) < 0)
+	if (write_trace(session, out.fd, label, format) < 0)
 		goto out_child;
-	if (fd != STDOUT_FILENO) {
-		int closed = close(fd);
-		fd = -1;
-		if (closed < 0) {
-			fprintf(stderr, RECORD_PREFIX ": %s: write failed: %s\n", label,
-			        strerror(errno));
-			goto out_child;
-		}
-	}
 	struct stat st;
-	uint64_t size = created && stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+	uint64_t size = !to_stdout && fstat(out.fd, &st) == 0 && S_ISREG(st.st_mode)
+	                    ? (uint64_t)st.st_size
+	                    : 0;
+	if (!to_stdout && (rc = tl_atomic_file_commit(&out)) < 0) {
+		fprintf(stderr, RECORD_PREFIX ": %s: write failed: %s\n", label, strerror(-rc));
+		goto out_child;
+	}
 	print_summary(session, &args, label, format_label, size, elapsed_ns, &child, stopped);
-	created = 0; /* written: keep it */
 	status = 0;
 	if (args.command && child.exited && child_exit_status(&child) != 0)
 		status = child_exit_status(&child);
@@ -622,10 +608,8 @@ out_child:
 out_session:
 	record_session_close(session);
 out_output:
-	if (fd >= 0 && fd != STDOUT_FILENO)
-		close(fd);
-	if (created)
-		unlink(path); /* no half-written trace left behind */
+	if (!to_stdout)
+		tl_atomic_file_abort(&out); /* no half-written trace left behind */
 out_signals:
 	restore_signals(old_signals);
 	return status;

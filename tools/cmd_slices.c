@@ -225,6 +225,8 @@ int tl_cmd_slices(int argc, char **argv)
 	if (argc - optind > 1)
 		return usage_error("unexpected argument '%s'", argv[optind + 1]);
 	const char *path = argv[optind];
+	if (tl_cli_reject_directory(SLICES_PREFIX, path))
+		return 1;
 	if (markers)
 		return run_markers(path);
 

@@ -52,8 +52,8 @@ int fps_read_trace(const char *path, const char *data, size_t len, fps_series_li
  * JSON, ftrace text). */
 bool fps_trace_sniff(const char *data, size_t len);
 
-/* Writes the SVG chart of every series (one panel each). Returns 0 or
- * -errno. */
+/* Writes the SVG chart of every series (one panel each), whole or not at
+ * all (recorder/atomic_file.h). Returns 0 or -errno. */
 int fps_write_svg(const char *path, const fps_series_list *list);
 
 #endif /* TIMELINE_TOOLS_FPS_H */

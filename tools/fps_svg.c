@@ -10,6 +10,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "recorder/atomic_file.h"
 
 #define WIDTH 960
 #define PANEL_HEIGHT 280
@@ -153,11 +156,18 @@ static void panel(FILE *f, const fps_series *s, double top)
 	        x0, y0 + 16, x0 + plot_w, y0 + 16, s->nchart, x0 + plot_w / 2, y0 + 30);
 }
 
-int fps_write_svg(const char *path, const fps_series_list *list)
+static int write_svg(int fd, void *ctx)
 {
-	FILE *f = fopen(path, "we");
-	if (!f)
-		return -errno;
+	const fps_series_list *list = ctx;
+	int copy = dup(fd);
+	FILE *f = copy >= 0 ? fdopen(copy, "w") : NULL;
+	if (!f) {
+		int rc = -errno;
+		if (copy >= 0)
+			close(copy);
+		return rc;
+	}
+	errno = 0;
 	int height = PANEL_HEIGHT * (int)(list->count ? list->count : 1);
 	fprintf(f,
 	        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -177,9 +187,14 @@ int fps_write_svg(const char *path, const fps_series_list *list)
 	for (size_t i = 0; i < list->count; i++)
 		panel(f, &list->items[i], (double)PANEL_HEIGHT * (double)i);
 	fputs("</svg>\n", f);
-	if (ferror(f)) {
-		fclose(f);
-		return -EIO;
-	}
-	return fclose(f) == 0 ? 0 : -errno;
+	/* errno: the last write that failed, if any */
+	int rc = fflush(f) != 0 || ferror(f) ? -(errno ? errno : EIO) : 0;
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+int fps_write_svg(const char *path, const fps_series_list *list)
+{
+	return tl_atomic_file_write(path, write_svg, (void *)list);
 }

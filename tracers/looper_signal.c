@@ -1,11 +1,11 @@
 /*
  * A signal that dumps the recorder: the handler writes a binary snapshot to
- * <dir>/dump-<pid>-<n>.tlsnap with open, write (through the signal-safe
- * snapshot writer) and close, then chains to the previous handler. The
- * file name is built by hand: snprintf is not async-signal-safe.
+ * <dir>/dump-<pid>-<n>.tlsnap with tl_snapshot_binary (async-signal-safe: a
+ * temporary file written, fsync'd and renamed, so a full disk leaves no
+ * partial dump), then chains to the previous handler. The file name is
+ * built by hand: snprintf is not async-signal-safe.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -62,15 +62,8 @@ static void dump(void)
 	n += tracer_decimal_u64(path + n, atomic_fetch_add(&counter, 1) + 1);
 	n += put_str(path + n, ".tlsnap");
 	path[n] = '\0';
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		atomic_fetch_add(&failures, 1);
-		return;
-	}
-	int rc = tl_snapshot_binary_fd(fd);
-	close(fd);
-	if (rc != 0) {
-		unlink(path);
+	/* whole or not at all: a temporary file, synced and renamed */
+	if (tl_snapshot_binary(path) != 0) {
 		atomic_fetch_add(&failures, 1);
 		return;
 	}

@@ -101,6 +101,7 @@ static const char *dump_extension(tl_looper_dump_format f)
 	}
 }
 
+/* Each is written whole or not at all (recorder/atomic_file.h). */
 static int write_dump(tl_looper_dump_format format, const char *path)
 {
 	switch (format) {
@@ -108,42 +109,19 @@ static int write_dump(tl_looper_dump_format format, const char *path)
 		return tl_snapshot_json(path);
 	case TL_LOOPER_DUMP_FTRACE:
 		return tl_snapshot_ftrace(path);
-	default: {
-		if (!tl_is_running())
-			return -ENODEV;
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return -errno;
-		int rc = tl_snapshot_binary_fd(fd);
-		if (close(fd) != 0 && rc == 0)
-			rc = -errno;
-		if (rc != 0)
-			unlink(path);
-		return rc;
+	default:
+		return tl_snapshot_binary(path);
 	}
-	}
+}
+
+static int write_text(int fd, void *text)
+{
+	return tl_write_full(fd, text, strlen(text));
 }
 
 static int write_text_file(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	size_t len = strlen(text), off = 0;
-	int rc = 0;
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			break;
-		}
-		off += (size_t)n;
-	}
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	return rc;
+	return tl_atomic_file_write(path, write_text, (void *)text);
 }
 
 static void report(struct stall *st, int64_t suspended_ns, int64_t cpu_now_ns, char state)

@@ -305,8 +305,9 @@ TL_API int tl_set_dump_directory(const char *dir);
  * Installs a handler for signo that writes a binary snapshot to
  * <dir>/dump-<pid>-<n>.tlsnap, the way Android dumps traces on SIGQUIT.
  * The handler runs on its own alternate stack (SA_ONSTACK; installed for
- * the calling thread), uses only async-signal-safe calls (open, write,
- * close) and then chains to the previous handler when that was a function
+ * the calling thread), uses only async-signal-safe calls (the file is
+ * written whole or not at all by tl_snapshot_binary: open, write, fsync,
+ * rename) and then chains to the previous handler when that was a function
  * (SIG_DFL and SIG_IGN are not re-raised). Never installed unless asked;
  * one signal at a time.
  * Returns 0, -EINVAL (bad signal), -EBUSY (already installed), -ENOMEM,
@@ -319,7 +320,7 @@ TL_API int tl_uninstall_dump_signal(void);
 typedef struct tl_dump_signal_stats {
 	size_t struct_size; /* set to sizeof before the call */
 	uint64_t dumps;     /* dumps the handler wrote */
-	uint64_t failures;  /* signals whose dump failed (open or snapshot) */
+	uint64_t failures;  /* signals whose dump failed (no file left) */
 } tl_dump_signal_stats;
 /* Fills *out (set out->struct_size first). Returns 0, or -EINVAL for NULL
  * or a struct_size too small. Any thread; async-signal-safe. */

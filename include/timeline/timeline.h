@@ -382,7 +382,14 @@ TL_API int tl_stats_get(tl_stats *out);
  * Chrome JSON (object form) for Perfetto and chrome://tracing. Returns 0,
  * -EINVAL for a NULL path, -ENODEV when not running or the recorder keeps
  * no buffer (systrace; the path forms check this before creating the file),
- * -ENOMEM, -errno from open/write/close. Allocates; not async-signal-safe.
+ * -ENOMEM, -errno from open/write/fsync/rename (-ENOSPC: the disk is full).
+ * Allocates; not async-signal-safe.
+ *
+ * The path forms write the file whole or not at all: under a temporary name
+ * in the same directory (".NAME.tmp-PID-N"), synced, then renamed to path.
+ * On failure the temporary file is removed and a file already at path is
+ * left as it was. A path that is a symbolic link, a FIFO or a device
+ * (/dev/stdout) is written in place; a directory is -EISDIR.
  */
 TL_API int tl_snapshot_json(const char *path);
 TL_API int tl_snapshot_json_fd(int fd);
@@ -401,9 +408,10 @@ TL_API int tl_snapshot_ftrace_fd(int fd);
  * write(2).
  */
 TL_API int tl_snapshot_binary_fd(int fd);
-/* The same into a file it creates. Also -EINVAL for a NULL path, -ENODEV
- * before creating the file, -errno from open/close. Not async-signal-safe:
- * errno is not preserved; in a handler, use the _fd form. */
+/* The same into a file, written whole or not at all as tl_snapshot_json
+ * writes one. Also -EINVAL for a NULL path, -ENODEV before creating any
+ * file, -errno from open/fsync/rename. Async-signal-safe as the _fd form,
+ * errno preserved: a signal handler may write a dump by name. */
 TL_API int tl_snapshot_binary(const char *path);
 
 #ifdef __cplusplus

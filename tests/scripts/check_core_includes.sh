@@ -11,7 +11,7 @@
 set -uo pipefail
 
 # ---- the declared interfaces: edit these lists -----------------------------
-TRACERS_ALLOWED=(recorder/tracer.h recorder/record_view.h)
+TRACERS_ALLOWED=(recorder/tracer.h recorder/record_view.h recorder/atomic_file.h)
 BACKENDS_ALLOWED=(recorder/recorder.h recorder/atrace_format.h recorder/tracer.h)
 # -------------------------------------------------------------------------------
 
