@@ -1,0 +1,511 @@
+/*
+ * timeline-bench-readers: how fast the readers of foreign formats read, and
+ * how much memory they take. Not a test: it measures and prints, and never
+ * fails on a figure.
+ *
+ * It writes a Chrome JSON trace and an ftrace text trace of the sizes asked
+ * into a temporary directory, then reads each file in a child process of
+ * its own, as `timeline slices` does (tl_import_read_file), and again as
+ * `timeline convert` does (the same, then tl_import_to_model). Each row is
+ * the file's size over the child's wall time, and the child's peak resident
+ * memory (ru_maxrss from wait4), so the figures are those of one read. When
+ * python3 is on the PATH, `json.load` reads the same JSON for comparison.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder/export/trace_model.h"
+#include "tools/readers/trace_import.h"
+
+#define MIB (1024.0 * 1024.0)
+/* Threads of the generated traces, in two processes. */
+#define GEN_THREADS 8
+#define GEN_PID_A 1000
+#define GEN_PID_B 2000
+/* The exit status of a child whose exec failed (python3 not found). */
+#define EXIT_NOT_FOUND 127
+
+static const char usage[] =
+    "usage: timeline-bench-readers [--json-mb LIST] [--ftrace-mb LIST] [--dir DIR]\n"
+    "                              [--keep] [--no-python]\n"
+    "\n"
+    "Writes a Chrome JSON trace and an ftrace text trace of each size (MiB,\n"
+    "comma-separated; 0 skips the format) into a temporary directory, reads each\n"
+    "in a child process with the library's readers and prints MB/s and the\n"
+    "child's peak resident memory. Default: --json-mb 10 --ftrace-mb 100.\n"
+    "\n"
+    "options:\n"
+    "  --json-mb LIST     sizes of the JSON traces\n"
+    "  --ftrace-mb LIST   sizes of the ftrace text traces\n"
+    "  --dir DIR          where to write them (default: $TMPDIR or /tmp)\n"
+    "  --keep             keep the generated files\n"
+    "  --no-python        do not time python3's json.load\n"
+    "  -h, --help         print this help\n";
+
+/* ------------------------------------------------------------------------ */
+/* Generated traces */
+
+static const char *const gen_names[] = {
+    "Choreographer#doFrame",       "traversal", "measure", "layout", "draw",
+    "RenderThread::syncFrameState"};
+#define GEN_NAMES (sizeof gen_names / sizeof gen_names[0])
+
+static int64_t gen_tid(unsigned thread)
+{
+	return (thread < GEN_THREADS / 2 ? GEN_PID_A : GEN_PID_B) + 1 + (int64_t)thread;
+}
+
+static int64_t gen_pid(unsigned thread)
+{
+	return thread < GEN_THREADS / 2 ? GEN_PID_A : GEN_PID_B;
+}
+
+/* A generated file and how many bytes were written to it. */
+typedef struct gen_out {
+	FILE *f;
+	uint64_t bytes;
+} gen_out;
+
+static void out_printf(gen_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void out_printf(gen_out *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vfprintf(out->f, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		out->bytes += (uint64_t)n;
+}
+
+/*
+ * Chrome JSON as the exporters write it: one event per line, each thread's
+ * events together (so the reader has to sort), with nested B/E slices, X
+ * slices with args, instants, counters, async slices and flows.
+ */
+static void write_json(gen_out *out, uint64_t target_bytes)
+{
+	out_printf(out, "{\"traceEvents\":[\n");
+	for (unsigned t = 0; t < GEN_THREADS; t++)
+		out_printf(out,
+		           "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,"
+		           "\"args\":{\"name\":\"worker-%u\"}},\n",
+		           (long long)gen_pid(t), (long long)gen_tid(t), t);
+	uint64_t per_thread = target_bytes / GEN_THREADS;
+	for (unsigned t = 0; t < GEN_THREADS; t++) {
+		long long pid = gen_pid(t), tid = gen_tid(t);
+		uint64_t start = out->bytes;
+		double ts = 1000.0 + t * 0.25;
+		for (uint64_t frame = 0; out->bytes - start < per_thread; frame++) {
+			const char *name = gen_names[frame % GEN_NAMES];
+			out_printf(out,
+			           "{\"ph\":\"B\",\"cat\":\"gfx\",\"name\":\"%s\",\"pid\":%lld,"
+			           "\"tid\":%lld,\"ts\":%.3f,\"args\":{\"frame\":%llu}},\n",
+			           name, pid, tid, ts, (unsigned long long)frame);
+			out_printf(out,
+			           "{\"ph\":\"X\",\"cat\":\"gfx\",\"name\":\"%s\",\"pid\":%lld,"
+			           "\"tid\":%lld,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"items\":%llu,"
+			           "\"kind\":\"grid\",\"ratio\":0.75}},\n",
+			           gen_names[(frame + 1) % GEN_NAMES], pid, tid, ts + 1.0, 4.5,
+			           (unsigned long long)(frame % 97));
+			out_printf(out,
+			           "{\"ph\":\"i\",\"cat\":\"input\",\"name\":\"vsync\",\"s\":\"t\","
+			           "\"pid\":%lld,\"tid\":%lld,\"ts\":%.3f},\n",
+			           pid, tid, ts + 2.0);
+			out_printf(out,
+			           "{\"ph\":\"C\",\"name\":\"queue\",\"pid\":%lld,\"tid\":%lld,"
+			           "\"ts\":%.3f,\"args\":{\"depth\":%llu}},\n",
+			           pid, tid, ts + 3.0, (unsigned long long)(frame % 7));
+			if (frame % 4 == 0)
+				out_printf(
+				    out,
+				    "{\"ph\":\"b\",\"cat\":\"net\",\"name\":\"fetch\","
+				    "\"id2\":{\"local\":\"0x%llx\"},\"pid\":%lld,\"tid\":%lld,"
+				    "\"ts\":%.3f},\n"
+				    "{\"ph\":\"e\",\"cat\":\"net\",\"name\":\"fetch\","
+				    "\"id2\":{\"local\":\"0x%llx\"},\"pid\":%lld,\"tid\":%lld,"
+				    "\"ts\":%.3f},\n",
+				    (unsigned long long)frame, pid, tid, ts + 1.5,
+				    (unsigned long long)frame, pid, tid, ts + 7.5);
+			if (frame % 8 == 0)
+				out_printf(
+				    out,
+				    "{\"ph\":\"X\",\"cat\":\"ipc\",\"name\":\"post\",\"pid\":%lld,"
+				    "\"tid\":%lld,\"ts\":%.3f,\"dur\":0.5,\"bind_id\":\"0x%x%llx\","
+				    "\"flow_out\":true},\n"
+				    "{\"ph\":\"X\",\"cat\":\"ipc\",\"name\":\"receive\","
+				    "\"pid\":%lld,\"tid\":%lld,\"ts\":%.3f,\"dur\":0.5,"
+				    "\"bind_id\":\"0x%x%llx\",\"flow_in\":true},\n",
+				    pid, tid, ts + 6.0, t, (unsigned long long)frame, pid, tid,
+				    ts + 8.0, t, (unsigned long long)frame);
+			out_printf(out,
+			           "{\"ph\":\"E\",\"cat\":\"gfx\",\"name\":\"%s\",\"pid\":%lld,"
+			           "\"tid\":%lld,\"ts\":%.3f},\n",
+			           name, pid, tid, ts + 9.0);
+			ts += 16.667;
+		}
+	}
+	/* The last element has no trailing comma: a final metadata event. */
+	out_printf(out,
+	           "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":%d,"
+	           "\"args\":{\"name\":\"bench\"}}\n]}\n",
+	           GEN_PID_A, GEN_PID_A);
+}
+
+/* One trace_marker line of thread t at time us (microseconds). */
+static void ftrace_marker(gen_out *out, unsigned t, uint64_t us, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void ftrace_marker(gen_out *out, unsigned t, uint64_t us, const char *fmt, ...)
+{
+	out_printf(
+	    out,
+	    "        worker-%u-%lld   (%7lld) [%03u] ...1 %6llu.%06llu: tracing_mark_write: ", t,
+	    (long long)gen_tid(t), (long long)gen_pid(t), t % 4, (unsigned long long)(us / 1000000),
+	    (unsigned long long)(us % 1000000));
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vfprintf(out->f, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		out->bytes += (uint64_t)n;
+}
+
+/*
+ * ftrace text as `cat trace` prints it with atrace markers: sorted by time,
+ * mostly trace_marker lines (B/E, counters, async S/F, instants) with a
+ * scheduler event now and then, which the importer counts and skips.
+ */
+static void write_ftrace(gen_out *out, uint64_t target_bytes)
+{
+	out_printf(out, "# tracer: nop\n#\n"
+	                "#                                      _-----=> irqs-off\n"
+	                "#                                     / _----=> need-resched\n"
+	                "#                                    | / _---=> hardirq/softirq\n"
+	                "#                                    || / _--=> preempt-depth\n"
+	                "#                                    ||| /     delay\n"
+	                "#           TASK-PID    TGID   CPU#  ||||   TIMESTAMP  FUNCTION\n"
+	                "#              | |        |      |   ||||      |         |\n");
+	uint64_t us = 1000000000ull; /* 1000 s, in microseconds */
+	for (uint64_t step = 0; out->bytes < target_bytes; step++) {
+		unsigned t = (unsigned)(step % GEN_THREADS);
+		long long pid = gen_pid(t), tid = gen_tid(t);
+		uint64_t frame = step / GEN_THREADS;
+		const char *name = gen_names[frame % GEN_NAMES];
+		ftrace_marker(out, t, us + 0, "B|%lld|%s %llu\n", pid, name,
+		              (unsigned long long)frame);
+		ftrace_marker(out, t, us + 1, "B|%lld|%s\n", pid,
+		              gen_names[(frame + 1) % GEN_NAMES]);
+		ftrace_marker(out, t, us + 2, "C|%lld|queue|%llu\n", pid,
+		              (unsigned long long)(frame % 7));
+		if (frame % 4 == 0)
+			ftrace_marker(out, t, us + 3, "S|%lld|fetch|%llu\n", pid,
+			              (unsigned long long)frame);
+		ftrace_marker(out, t, us + 4, "I|%lld|vsync\n", pid);
+		ftrace_marker(out, t, us + 5, "E|%lld\n", pid);
+		if (frame % 4 == 0)
+			ftrace_marker(out, t, us + 6, "F|%lld|fetch|%llu\n", pid,
+			              (unsigned long long)frame);
+		ftrace_marker(out, t, us + 7, "E|%lld\n", pid);
+		out_printf(
+		    out,
+		    "          <idle>-0       (-------) [%03u] d..2 %6llu.%06llu: sched_switch: "
+		    "prev_comm=swapper/%u prev_pid=0 prev_prio=120 prev_state=R ==> "
+		    "next_comm=worker-%u next_pid=%lld next_prio=110\n",
+		    t % 4, (unsigned long long)((us + 8) / 1000000),
+		    (unsigned long long)((us + 8) % 1000000), t % 4, t, tid);
+		us += 9;
+	}
+}
+
+/* Writes path with gen; returns its size, or 0 after printing the failure. */
+static uint64_t generate(const char *path, uint64_t bytes, void (*gen)(gen_out *, uint64_t))
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "timeline-bench-readers: %s: %s\n", path, strerror(errno));
+		return 0;
+	}
+	static char buffer[1 << 20];
+	setvbuf(f, buffer, _IOFBF, sizeof buffer);
+	gen_out out = {f, 0};
+	gen(&out, bytes);
+	int rc = ferror(f) ? -EIO : 0;
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	struct stat st;
+	if (rc == 0 && stat(path, &st) != 0)
+		rc = -errno;
+	if (rc) {
+		fprintf(stderr, "timeline-bench-readers: writing %s: %s\n", path, strerror(-rc));
+		return 0;
+	}
+	return (uint64_t)st.st_size;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading, in a child */
+
+typedef enum reader {
+	READ_IMPORT,       /* tl_import_read_file, as `timeline slices` */
+	READ_IMPORT_MODEL, /* and tl_import_to_model, as `timeline convert` */
+	READ_PYTHON_JSON,  /* python3 -c 'json.load(...)' */
+} reader;
+
+static const char *const reader_names[] = {
+    [READ_IMPORT] = "import (slices)",
+    [READ_IMPORT_MODEL] = "import + model (convert)",
+    [READ_PYTHON_JSON] = "python3 json.load",
+};
+
+typedef struct measure {
+	int ok;            /* 0: the read failed, or python3 was not found */
+	int not_found;     /* python3 was not found */
+	double seconds;    /* wall time from fork to exit */
+	long peak_rss_kb;  /* ru_maxrss of the child */
+	long long counted; /* slices the import found (model events with the model) */
+} measure;
+
+/* The child's side of READ_IMPORT / READ_IMPORT_MODEL: never returns. */
+static void child_read(const char *path, reader how, int out_fd)
+{
+	tl_import imp;
+	tl_read_error err = {0};
+	int rc = tl_import_read_file(path, &imp, NULL, &err);
+	if (rc) {
+		fprintf(stderr, "timeline-bench-readers: %s: %s\n", path,
+		        err.message[0] ? err.message : strerror(-rc));
+		_exit(1);
+	}
+	long long counted = (long long)imp.nslices;
+	if (how == READ_IMPORT_MODEL) {
+		tl_model model;
+		rc = tl_import_to_model(&imp, &model);
+		tl_import_free(&imp);
+		if (rc) {
+			fprintf(stderr, "timeline-bench-readers: %s: %s\n", path, strerror(-rc));
+			_exit(1);
+		}
+		counted = (long long)model.nevents;
+		tl_model_free(&model);
+	} else {
+		tl_import_free(&imp);
+	}
+	if (write(out_fd, &counted, sizeof counted) != (ssize_t)sizeof counted)
+		_exit(1);
+	_exit(0);
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static measure run_reader(const char *path, reader how)
+{
+	measure m = {0};
+	int fds[2];
+	if (pipe(fds) != 0)
+		return m;
+	fflush(NULL);
+	double start = now_seconds();
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return m;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		if (how == READ_PYTHON_JSON) {
+			execlp("python3", "python3", "-c",
+			       "import json, sys\njson.load(open(sys.argv[1], 'rb'))", path,
+			       (char *)NULL);
+			_exit(EXIT_NOT_FOUND);
+		}
+		child_read(path, how, fds[1]);
+	}
+	close(fds[1]);
+	int status = 0;
+	struct rusage ru;
+	pid_t got;
+	while ((got = wait4(pid, &status, 0, &ru)) < 0 && errno == EINTR)
+		;
+	m.seconds = now_seconds() - start;
+	if (got == pid && WIFEXITED(status)) {
+		m.not_found = WEXITSTATUS(status) == EXIT_NOT_FOUND;
+		m.ok = WEXITSTATUS(status) == 0;
+		m.peak_rss_kb = ru.ru_maxrss;
+	}
+	m.counted = -1;
+	if (how != READ_PYTHON_JSON && m.ok &&
+	    read(fds[0], &m.counted, sizeof m.counted) != (ssize_t)sizeof m.counted)
+		m.ok = 0;
+	close(fds[0]);
+	return m;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output */
+
+static void print_header(void)
+{
+	printf("%-7s %9s  %-26s %9s %9s %10s %10s %12s\n", "format", "file MiB", "reader",
+	       "seconds", "MiB/s", "peak MiB", "x python", "items");
+}
+
+static void print_row(const char *format, uint64_t bytes, reader how, const measure *m,
+                      double python_seconds)
+{
+	double mib = (double)bytes / MIB;
+	printf("%-7s %9.1f  %-26s ", format, mib, reader_names[how]);
+	if (!m->ok) {
+		printf("%s\n", m->not_found ? "skipped: python3 not found" : "failed");
+		return;
+	}
+	printf("%9.2f %9.1f %10.1f ", m->seconds, mib / m->seconds,
+	       (double)m->peak_rss_kb / 1024.0);
+	if (python_seconds > 0 && how != READ_PYTHON_JSON)
+		printf("%10.2f ", m->seconds / python_seconds);
+	else
+		printf("%10s ", "-");
+	if (m->counted >= 0)
+		printf("%12lld\n", m->counted);
+	else
+		printf("%12s\n", "-");
+	fflush(stdout);
+}
+
+/* Parses "10,100" into sizes (MiB); returns the count or -1. */
+static int parse_sizes(const char *list, double *sizes, int max)
+{
+	int n = 0;
+	const char *p = list;
+	while (*p) {
+		char *end;
+		errno = 0;
+		double v = strtod(p, &end);
+		if (end == p || errno || v < 0 || n == max)
+			return -1;
+		sizes[n++] = v;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return n;
+}
+
+#define MAX_SIZES 8
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+	    {"json-mb", required_argument, NULL, 'j'},
+	    {"ftrace-mb", required_argument, NULL, 'f'},
+	    {"dir", required_argument, NULL, 'd'},
+	    {"keep", no_argument, NULL, 'k'},
+	    {"no-python", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	double json_mb[MAX_SIZES] = {10}, ftrace_mb[MAX_SIZES] = {100};
+	int njson = 1, nftrace = 1, keep = 0, python = 1, opt;
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			njson = parse_sizes(optarg, json_mb, MAX_SIZES);
+			break;
+		case 'f':
+			nftrace = parse_sizes(optarg, ftrace_mb, MAX_SIZES);
+			break;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'k':
+			keep = 1;
+			break;
+		case 'n':
+			python = 0;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+		if (njson < 0 || nftrace < 0) {
+			fprintf(stderr, "timeline-bench-readers: expected sizes like 10,100\n");
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fputs(usage, stderr);
+		return 2;
+	}
+
+	char workdir[4096];
+	snprintf(workdir, sizeof workdir, "%s/timeline-bench-readers.XXXXXX", dir);
+	if (!mkdtemp(workdir)) {
+		fprintf(stderr, "timeline-bench-readers: %s: %s\n", workdir, strerror(errno));
+		return 1;
+	}
+	print_header();
+	int status = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		int is_json = pass == 0;
+		int count = is_json ? njson : nftrace;
+		for (int i = 0; i < count; i++) {
+			double mb = is_json ? json_mb[i] : ftrace_mb[i];
+			if (mb <= 0)
+				continue;
+			char path[4200];
+			snprintf(path, sizeof path, "%s/trace-%g.%s", workdir, mb,
+			         is_json ? "json" : "txt");
+			uint64_t bytes = generate(path, (uint64_t)(mb * MIB),
+			                          is_json ? write_json : write_ftrace);
+			if (!bytes) {
+				status = 1;
+				continue;
+			}
+			const char *format = is_json ? "json" : "ftrace";
+			double python_seconds = 0;
+			if (is_json && python) {
+				measure m = run_reader(path, READ_PYTHON_JSON);
+				if (m.ok)
+					python_seconds = m.seconds;
+				print_row(format, bytes, READ_PYTHON_JSON, &m, 0);
+			}
+			for (reader how = READ_IMPORT; how <= READ_IMPORT_MODEL; how++) {
+				measure m = run_reader(path, how);
+				if (!m.ok)
+					status = 1;
+				print_row(format, bytes, how, &m, python_seconds);
+			}
+			if (!keep)
+				unlink(path);
+		}
+	}
+	if (keep)
+		printf("files kept in %s\n", workdir);
+	else
+		rmdir(workdir);
+	return status;
+}
