@@ -2,6 +2,8 @@
 #include "support/test_support.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/readers/json_reader.h"
@@ -77,6 +79,57 @@ static void test_json_raw_control_character_is_an_error(void **state)
 	tl_read_error err = {0};
 	assert_int_equal(read_json("[{\"name\":\"a\x01\"}]", &t, &err), -EINVAL);
 	assert_int_equal(err.line, 1);
+}
+
+/* Events in a large input: event k starts on line 2 + 2k, after an event
+ * that spans two lines (a raw line feed inside a string, as Perfetto
+ * accepts). *text is malloc'd; returns its length. */
+#define DEEP_EVENTS 100000
+static size_t deep_events_text(char **text, const char *tail)
+{
+	static const char event[] = "{\"ph\":\"i\",\"name\":\"a\nb\",\"ts\":1},\n";
+	size_t cap = 2 + DEEP_EVENTS * (sizeof event - 1) + strlen(tail) + 1;
+	char *s = malloc(cap);
+	assert_non_null(s);
+	size_t n = 0;
+	memcpy(s, "[\n", 2);
+	n += 2;
+	for (size_t k = 0; k < DEEP_EVENTS; k++) {
+		memcpy(s + n, event, sizeof event - 1);
+		n += sizeof event - 1;
+	}
+	memcpy(s + n, tail, strlen(tail) + 1);
+	*text = s;
+	return n + strlen(tail);
+}
+
+static void test_json_event_lines_stay_exact_deep_in_a_large_input(void **state)
+{
+	(void)state;
+	char *text;
+	size_t len = deep_events_text(&text, "  {\"ph\":\"i\",\"ts\":2}]");
+	tl_json_trace t;
+	assert_int_equal(tl_json_read(text, len, &t, NULL), 0);
+	assert_int_equal(t.nevents, DEEP_EVENTS + 1);
+	for (size_t k = 0; k < DEEP_EVENTS; k++)
+		assert_int_equal(t.events[k].line, 2 + 2 * k);
+	assert_int_equal(t.events[DEEP_EVENTS].line, 2 + 2 * DEEP_EVENTS);
+	tl_json_trace_free(&t);
+	free(text);
+}
+
+static void test_json_error_deep_in_a_large_input_keeps_line_and_column(void **state)
+{
+	(void)state;
+	char *text;
+	size_t len = deep_events_text(&text, "  {\"name\":\"\\ud800\"}]");
+	tl_json_trace t;
+	tl_read_error err = {0};
+	assert_int_equal(tl_json_read(text, len, &t, &err), -EINVAL);
+	assert_int_equal(err.line, 2 + 2 * DEEP_EVENTS);
+	assert_int_equal(err.column, 12);
+	assert_non_null(strstr(err.message, "surrogate"));
+	free(text);
 }
 
 static void test_json_timestamps_coerce_like_perfetto(void **state)
@@ -172,6 +225,8 @@ int main(void)
 	    cmocka_unit_test(test_json_trailing_commas_and_empty_events),
 	    cmocka_unit_test(test_json_surrogate_escape_is_an_error_with_position),
 	    cmocka_unit_test(test_json_raw_control_character_is_an_error),
+	    cmocka_unit_test(test_json_event_lines_stay_exact_deep_in_a_large_input),
+	    cmocka_unit_test(test_json_error_deep_in_a_large_input_keeps_line_and_column),
 	    cmocka_unit_test(test_json_timestamps_coerce_like_perfetto),
 	    cmocka_unit_test(test_json_pid_out_of_range_becomes_zero),
 	    cmocka_unit_test(test_json_args_are_flattened),

@@ -207,7 +207,30 @@ typedef struct parser {
 	char *key; /* the flattened args key being built */
 	size_t key_len, key_cap;
 	int depth;
+	size_t line_pos, line_no; /* line_no is the line of byte line_pos */
 } parser;
+
+/*
+ * The 1-based line of byte pos. The count resumes from the position asked
+ * last, so the lines of the events in file order cost one pass over the
+ * input in all; only an earlier position (an error) counts from the start.
+ */
+static size_t line_at(parser *p, size_t pos)
+{
+	if (pos > p->len)
+		pos = p->len;
+	if (pos < p->line_pos) {
+		p->line_pos = 0;
+		p->line_no = 1;
+	}
+	const char *s = p->s + p->line_pos, *end = p->s + pos;
+	while (s < end && (s = memchr(s, '\n', (size_t)(end - s))) != NULL) {
+		p->line_no++;
+		s++;
+	}
+	p->line_pos = pos;
+	return p->line_no;
+}
 
 static int fail(parser *p, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -215,17 +238,11 @@ static int fail(parser *p, size_t pos, const char *fmt, ...)
 {
 	if (!p->err)
 		return P_ERROR;
-	size_t line = 1, col = 1;
-	for (size_t i = 0; i < pos && i < p->len; i++) {
-		if (p->s[i] == '\n') {
-			line++;
-			col = 1;
-		} else {
-			col++;
-		}
-	}
-	p->err->line = line;
-	p->err->column = col;
+	if (pos > p->len)
+		pos = p->len;
+	const char *nl = memrchr(p->s, '\n', pos);
+	p->err->line = line_at(p, pos);
+	p->err->column = pos - (nl ? (size_t)(nl - p->s) + 1 : 0) + 1;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(p->err->message, sizeof p->err->message, fmt, ap);
@@ -801,14 +818,6 @@ static int read_event_member(parser *p, tl_json_event *ev)
 	return P_OK;
 }
 
-static size_t line_of(const parser *p, size_t pos)
-{
-	size_t line = 1;
-	for (size_t i = 0; i < pos && i < p->len; i++)
-		line += p->s[i] == '\n';
-	return line;
-}
-
 /* An event object at p->pos; appended when complete and not empty. */
 static int read_event(parser *p)
 {
@@ -855,7 +864,7 @@ static int read_event(parser *p)
 	size_t order = slot->order;
 	*slot = ev;
 	slot->order = order;
-	slot->line = line_of(p, start);
+	slot->line = line_at(p, start);
 	slot->first_arg = args_before;
 	slot->nargs = p->t->nargs - args_before;
 	return P_OK;
@@ -981,7 +990,7 @@ int tl_json_sniff(const char *data, size_t len)
 int tl_json_read(const char *data, size_t len, tl_json_trace *out, tl_read_error *err)
 {
 	memset(out, 0, sizeof *out);
-	parser p = {.s = data, .len = len, .t = out, .err = err};
+	parser p = {.s = data, .len = len, .t = out, .err = err, .line_no = 1};
 	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
 		p.pos = 3;
 
