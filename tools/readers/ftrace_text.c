@@ -12,8 +12,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define SNIFF_LOOKAHEAD (64 * 1024)
-
 static const char atrace_marker[] = "TRACE:\n";
 static const char html_trace_data[] = "<script class=\"trace-data\"";
 static const char html_script_end[] = "</script>";
@@ -211,7 +209,7 @@ static int contains(const char *s, size_t len, const char *needle)
 
 int tl_ftrace_text_sniff(const char *data, size_t len)
 {
-	size_t head = len < SNIFF_LOOKAHEAD ? len : SNIFF_LOOKAHEAD;
+	size_t head = len < TL_FTRACE_HEAD_BYTES ? len : TL_FTRACE_HEAD_BYTES;
 	if (contains(data, head, "# tracer") || contains(data, head, atrace_marker))
 		return 1;
 	return starts_with_nocase(data, len, "<!doctype html>") ||
@@ -221,6 +219,109 @@ int tl_ftrace_text_sniff(const char *data, size_t len)
 
 /* Where the lines of an HTML systrace file are. */
 enum html_state { TEXT_PLAIN, HTML_BEFORE_DATA, HTML_IN_DATA, HTML_IN_SYSTRACE, HTML_DONE };
+
+static size_t count_newlines(const char *s, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += s[i] == '\n';
+	return n;
+}
+
+size_t tl_ftrace_reader_start(tl_ftrace_reader *r, unsigned flags, const char *head, size_t len)
+{
+	memset(r, 0, sizeof *r);
+	r->flags = flags;
+	r->line_no = 1;
+	r->state = TEXT_PLAIN;
+	if (flags & TL_FTRACE_LINES_ONLY)
+		return 0;
+	r->first_line = 1;
+	size_t off = 0;
+	size_t lookahead = len < TL_FTRACE_HEAD_BYTES ? len : TL_FTRACE_HEAD_BYTES;
+	const char *marker = memmem(head, lookahead, atrace_marker, sizeof atrace_marker - 1);
+	if (marker) {
+		off = (size_t)(marker - head) + sizeof atrace_marker - 1;
+		r->line_no += count_newlines(head, off);
+	}
+	return off;
+}
+
+/*
+ * The first line after the header: an HTML file starts there, or else one
+ * "cpus=N" line is dropped. Returns 1 when the line is that "cpus=" line.
+ */
+static int first_line_is_cpus(tl_ftrace_reader *r, const char *line, size_t len)
+{
+	r->first_line = 0;
+	if (len && line[0] == '<') {
+		r->state = HTML_BEFORE_DATA;
+		r->html = 1;
+		return 0;
+	}
+	return starts_with(line, len, "cpus=");
+}
+
+int tl_ftrace_reader_line(tl_ftrace_reader *r, const char *line, size_t n, tl_ftrace_line *out,
+                          tl_read_error *err)
+{
+	if (r->finished)
+		return 0;
+	size_t line_no = r->line_no++;
+	if (r->first_line && first_line_is_cpus(r, line, n))
+		return 0;
+
+	switch (r->state) {
+	case HTML_BEFORE_DATA:
+		if (contains(line, n, html_trace_data))
+			r->state = HTML_IN_DATA;
+		return 0;
+	case HTML_IN_DATA:
+		if (n && line[0] == '#' && contains(line, n, "TASK-PID"))
+			r->state = HTML_IN_SYSTRACE;
+		else if (contains(line, n, html_script_end))
+			r->state = HTML_BEFORE_DATA;
+		return 0;
+	case HTML_IN_SYSTRACE:
+		if (contains(line, n, html_script_end)) {
+			r->state = HTML_DONE;
+			r->finished = 1;
+			return 0;
+		}
+		break;
+	default:
+		break;
+	}
+	if (n == 0 || line[0] == '#')
+		return 0;
+
+	out->line_no = line_no;
+	if (tl_ftrace_line_tokenize(line, n, out) == 0)
+		return 1;
+	if (r->flags & TL_FTRACE_STRICT) {
+		if (err) {
+			err->line = line_no;
+			err->column = 1;
+			snprintf(err->message, sizeof err->message,
+			         "not an ftrace event line: '%.*s'", n > 60 ? 60 : (int)n, line);
+		}
+		return -EINVAL;
+	}
+	if (!r->parse_failures)
+		r->first_failure_line = line_no;
+	r->parse_failures++;
+	return 0;
+}
+
+void tl_ftrace_reader_finish(tl_ftrace_reader *r, const char *rest, size_t len)
+{
+	if (r->finished || len == 0)
+		return;
+	if (r->first_line && first_line_is_cpus(r, rest, len))
+		return;
+	/* Dropped, as Perfetto does; counted unless it is only blanks. */
+	r->unterminated = trimmed(rest, len).len != 0;
+}
 
 static int append_line(tl_ftrace_text *out, size_t *cap, const tl_ftrace_line *line)
 {
@@ -236,95 +337,34 @@ static int append_line(tl_ftrace_text *out, size_t *cap, const tl_ftrace_line *l
 	return 0;
 }
 
-static size_t count_newlines(const char *s, size_t len)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++)
-		n += s[i] == '\n';
-	return n;
-}
-
 int tl_ftrace_text_read(const char *data, size_t len, unsigned flags, tl_ftrace_text *out,
                         tl_read_error *err)
 {
-	size_t off = 0, line_no = 1, cap = 0;
-	enum html_state state = TEXT_PLAIN;
-
+	size_t cap = 0;
+	tl_ftrace_reader r;
 	memset(out, 0, sizeof *out);
-	if (!(flags & TL_FTRACE_LINES_ONLY)) {
-		size_t head = len < SNIFF_LOOKAHEAD ? len : SNIFF_LOOKAHEAD;
-		const char *marker = memmem(data, head, atrace_marker, sizeof atrace_marker - 1);
-		if (marker) {
-			off = (size_t)(marker - data) + sizeof atrace_marker - 1;
-			line_no += count_newlines(data, off);
-		}
-		if (off < len && data[off] == '<') {
-			state = HTML_BEFORE_DATA;
-			out->html = 1;
-		} else if (starts_with(data + off, len - off, "cpus=")) {
-			const char *nl = memchr(data + off, '\n', len - off);
-			off = nl ? (size_t)(nl - data) + 1 : len;
-			line_no++;
-		}
-	}
-
-	for (; off < len && state != HTML_DONE; line_no++) {
+	size_t off = tl_ftrace_reader_start(&r, flags, data, len);
+	while (off < len && !r.finished) {
 		const char *line = data + off;
 		const char *nl = memchr(line, '\n', len - off);
-		if (!nl) {
-			/* Dropped, as Perfetto does; counted unless it is only blanks. */
-			out->unterminated = trimmed(line, len - off).len != 0;
+		if (!nl)
 			break;
-		}
 		size_t n = (size_t)(nl - line);
 		off += n + 1;
-
-		switch (state) {
-		case HTML_BEFORE_DATA:
-			if (contains(line, n, html_trace_data))
-				state = HTML_IN_DATA;
-			continue;
-		case HTML_IN_DATA:
-			if (n && line[0] == '#' && contains(line, n, "TASK-PID"))
-				state = HTML_IN_SYSTRACE;
-			else if (contains(line, n, html_script_end))
-				state = HTML_BEFORE_DATA;
-			continue;
-		case HTML_IN_SYSTRACE:
-			if (contains(line, n, html_script_end)) {
-				state = HTML_DONE;
-				continue;
-			}
-			break;
-		default:
-			break;
-		}
-		if (n == 0 || line[0] == '#')
-			continue;
-
-		tl_ftrace_line l = {.line_no = line_no};
-		if (tl_ftrace_line_tokenize(line, n, &l) == 0) {
-			if (append_line(out, &cap, &l)) {
-				tl_ftrace_text_free(out);
-				return -ENOMEM;
-			}
-			continue;
-		}
-		if (flags & TL_FTRACE_STRICT) {
-			if (err) {
-				err->line = line_no;
-				err->column = 1;
-				snprintf(err->message, sizeof err->message,
-				         "not an ftrace event line: '%.*s'", n > 60 ? 60 : (int)n,
-				         line);
-			}
+		tl_ftrace_line l;
+		int rc = tl_ftrace_reader_line(&r, line, n, &l, err);
+		if (rc == 1)
+			rc = append_line(out, &cap, &l);
+		if (rc < 0) {
 			tl_ftrace_text_free(out);
-			return -EINVAL;
+			return rc;
 		}
-		if (!out->parse_failures)
-			out->first_failure_line = line_no;
-		out->parse_failures++;
 	}
+	tl_ftrace_reader_finish(&r, data + off, len - off);
+	out->parse_failures = r.parse_failures;
+	out->first_failure_line = r.first_failure_line;
+	out->unterminated = r.unterminated;
+	out->html = r.html;
 	return 0;
 }
 

@@ -87,4 +87,43 @@ int tl_ftrace_text_read(const char *data, size_t len, unsigned flags, tl_ftrace_
 /* Frees what tl_ftrace_text_read allocated. Safe on a zeroed struct. */
 void tl_ftrace_text_free(tl_ftrace_text *text);
 
+/*
+ * The same rules one line at a time, for input read in pieces: memory is
+ * then what the caller keeps of each line, not the file.
+ *
+ * tl_ftrace_reader_start looks for "TRACE:\n" in the first
+ * TL_FTRACE_HEAD_BYTES of the input (head holds them, or the whole input
+ * when it is shorter) and returns the offset in head where the lines
+ * begin. Then each line goes to tl_ftrace_reader_line, without its '\n',
+ * in order; then what follows the last '\n' (maybe nothing) to
+ * tl_ftrace_reader_finish. Pure: no allocation.
+ */
+#define TL_FTRACE_HEAD_BYTES (64 * 1024)
+
+typedef struct tl_ftrace_reader {
+	unsigned flags;
+	size_t line_no;          /* line number of the next line */
+	uint64_t parse_failures; /* as in tl_ftrace_text */
+	size_t first_failure_line;
+	uint64_t unterminated;
+	int html;
+	int finished;   /* the end of an HTML file's trace data: no more lines are read */
+	int state;      /* internal: where in an HTML file */
+	int first_line; /* internal: the next line is the first after the header */
+} tl_ftrace_reader;
+
+size_t tl_ftrace_reader_start(tl_ftrace_reader *reader, unsigned flags, const char *head,
+                              size_t len);
+
+/*
+ * Returns 1 with *out filled (views into line) for an event line; 0 for a
+ * line that is skipped, or does not tokenize (counted); -EINVAL with err
+ * filled (may be NULL) when it does not tokenize and TL_FTRACE_STRICT is set.
+ */
+int tl_ftrace_reader_line(tl_ftrace_reader *reader, const char *line, size_t len,
+                          tl_ftrace_line *out, tl_read_error *err);
+
+/* The bytes after the last '\n': an unterminated line is not read, only counted. */
+void tl_ftrace_reader_finish(tl_ftrace_reader *reader, const char *rest, size_t len);
+
 #endif /* TIMELINE_FTRACE_TEXT_H */
