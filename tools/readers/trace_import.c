@@ -531,6 +531,16 @@ static void add_arg(importer *im, size_t slice, const char *key, const tl_json_v
 /* ------------------------------------------------------------------------ */
 /* Systrace markers */
 
+/* Names a thread after a line's task; the copy is made when it changes,
+ * not once per line. */
+static void set_thread_name(importer *im, size_t thread, tl_str_view task)
+{
+	const char *name = im->out->threads[thread].name;
+	if (name && strlen(name) == task.len && memcmp(name, task.ptr, task.len) == 0)
+		return;
+	im->out->threads[thread].name = copy_str(im, task.ptr, task.len);
+}
+
 static void import_marker(importer *im, const tl_ftrace_line *line)
 {
 	tl_atrace_point p;
@@ -542,7 +552,7 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 	if (thread == TL_IMPORT_NONE)
 		return;
 	if (line->task.len && !(line->task.len == 5 && memcmp(line->task.ptr, "<...>", 5) == 0))
-		im->out->threads[thread].name = copy_str(im, line->task.ptr, line->task.len);
+		set_thread_name(im, thread, line->task);
 	if (r == TL_ATRACE_FAIL) {
 		stat_add(im, TL_STAT_SYSTRACE_PARSE_FAILURE);
 		return;
