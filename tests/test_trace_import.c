@@ -2,6 +2,7 @@
 #include "support/test_support.h"
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,161 @@ static void test_import_model_reads_a_snapshot_model(void **state)
 	tl_model_free(&model);
 }
 
+/* Everything an import holds, printed; malloc'd. */
+static char *import_printed(const tl_import *imp)
+{
+	char *printed = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&printed, &len);
+	assert_non_null(mem);
+	tl_import_print(imp,
+	                TL_PRINT_DEFAULT | TL_PRINT_ARG | TL_PRINT_PROCESS | TL_PRINT_THREAD |
+	                    TL_PRINT_STAT,
+	                mem);
+	fclose(mem);
+	return printed;
+}
+
+/* Asserts that reading text from a file imports what the whole-buffer
+ * reader and tl_import_build do; returns what was read, printed. */
+static char *assert_file_reads_as_buffer(const char *text, size_t len)
+{
+	tl_ftrace_text t;
+	tl_import imp;
+	assert_int_equal(tl_ftrace_text_read(text, len, 0, &t, NULL), 0);
+	assert_int_equal(tl_import_build(&t, NULL, &imp), 0);
+	tl_ftrace_text_free(&t);
+	char *want = import_printed(&imp);
+	tl_import_free(&imp);
+
+	const char *path = tl_test_path("import-stream", ".txt");
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	tl_trace_format format;
+	tl_read_error err = {0};
+	assert_int_equal(tl_import_read_file(path, &imp, &format, &err), 0);
+	assert_int_equal(format, TL_TRACE_FORMAT_FTRACE);
+	char *got = import_printed(&imp);
+	tl_import_free(&imp);
+	unlink(path);
+	size_t same = 0;
+	while (got[same] && got[same] == want[same])
+		same++;
+	if (got[same] != want[same]) {
+		size_t line = same;
+		while (line && got[line - 1] != '\n')
+			line--;
+		fail_msg("read from the file, from byte %zu:\n%.200s\nread whole:\n%.200s", line,
+		         got + line, want + line);
+	}
+	free(want);
+	return got;
+}
+
+/* A growing text buffer for the large inputs below. */
+typedef struct text_buf {
+	char *s;
+	size_t len, cap;
+} text_buf;
+
+static void text_add(text_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void text_add(text_buf *b, const char *fmt, ...)
+{
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		assert_true(n >= 0);
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		b->cap = (b->cap + (size_t)n) * 2;
+		b->s = realloc(b->s, b->cap);
+		assert_non_null(b->s);
+	}
+}
+
+/*
+ * Sorted systrace text of about 3 MiB, so a file reader that reads by the
+ * MiB sees lines cut by its reads: a header up to "TRACE:", a "cpus=" line,
+ * nested slices on threads renamed along the way, a name longer than a
+ * read, kernel events, a line that does not parse and an unterminated end.
+ */
+static void sorted_text(text_buf *b)
+{
+	text_add(b, "captured by atrace\nTRACE:\ncpus=4\n# tracer: nop\n");
+	for (unsigned i = 0; i < 40000; i++) {
+		unsigned tid = 10 + i % 5, s = 1 + i / 1000000, us = i % 1000000;
+		text_add(b, "  task%u-%u (7) [001] .... %u.%06u: tracing_mark_write: B|7|work %u\n",
+		         i / 10000, tid, s, us, i);
+		if (i == 20001) {
+			text_add(b, "  long-%u (7) [001] .... %u.%06u: tracing_mark_write: B|7|",
+			         tid, s, us);
+			for (unsigned k = 0; k < (3u << 18); k++)
+				text_add(b, "long");
+			text_add(b, "\n  long-%u (7) [001] .... %u.%06u: tracing_mark_write: E|7\n",
+			         tid, s, us);
+		}
+		if (i % 7 == 0)
+			text_add(b, "  <idle>-0 (-----) [000] d..2 %u.%06u: sched_switch: x\n", s,
+			         us);
+		/* Each thread alternates one begin with a begin and two ends. */
+		if (i % 2)
+			text_add(b,
+			         "  task-%u (7) [001] .... %u.%06u: tracing_mark_write: E|7\n"
+			         "  task-%u (7) [001] .... %u.%06u: tracing_mark_write: E|7\n",
+			         tid, s, us, tid, s, us);
+	}
+	text_add(b, "not an event line\n");
+	text_add(b, "  task-10 (7) [001] .... 2.000000: tracing_mark_write: B|7|cut");
+}
+
+static void test_read_file_streams_sorted_text_as_the_buffer_reader_reads_it(void **state)
+{
+	(void)state;
+	text_buf b = {0};
+	sorted_text(&b);
+	char *got = assert_file_reads_as_buffer(b.s, b.len);
+	assert_non_null(strstr(got, "stat name=\"systrace_kernel_event_skipped\""));
+	assert_non_null(strstr(got, "stat name=\"systrace_parse_failure\" value=1"));
+	assert_non_null(strstr(got, "stat name=\"systrace_unterminated_line\" value=1"));
+	assert_non_null(strstr(got, "name=\"longlonglong"));
+	free(got);
+	free(b.s);
+}
+
+static void test_read_file_sorts_text_whose_times_go_back(void **state)
+{
+	(void)state;
+	text_buf b = {0};
+	sorted_text(&b);
+	b.len -= strlen("  task-10 (7) [001] .... 2.000000: tracing_mark_write: B|7|cut");
+	/* Earlier than all but the first slice: it closes "work 0" when sorted. */
+	text_add(&b, "  task-10 (7) [001] .... 1.000000: tracing_mark_write: E|7\n");
+	char *got = assert_file_reads_as_buffer(b.s, b.len);
+	assert_non_null(strstr(got, "slice ts=1000000000 dur=0 name=\"work 0\""));
+	free(got);
+	free(b.s);
+}
+
+static void test_read_file_streams_html_systrace(void **state)
+{
+	(void)state;
+	const char text[] = "<!DOCTYPE html>\n<html>\n"
+	                    "<script class=\"trace-data\" type=\"application/text\">\n"
+	                    "# tracer: nop\n#           TASK-PID    TGID   CPU#\n"
+	                    "  a-1 (1) [0] 1.0: print: B|1|x\n"
+	                    "</script>\n  a-1 (1) [0] 2.0: print: E|1\n";
+	char *got = assert_file_reads_as_buffer(text, sizeof text - 1);
+	assert_non_null(strstr(got, "slice ts=1000000000 dur=-1 name=\"x\""));
+	free(got);
+}
+
 static void test_cli_slices_reports_malformed_json_with_position(void **state)
 {
 	(void)state;
@@ -330,6 +486,9 @@ int main(void)
 	    cmocka_unit_test(test_import_json_flow_v2_without_direction_is_counted),
 	    cmocka_unit_test(test_import_to_model_keeps_each_process),
 	    cmocka_unit_test(test_import_model_reads_a_snapshot_model),
+	    cmocka_unit_test(test_read_file_streams_sorted_text_as_the_buffer_reader_reads_it),
+	    cmocka_unit_test(test_read_file_sorts_text_whose_times_go_back),
+	    cmocka_unit_test(test_read_file_streams_html_systrace),
 	    cmocka_unit_test(test_cli_slices_reports_malformed_json_with_position),
 	    cmocka_unit_test(test_cli_convert_reads_systrace_text),
 	};

@@ -11,9 +11,12 @@
 #include "tools/readers/trace_import.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const char *const tl_import_stat_names[TL_STAT_COUNT] = {
     [TL_STAT_SYSTRACE_PARSE_FAILURE] = "systrace_parse_failure",
@@ -1119,19 +1122,38 @@ static void add_lines(const tl_ftrace_text *text, work_item *items, size_t *n, s
 	out->stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE] += text->unterminated;
 }
 
-int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_import *out)
+/* An empty import and the importer that fills it; 0 or -ENOMEM. */
+static int importer_start(importer *im, tl_import *out)
 {
 	memset(out, 0, sizeof *out);
-	importer im = {.out = out, .next_synthetic_id = UINT32_MAX};
+	*im = (importer){.out = out, .next_synthetic_id = UINT32_MAX};
 	out->maps = calloc(1, sizeof *out->maps);
-	im.maps = out->maps;
+	im->maps = out->maps;
+	return out->maps ? 0 : -ENOMEM;
+}
+
+/* Frees the importer's scratch; on failure (rc, or memory that ran out)
+ * the import too. Returns the outcome. */
+static int importer_finish(importer *im, int rc)
+{
+	free(im->key);
+	free(im->pending);
+	if (rc == 0 && im->nomem)
+		rc = -ENOMEM;
+	if (rc)
+		tl_import_free(im->out);
+	return rc;
+}
+
+int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_import *out)
+{
+	importer im;
+	if (importer_start(&im, out))
+		return importer_finish(&im, -ENOMEM);
 	size_t total = (text ? text->nlines : 0) + (json ? json->nevents + json->system.nlines : 0);
 	work_item *items = calloc(total + 1, sizeof *items);
-	if (!out->maps || !items) {
-		free(items);
-		tl_import_free(out);
-		return -ENOMEM;
-	}
+	if (!items)
+		return importer_finish(&im, -ENOMEM);
 
 	size_t n = 0;
 	int any_complete = 0;
@@ -1177,13 +1199,7 @@ int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_im
 			import_marker(&im, items[i].line);
 	}
 	free(items);
-	free(im.key);
-	free(im.pending);
-	if (im.nomem) {
-		tl_import_free(out);
-		return -ENOMEM;
-	}
-	return 0;
+	return importer_finish(&im, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1666,6 +1682,136 @@ static char *read_whole_file(const char *path, size_t *len)
 	return buf;
 }
 
+/*
+ * ftrace text streamed from a file: read a chunk at a time, each marker
+ * imported as soon as its line is read, so that memory is the import and
+ * one chunk, not the file. The lines must come in time order, as a
+ * kernel's trace does; that is the order the importer wants, so the result
+ * is tl_import_build's. The first marker earlier than the one before it
+ * stops the stream (STREAM_UNSORTED, nothing kept): the caller then reads
+ * the file whole and sorts.
+ */
+#define STREAM_CHUNK_BYTES (1 << 20)
+#define STREAM_NOT_TEXT 1 /* not a regular file of ftrace text: not streamed */
+#define STREAM_UNSORTED 2
+
+/* Reads until buf holds want bytes or the file ends; 0 or -errno. */
+static int read_some(int fd, char *buf, size_t want, size_t *filled, int *eof)
+{
+	while (*filled < want && !*eof) {
+		ssize_t got = read(fd, buf + *filled, want - *filled);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		*eof = got == 0;
+		*filled += (size_t)got;
+	}
+	return 0;
+}
+
+/*
+ * Whether the first bytes of a file are ftrace text by
+ * tl_trace_format_sniff's rules. Undecided (so not streamed) when they
+ * could still begin a JSON trace that the rest of the file would confirm.
+ */
+static int head_is_ftrace(const char *head, size_t len, int eof)
+{
+	size_t i = 0;
+	while (i < len && strchr(" \t\r\n[{", head[i]) && head[i])
+		i++;
+	if (i == len && !eof)
+		return 0;
+	return !tl_json_sniff(head, len) && tl_ftrace_text_sniff(head, len);
+}
+
+/* Imports the marker lines of buf[*start..filled) that end with '\n'. */
+static int import_lines(importer *im, tl_ftrace_reader *reader, const char *buf, size_t *start,
+                        size_t filled, int64_t *last_ts)
+{
+	const char *nl;
+	while (!reader->finished && (nl = memchr(buf + *start, '\n', filled - *start)) != NULL) {
+		const char *line = buf + *start;
+		size_t n = (size_t)(nl - line);
+		*start += n + 1;
+		tl_ftrace_line l;
+		if (tl_ftrace_reader_line(reader, line, n, &l, NULL) != 1)
+			continue;
+		if (l.kind != TL_FTRACE_LINE_MARKER) {
+			stat_add(im, TL_STAT_SYSTRACE_KERNEL_EVENT);
+			continue;
+		}
+		if (l.ts_ns < *last_ts)
+			return STREAM_UNSORTED;
+		*last_ts = l.ts_ns;
+		import_marker(im, &l);
+		if (im->nomem)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int stream_ftrace(int fd, tl_import *out)
+{
+	size_t cap = STREAM_CHUNK_BYTES, filled = 0, start = 0;
+	int eof = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	int rc = read_some(fd, buf, TL_FTRACE_HEAD_BYTES, &filled, &eof);
+	if (rc == 0 && !head_is_ftrace(buf, filled, eof))
+		rc = STREAM_NOT_TEXT;
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+
+	importer im;
+	tl_ftrace_reader reader;
+	int64_t last_ts = INT64_MIN;
+	rc = importer_start(&im, out);
+	start = tl_ftrace_reader_start(&reader, 0, buf, filled);
+	while (rc == 0) {
+		rc = import_lines(&im, &reader, buf, &start, filled, &last_ts);
+		if (rc || eof || reader.finished)
+			break;
+		/* Keep the partial last line; make room for a longer one. */
+		memmove(buf, buf + start, filled - start);
+		filled -= start;
+		start = 0;
+		if (filled == cap) {
+			char *grown = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+			if (!grown) {
+				rc = -ENOMEM;
+				break;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+		rc = read_some(fd, buf, cap, &filled, &eof);
+	}
+	if (rc == 0) {
+		tl_ftrace_reader_finish(&reader, buf + start, filled - start);
+		out->stats[TL_STAT_SYSTRACE_PARSE_FAILURE] += reader.parse_failures;
+		out->stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE] += reader.unterminated;
+	}
+	free(buf);
+	return importer_finish(&im, rc);
+}
+
+/* STREAM_NOT_TEXT when path is not a regular file, or its error. */
+static int stream_ftrace_file(const char *path, tl_import *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return STREAM_NOT_TEXT; /* the whole-file read reports it */
+	struct stat st;
+	int rc =
+	    fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? stream_ftrace(fd, out) : STREAM_NOT_TEXT;
+	close(fd);
+	return rc;
+}
+
 int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
                         tl_read_error *err)
 {
@@ -1674,12 +1820,17 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 		err = &scratch;
 	memset(err, 0, sizeof *err);
 	memset(out, 0, sizeof *out);
+	int rc = stream_ftrace_file(path, out);
+	if (rc <= 0) {
+		if (format)
+			*format = TL_TRACE_FORMAT_FTRACE;
+		return rc;
+	}
 	size_t len = 0;
 	char *data = read_whole_file(path, &len);
 	if (!data)
 		return -errno;
 
-	int rc;
 	tl_trace_format kind = tl_trace_format_sniff(data, len);
 	if (format)
 		*format = kind;

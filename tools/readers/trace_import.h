@@ -191,6 +191,11 @@ tl_trace_format tl_trace_format_sniff(const char *data, size_t len);
  * -errno when the file cannot be read, -ENOMEM, or -EINVAL with err (may be
  * NULL) saying what is wrong and where (line and column for text formats).
  * *format (may be NULL) receives the format found.
+ *
+ * ftrace text in a regular file is read a chunk at a time and imported as
+ * it is read, so memory is the import, not the file, when its markers come
+ * in time order (a kernel's trace does); otherwise, and for every other
+ * format, the file is read whole.
  */
 int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
                         tl_read_error *err);
