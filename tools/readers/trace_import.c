@@ -1838,6 +1838,10 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 	case TL_TRACE_FORMAT_JSON: {
 		tl_json_trace json;
 		rc = tl_json_read(data, len, &json, err);
+		/* The trace holds copies of what it needs: the file can go
+		 * before the import, which is the peak. */
+		free(data);
+		data = NULL;
 		if (rc == 0) {
 			rc = tl_import_build(NULL, &json, out);
 			tl_json_trace_free(&json);
