@@ -37,24 +37,6 @@ static char *fresh_dir(void)
 	return dir;
 }
 
-/* Names in dir (without . and ..), joined by spaces. */
-static const char *entries(const char *dir)
-{
-	static char names[4096];
-	names[0] = '\0';
-	DIR *d = opendir(dir);
-	assert_non_null(d);
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		strncat(names, names[0] ? " " : "", sizeof names - strlen(names) - 1);
-		strncat(names, e->d_name, sizeof names - strlen(names) - 1);
-	}
-	closedir(d);
-	return names;
-}
-
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -82,7 +64,7 @@ static void test_write_leaves_only_the_final_name(void **state)
 	char path[4200];
 	snprintf(path, sizeof path, "%s/out.txt", dir);
 	assert_int_equal(tl_atomic_file_write(path, write_hello, NULL), 0);
-	assert_string_equal(entries(dir), "out.txt");
+	assert_string_equal(tl_test_dir_entries(dir), "out.txt");
 }
 
 static void test_data_goes_to_a_hidden_temporary_file_in_the_same_directory(void **state)
@@ -94,13 +76,13 @@ static void test_data_goes_to_a_hidden_temporary_file_in_the_same_directory(void
 	struct tl_atomic_file f;
 	assert_int_equal(tl_atomic_file_open(&f, path), 0);
 	assert_false(f.in_place);
-	const char *names = entries(dir);
+	const char *names = tl_test_dir_entries(dir);
 	print_message("while writing: %s\n", names);
 	assert_true(strncmp(names, ".out.txt.tmp-", 13) == 0);
 	assert_null(strchr(names, ' ')); /* one file, and not under the final name */
 	assert_int_equal(tl_write_full(f.fd, "x", 1), 0);
 	assert_int_equal(tl_atomic_file_commit(&f), 0);
-	assert_string_equal(entries(dir), "out.txt");
+	assert_string_equal(tl_test_dir_entries(dir), "out.txt");
 }
 
 static void test_failed_write_leaves_no_file(void **state)
@@ -110,7 +92,7 @@ static void test_failed_write_leaves_no_file(void **state)
 	char path[4200];
 	snprintf(path, sizeof path, "%s/out.txt", dir);
 	assert_int_equal(tl_atomic_file_write(path, write_then_fail, NULL), -ENOSPC);
-	assert_string_equal(entries(dir), "");
+	assert_string_equal(tl_test_dir_entries(dir), "");
 }
 
 static void test_failed_write_keeps_the_previous_file(void **state)
@@ -125,7 +107,7 @@ static void test_failed_write_keeps_the_previous_file(void **state)
 	assert_non_null(text);
 	assert_string_equal(text, "previous\n");
 	free(text);
-	assert_string_equal(entries(dir), "out.txt");
+	assert_string_equal(tl_test_dir_entries(dir), "out.txt");
 }
 
 static void test_abort_removes_the_temporary_file(void **state)
@@ -138,7 +120,7 @@ static void test_abort_removes_the_temporary_file(void **state)
 	assert_int_equal(tl_atomic_file_open(&f, path), 0);
 	assert_int_equal(tl_write_full(f.fd, "x", 1), 0);
 	tl_atomic_file_abort(&f);
-	assert_string_equal(entries(dir), "");
+	assert_string_equal(tl_test_dir_entries(dir), "");
 	tl_atomic_file_abort(&f); /* twice is harmless */
 }
 
@@ -161,7 +143,7 @@ static void test_directory_is_eisdir(void **state)
 	(void)state;
 	const char *dir = fresh_dir();
 	assert_int_equal(tl_atomic_file_write(dir, write_hello, NULL), -EISDIR);
-	assert_string_equal(entries(dir), "");
+	assert_string_equal(tl_test_dir_entries(dir), "");
 }
 
 static void test_missing_directory_is_enoent(void **state)

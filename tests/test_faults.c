@@ -61,24 +61,6 @@ static int unmount_disk(void **state)
 	return 0;
 }
 
-/* Names in dir (without . and ..), joined by spaces. */
-static const char *entries(const char *dir)
-{
-	static char names[4096];
-	names[0] = '\0';
-	DIR *d = opendir(dir);
-	assert_non_null(d);
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		strncat(names, names[0] ? " " : "", sizeof names - strlen(names) - 1);
-		strncat(names, e->d_name, sizeof names - strlen(names) - 1);
-	}
-	closedir(d);
-	return names;
-}
-
 /* Fills the disk to the last byte with one file, "filler". */
 static void fill(const char *dir)
 {
@@ -114,7 +96,7 @@ static void test_snapshot_json_on_a_full_disk_is_enospc_and_leaves_no_file(void 
 	char path[4200];
 	snprintf(path, sizeof path, "%s/trace.json", dir);
 	assert_int_equal(tl_snapshot_json(path), -ENOSPC);
-	assert_string_equal(entries(dir), "");
+	assert_string_equal(tl_test_dir_entries(dir), "");
 }
 
 static void test_snapshot_binary_on_a_full_disk_is_enospc_and_leaves_no_file(void **state)
@@ -125,7 +107,7 @@ static void test_snapshot_binary_on_a_full_disk_is_enospc_and_leaves_no_file(voi
 	char path[4200];
 	snprintf(path, sizeof path, "%s/trace.tlsnap", dir);
 	assert_int_equal(tl_snapshot_binary(path), -ENOSPC);
-	assert_string_equal(entries(dir), "");
+	assert_string_equal(tl_test_dir_entries(dir), "");
 }
 
 static void test_snapshot_on_a_full_disk_keeps_the_previous_file(void **state)
@@ -144,7 +126,7 @@ static void test_snapshot_on_a_full_disk_keeps_the_previous_file(void **state)
 	assert_non_null(text);
 	assert_string_equal(text, "the previous trace\n");
 	free(text);
-	assert_string_equal(entries(dir), "trace.txt");
+	assert_string_equal(tl_test_dir_entries(dir), "trace.txt");
 }
 
 static void test_convert_on_a_full_disk_prints_one_error_and_leaves_no_file(void **state)
@@ -172,7 +154,7 @@ static void test_convert_on_a_full_disk_prints_one_error_and_leaves_no_file(void
 	         "timeline convert: %s: write failed: No space left on device\n", output);
 	assert_string_equal(msg, expected);
 	free(msg);
-	assert_string_equal(entries(dir), "");
+	assert_string_equal(tl_test_dir_entries(dir), "");
 }
 
 struct anr_seen {
@@ -220,7 +202,7 @@ static void test_looper_anr_on_a_full_disk_leaves_no_files(void **state)
 	assert_int_equal(seen.dump_error, -ENOSPC);
 	assert_string_equal(seen.dump_path, "");
 	assert_string_equal(seen.report_path, "");
-	assert_string_equal(entries(dir), "filler");
+	assert_string_equal(tl_test_dir_entries(dir), "filler");
 }
 
 /* ---- a buffer the process cannot have -------------------------------------- */

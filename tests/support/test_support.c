@@ -1,5 +1,6 @@
 #include "support/test_support.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,4 +199,21 @@ void tl_test_skip_unless_tsc(void)
 	print_message("skipped: about the TSC path; sessions here take the %s\n",
 	              tl_test_clock_path());
 	skip();
+}
+
+const char *tl_test_dir_entries(const char *dir)
+{
+	static char names[4096];
+	names[0] = '\0';
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		strncat(names, names[0] ? " " : "", sizeof names - strlen(names) - 1);
+		strncat(names, e->d_name, sizeof names - strlen(names) - 1);
+	}
+	closedir(d);
+	return names;
 }

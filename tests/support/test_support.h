@@ -32,6 +32,11 @@ const char *tl_test_emulator(void);
 /* Counts occurrences of needle in haystack. */
 size_t tl_test_count(const char *haystack, const char *needle);
 
+/* The names in dir (without . and ..), joined by spaces, in readdir order;
+ * static storage, overwritten by the next call. Fails the test when dir
+ * cannot be opened. */
+const char *tl_test_dir_entries(const char *dir);
+
 /* Starts the library with a recorder and buffer size, asserting success. */
 void tl_test_init(int recorder, size_t buffer_bytes);
 
