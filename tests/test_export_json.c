@@ -216,7 +216,7 @@ static void test_json_ts_is_microseconds_with_three_decimals(void **state)
 	    "\"ts\":9223372036854775.807,\"s\":\"t\"}",
 	};
 	assert_in_order(out.text, lines, sizeof lines / sizeof lines[0]);
-	check_json(&out, "--count i=7");
+	check_json(&out, "--count I=7");
 	free(out.text);
 	builder_free(b);
 }
@@ -271,7 +271,7 @@ static void test_json_replaces_invalid_utf8_with_replacement_char(void **state)
 	builder_free(b);
 }
 
-static void test_json_instants_carry_scope_and_tid(void **state)
+static void test_json_instants_written_as_capital_i_with_scope_and_tid(void **state)
 {
 	(void)state;
 	builder *b = builder_new();
@@ -280,13 +280,13 @@ static void test_json_instants_carry_scope_and_tid(void **state)
 	add(b, MAIN, TL_PHASE_INSTANT, 3000, "g")->scope = TL_EVENT_SCOPE_GLOBAL;
 	output out = export_json(b);
 
-	assert_contains(out.text, "{\"ph\":\"i\",\"name\":\"t\",\"cat\":\"app\",\"pid\":1000,"
+	assert_contains(out.text, "{\"ph\":\"I\",\"name\":\"t\",\"cat\":\"app\",\"pid\":1000,"
 	                          "\"tid\":1001,\"ts\":1.000,\"s\":\"t\"}");
-	assert_contains(out.text, "{\"ph\":\"i\",\"name\":\"p\",\"cat\":\"app\",\"pid\":1000,"
+	assert_contains(out.text, "{\"ph\":\"I\",\"name\":\"p\",\"cat\":\"app\",\"pid\":1000,"
 	                          "\"tid\":1001,\"ts\":2.000,\"s\":\"p\"}");
-	assert_contains(out.text, "{\"ph\":\"i\",\"name\":\"g\",\"cat\":\"app\",\"pid\":1000,"
+	assert_contains(out.text, "{\"ph\":\"I\",\"name\":\"g\",\"cat\":\"app\",\"pid\":1000,"
 	                          "\"tid\":1001,\"ts\":3.000,\"s\":\"g\"}");
-	check_json(&out, "--count i=3");
+	check_json(&out, "--count I=3 --count i=0");
 	free(out.text);
 	builder_free(b);
 }
@@ -380,21 +380,29 @@ static void test_json_flow_binds_enclosing_slice_written_as_complete(void **stat
 	char send[256], recv[256];
 	unsigned long long id = (unsigned long long)process_bind_id(7, PID);
 	snprintf(send, sizeof send,
-	         "{\"ph\":\"X\",\"name\":\"send\",\"cat\":\"app\",\"pid\":1000,\"tid\":1001,"
-	         "\"ts\":1.000,\"dur\":1.000,\"bind_id\":\"0x%llx\",\"flow_out\":true}",
+	         "{\"ph\":\"s\",\"name\":\"msg\",\"cat\":\"app\",\"pid\":1000,\"tid\":1001,"
+	         "\"ts\":1.000,\"id\":\"0x%llx\",\"bp\":\"e\"}",
 	         id);
 	snprintf(recv, sizeof recv,
-	         "{\"ph\":\"X\",\"name\":\"recv\",\"cat\":\"app\",\"pid\":1000,\"tid\":1002,"
-	         "\"ts\":3.000,\"dur\":1.000,\"bind_id\":\"0x%llx\",\"flow_in\":true}",
+	         "{\"ph\":\"f\",\"name\":\"msg\",\"cat\":\"app\",\"pid\":1000,\"tid\":1002,"
+	         "\"ts\":3.000,\"id\":\"0x%llx\",\"bp\":\"e\"}",
 	         id);
-	assert_contains(out.text, send);
-	assert_contains(out.text, recv);
-	check_json(&out, "--flows-paired --count X=2 --count B=0 --count E=0");
+	const char *const lines[] = {
+	    "{\"ph\":\"X\",\"name\":\"send\",\"cat\":\"app\",\"pid\":1000,\"tid\":1001,"
+	    "\"ts\":1.000,\"dur\":1.000}",
+	    "{\"ph\":\"X\",\"name\":\"recv\",\"cat\":\"app\",\"pid\":1000,\"tid\":1002,"
+	    "\"ts\":3.000,\"dur\":1.000}",
+	    send,
+	    recv,
+	};
+	assert_in_order(out.text, lines, sizeof lines / sizeof lines[0]);
+	check_json(&out, "--flows-paired --count X=2 --count B=0 --count E=0 --count s=1 "
+	                 "--count f=1");
 	free(out.text);
 	builder_free(b);
 }
 
-static void test_json_flow_step_sets_both_directions(void **state)
+static void test_json_flow_step_written_as_t_event(void **state)
 {
 	(void)state;
 	builder *b = builder_new();
@@ -409,11 +417,9 @@ static void test_json_flow_step_sets_both_directions(void **state)
 	end(b, MAIN, 3200);
 	output out = export_json(b);
 
-	assert_contains(out.text,
-	                "\"name\":\"b\",\"cat\":\"app\",\"pid\":1000,\"tid\":1001,"
-	                "\"ts\":2.000,\"dur\":0.200,\"bind_id\":\"0x9\",\"flow_out\":true,"
-	                "\"flow_in\":true}");
-	check_json(&out, "--flows-paired --count X=3");
+	assert_contains(out.text, "{\"ph\":\"t\",\"name\":\"f\",\"cat\":\"app\",\"pid\":1000,"
+	                          "\"tid\":1001,\"ts\":2.000,\"id\":\"0x9\",\"bp\":\"e\"}");
+	check_json(&out, "--flows-paired --count X=3 --count t=1");
 	free(out.text);
 	builder_free(b);
 }
@@ -428,8 +434,9 @@ static void test_json_flow_binds_enclosing_complete_event(void **state)
 	output out = export_json(b);
 
 	assert_contains(out.text, "{\"ph\":\"X\",\"name\":\"scope\",\"cat\":\"app\",\"pid\":1000,"
-	                          "\"tid\":1001,\"ts\":1.000,\"dur\":2.000,\"bind_id\":\"0x5\","
-	                          "\"flow_out\":true}");
+	                          "\"tid\":1001,\"ts\":1.000,\"dur\":2.000}");
+	assert_contains(out.text, "{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"app\",\"pid\":1000,"
+	                          "\"tid\":1001,\"ts\":1.000,\"id\":\"0x5\",\"bp\":\"e\"}");
 	check_json(&out, "--flows-paired --count X=2 --meta export_flow_markers=1");
 	free(out.text);
 	builder_free(b);
@@ -456,10 +463,12 @@ static void test_json_ancestor_starting_with_flow_slice_becomes_complete(void **
 	    "{\"ph\":\"X\",\"name\":\"outer\",\"cat\":\"app\",\"pid\":1000,\"tid\":1001,"
 	    "\"ts\":1.000,\"dur\":2.000}",
 	    "{\"ph\":\"X\",\"name\":\"inner\",\"cat\":\"app\",\"pid\":1000,\"tid\":1001,"
-	    "\"ts\":1.000,\"dur\":1.000,\"bind_id\":\"0x1\",\"flow_out\":true}",
+	    "\"ts\":1.000,\"dur\":1.000}",
 	    "{\"ph\":\"B\",\"name\":\"sibling\"",
 	    "{\"ph\":\"E\",\"name\":\"sibling\"",
 	    "{\"ph\":\"E\",\"name\":\"top\"",
+	    "{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"app\",\"pid\":1000,\"tid\":1001,"
+	    "\"ts\":1.000,\"id\":\"0x1\",\"bp\":\"e\"}",
 	};
 	assert_in_order(out.text, lines, sizeof lines / sizeof lines[0]);
 	check_json(&out, "--flows-paired --count X=3 --count B=2 --count E=2");
@@ -478,11 +487,11 @@ static void test_json_flow_without_enclosing_slice_gets_zero_length_slice(void *
 	output out = export_json(b);
 
 	assert_contains(out.text, "{\"ph\":\"X\",\"name\":\"hop\",\"cat\":\"app\",\"pid\":1000,"
-	                          "\"tid\":1001,\"ts\":1.000,\"dur\":0.000,\"bind_id\":\"0x3\","
-	                          "\"flow_out\":true}");
-	assert_contains(out.text,
-	                "\"name\":\"land\",\"cat\":\"app\",\"pid\":1000,\"tid\":1002,"
-	                "\"ts\":2.000,\"dur\":1.000,\"bind_id\":\"0x3\",\"flow_in\":true}");
+	                          "\"tid\":1001,\"ts\":1.000,\"dur\":0.000}");
+	assert_contains(out.text, "{\"ph\":\"s\",\"name\":\"hop\",\"cat\":\"app\",\"pid\":1000,"
+	                          "\"tid\":1001,\"ts\":1.000,\"id\":\"0x3\",\"bp\":\"e\"}");
+	assert_contains(out.text, "{\"ph\":\"f\",\"name\":\"hop\",\"cat\":\"app\",\"pid\":1000,"
+	                          "\"tid\":1002,\"ts\":2.000,\"id\":\"0x3\",\"bp\":\"e\"}");
 	check_json(&out, "--flows-paired --count X=2 --meta export_flow_markers=1");
 	free(out.text);
 	builder_free(b);
@@ -506,13 +515,63 @@ static void test_json_second_flow_in_slice_gets_zero_length_slice(void **state)
 	flow(b, WORKER, TL_PHASE_FLOW_BEGIN, 500, "second", 2, TL_EVENT_SCOPE_GLOBAL);
 	output out = export_json(b);
 
-	assert_contains(out.text,
-	                "\"name\":\"work\",\"cat\":\"app\",\"pid\":1000,\"tid\":1001,"
-	                "\"ts\":1.000,\"dur\":1.000,\"bind_id\":\"0x1\",\"flow_out\":true}");
+	assert_contains(out.text, "{\"ph\":\"s\",\"name\":\"first\",\"cat\":\"app\",\"pid\":1000,"
+	                          "\"tid\":1001,\"ts\":1.000,\"id\":\"0x1\",\"bp\":\"e\"}");
 	assert_contains(out.text, "{\"ph\":\"X\",\"name\":\"second\",\"cat\":\"app\",\"pid\":1000,"
-	                          "\"tid\":1001,\"ts\":1.200,\"dur\":0.000,\"bind_id\":\"0x2\","
-	                          "\"flow_in\":true,\"args\":{\"hop\":4}}");
+	                          "\"tid\":1001,\"ts\":1.200,\"dur\":0.000,\"args\":{\"hop\":4}}");
+	assert_contains(out.text, "{\"ph\":\"f\",\"name\":\"second\",\"cat\":\"app\",\"pid\":1000,"
+	                          "\"tid\":1001,\"ts\":1.200,\"id\":\"0x2\",\"bp\":\"e\"}");
 	check_json(&out, "--flows-paired --count X=4 --meta export_flow_markers=3");
+	free(out.text);
+	builder_free(b);
+}
+
+static void test_json_flow_events_follow_threads_in_time_order(void **state)
+{
+	(void)state;
+	builder *b = builder_new();
+	begin(b, MAIN, 3000, "reply");
+	flow(b, MAIN, TL_PHASE_FLOW_END, 3100, "answer", 4, TL_EVENT_SCOPE_GLOBAL);
+	end(b, MAIN, 4000);
+	begin(b, WORKER, 1000, "ask");
+	flow(b, WORKER, TL_PHASE_FLOW_BEGIN, 1100, "answer", 4, TL_EVENT_SCOPE_GLOBAL);
+	end(b, WORKER, 2000);
+	output out = export_json(b);
+
+	static const char *const lines[] = {
+	    "{\"ph\":\"X\",\"name\":\"reply\"",
+	    "{\"ph\":\"X\",\"name\":\"ask\"",
+	    "{\"ph\":\"s\",\"name\":\"answer\",\"cat\":\"app\",\"pid\":1000,\"tid\":1002,"
+	    "\"ts\":1.000,",
+	    "{\"ph\":\"f\",\"name\":\"answer\",\"cat\":\"app\",\"pid\":1000,\"tid\":1001,"
+	    "\"ts\":3.000,",
+	};
+	assert_in_order(out.text, lines, sizeof lines / sizeof lines[0]);
+	check_json(&out, "--flows-paired --count s=1 --count f=1");
+	free(out.text);
+	builder_free(b);
+}
+
+static void test_json_flow_in_slice_begun_before_its_start_keeps_own_ts(void **state)
+{
+	(void)state;
+	builder *b = builder_new();
+	begin(b, MAIN, 1000, "loop");
+	flow(b, MAIN, TL_PHASE_FLOW_END, 3000, "job", 6, TL_EVENT_SCOPE_GLOBAL);
+	end(b, MAIN, 4000);
+	begin(b, WORKER, 2000, "submit");
+	flow(b, WORKER, TL_PHASE_FLOW_BEGIN, 2100, "job", 6, TL_EVENT_SCOPE_GLOBAL);
+	end(b, WORKER, 2200);
+	output out = export_json(b);
+
+	static const char *const lines[] = {
+	    "{\"ph\":\"s\",\"name\":\"job\",\"cat\":\"app\",\"pid\":1000,\"tid\":1002,"
+	    "\"ts\":2.000,\"id\":\"0x6\",\"bp\":\"e\"}",
+	    "{\"ph\":\"f\",\"name\":\"job\",\"cat\":\"app\",\"pid\":1000,\"tid\":1001,"
+	    "\"ts\":3.000,\"id\":\"0x6\",\"bp\":\"e\"}",
+	};
+	assert_in_order(out.text, lines, sizeof lines / sizeof lines[0]);
+	check_json(&out, "--flows-paired --count X=2 --meta export_flow_markers=0");
 	free(out.text);
 	builder_free(b);
 }
@@ -520,7 +579,7 @@ static void test_json_second_flow_in_slice_gets_zero_length_slice(void **state)
 static void test_json_process_scoped_flow_id_mixes_pid(void **state)
 {
 	(void)state;
-	char bind[2][64];
+	char id[2][64];
 	for (int i = 0; i < 2; i++) {
 		builder *b = builder_new();
 		b->model.pid = i ? 2000 : 1000;
@@ -532,17 +591,17 @@ static void test_json_process_scoped_flow_id_mixes_pid(void **state)
 		end(b, MAIN, 4000);
 		output out = export_json(b);
 
-		snprintf(bind[i], sizeof bind[i], "\"bind_id\":\"0x%llx\"",
+		snprintf(id[i], sizeof id[i], "\"id\":\"0x%llx\"",
 		         (unsigned long long)process_bind_id(42, b->model.pid));
-		assert_contains(out.text, bind[i]);
-		assert_contains(out.text, "\"name\":\"global\",\"cat\":\"app\",\"pid\":");
-		assert_contains(out.text, "\"dur\":1.000,\"bind_id\":\"0x2a\",\"flow_out\":true}");
-		check_json(&out, "--count X=2");
+		assert_contains(out.text, id[i]);
+		assert_contains(out.text, "\"name\":\"g\",\"cat\":\"app\",\"pid\":");
+		assert_contains(out.text, "\"ts\":3.000,\"id\":\"0x2a\",\"bp\":\"e\"}");
+		check_json(&out, "--count X=2 --count s=2");
 		free(out.text);
 		builder_free(b);
 	}
-	assert_string_not_equal(bind[0], bind[1]);
-	assert_string_not_equal(bind[0], "\"bind_id\":\"0x2a\"");
+	assert_string_not_equal(id[0], id[1]);
+	assert_string_not_equal(id[0], "\"id\":\"0x2a\"");
 }
 
 static void test_json_global_flow_with_id_zero_dropped_and_counted(void **state)
@@ -554,7 +613,7 @@ static void test_json_global_flow_with_id_zero_dropped_and_counted(void **state)
 	end(b, MAIN, 2000);
 	output out = export_json(b);
 
-	assert_null(strstr(out.text, "bind_id"));
+	assert_null(strstr(out.text, "\"ph\":\"s\""));
 	check_json(&out, "--count B=1 --count X=0 --meta export_flows_dropped=1");
 	free(out.text);
 	builder_free(b);
@@ -704,7 +763,7 @@ static void test_json_args_are_typed(void **state)
 	                          "\"d\":0.25,\"b\":true}}");
 	assert_contains(out.text, "\"s\":\"t\",\"args\":{\"p\":\"0xdeadbeef\",\"s\":\"q\\\"uote\","
 	                          "\"nan\":\"NaN\",\"f\":false}}");
-	check_json(&out, "--count i=2");
+	check_json(&out, "--count I=2");
 	free(out.text);
 	builder_free(b);
 }
@@ -797,8 +856,8 @@ static void test_json_empty_name_and_cat_get_fallbacks(void **state)
 	e->cat = NULL;
 	output out = export_json(b);
 
-	assert_contains(out.text, "{\"ph\":\"i\",\"name\":\"unnamed\",\"cat\":\"default\",");
-	check_json(&out, "--count i=1");
+	assert_contains(out.text, "{\"ph\":\"I\",\"name\":\"unnamed\",\"cat\":\"default\",");
+	check_json(&out, "--count I=1");
 	free(out.text);
 	builder_free(b);
 }
@@ -840,16 +899,18 @@ int main(void)
 	    cmocka_unit_test(test_json_escapes_quotes_backslash_and_control_chars),
 	    cmocka_unit_test(test_json_keeps_valid_utf8_raw),
 	    cmocka_unit_test(test_json_replaces_invalid_utf8_with_replacement_char),
-	    cmocka_unit_test(test_json_instants_carry_scope_and_tid),
+	    cmocka_unit_test(test_json_instants_written_as_capital_i_with_scope_and_tid),
 	    cmocka_unit_test(test_json_async_events_use_local_id2),
 	    cmocka_unit_test(test_json_counters_have_one_numeric_value),
 	    cmocka_unit_test(test_json_non_finite_counter_dropped_or_clamped_and_counted),
 	    cmocka_unit_test(test_json_flow_binds_enclosing_slice_written_as_complete),
-	    cmocka_unit_test(test_json_flow_step_sets_both_directions),
+	    cmocka_unit_test(test_json_flow_step_written_as_t_event),
 	    cmocka_unit_test(test_json_flow_binds_enclosing_complete_event),
 	    cmocka_unit_test(test_json_ancestor_starting_with_flow_slice_becomes_complete),
 	    cmocka_unit_test(test_json_flow_without_enclosing_slice_gets_zero_length_slice),
 	    cmocka_unit_test(test_json_second_flow_in_slice_gets_zero_length_slice),
+	    cmocka_unit_test(test_json_flow_events_follow_threads_in_time_order),
+	    cmocka_unit_test(test_json_flow_in_slice_begun_before_its_start_keeps_own_ts),
 	    cmocka_unit_test(test_json_process_scoped_flow_id_mixes_pid),
 	    cmocka_unit_test(test_json_global_flow_with_id_zero_dropped_and_counted),
 	    cmocka_unit_test(test_json_complete_event_written_as_x_before_its_children),

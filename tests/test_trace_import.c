@@ -243,6 +243,35 @@ static void test_import_to_model_keeps_each_process(void **state)
 	tl_import_free(&imp);
 }
 
+static void test_import_to_model_flow_survives_export_and_import(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json("[{\"ph\":\"X\",\"name\":\"send\",\"cat\":\"c\",\"pid\":1,\"tid\":1,"
+	            "\"ts\":1,\"dur\":5,\"bind_id\":\"0x3\",\"flow_out\":true},"
+	            "{\"ph\":\"X\",\"name\":\"recv\",\"cat\":\"c\",\"pid\":1,\"tid\":2,"
+	            "\"ts\":10,\"dur\":5,\"bind_id\":\"0x3\",\"flow_in\":true}]",
+	            &imp);
+	assert_int_equal(imp.nflows, 1);
+	tl_model model;
+	assert_int_equal(tl_import_to_model(&imp, &model), 0);
+	tl_import_free(&imp);
+
+	const char *path = tl_test_path("import-flow", ".json");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(tl_export_json(&model, fd, NULL), 0);
+	close(fd);
+	tl_model_free(&model);
+
+	tl_read_error err = {0};
+	assert_int_equal(tl_import_read_file(path, &imp, NULL, &err), 0);
+	assert_int_equal(imp.nflows, 1);
+	assert_string_equal(imp.slices[imp.flows[0].out].name, "send");
+	assert_string_equal(imp.slices[imp.flows[0].in].name, "recv");
+	tl_import_free(&imp);
+}
+
 static void test_import_model_reads_a_snapshot_model(void **state)
 {
 	(void)state;
@@ -485,6 +514,7 @@ int main(void)
 	    cmocka_unit_test(test_import_json_flow_v1_bp_e_binds_enclosing),
 	    cmocka_unit_test(test_import_json_flow_v2_without_direction_is_counted),
 	    cmocka_unit_test(test_import_to_model_keeps_each_process),
+	    cmocka_unit_test(test_import_to_model_flow_survives_export_and_import),
 	    cmocka_unit_test(test_import_model_reads_a_snapshot_model),
 	    cmocka_unit_test(test_read_file_streams_sorted_text_as_the_buffer_reader_reads_it),
 	    cmocka_unit_test(test_read_file_sorts_text_whose_times_go_back),

@@ -4,11 +4,12 @@
  * JSON, read the same way by Perfetto and catapult.
  *
  * Layout: the process_name and thread_name metadata events first, then
- * each thread's events, thread by thread (increasing tid). Within a thread
- * events are sorted the way Perfetto's sorter orders them (END first at an
- * equal timestamp, then X by decreasing duration, then the rest in the
- * order the slices were matched), so the file order is also what Perfetto
- * and catapult see.
+ * each thread's events, thread by thread (increasing tid), then the flow
+ * events of every thread, sorted by the ts they are written with. Within a
+ * thread events are sorted the way Perfetto's sorter orders them (END
+ * first at an equal timestamp, then X by decreasing duration, then the
+ * rest in the order the slices were matched), so the file order is also
+ * what Perfetto and catapult see.
  *
  * Choices a reader may want to know:
  *  - Slices are B/E pairs (E repeating the B's name and cat), except those
@@ -16,6 +17,8 @@
  *    events, slices carrying a flow, zero-length slices (an E sorts before
  *    its own B at an equal timestamp) and their ancestors starting with
  *    them. A slice closed at the snapshot has "tl_closed_at_snapshot": true.
+ *  - Instants are written with ph "I", which DevTools needs and Perfetto
+ *    and catapult read as "i".
  *  - An empty name is written "unnamed", an empty category "default".
  *  - ts and dur are microseconds with exactly three decimals, printed from
  *    integer nanoseconds (exact in both viewers).
@@ -23,12 +26,24 @@
  *    read it anyway; every event has integer pid and tid. Events and
  *    threads carry their own pid when the model has several processes;
  *    each process gets a process_name event.
- *  - Flows become flow v2 bindings ("bind_id" + flow_out/flow_in) on an X
- *    event (see slice_match.h for which slice). Global flow ids are written
- *    as they are. Process-scoped ids are mixed with the event's pid so that two
- *    processes' files can be merged: bind_id = mix64(id + 0x9e3779b97f4a7c15
- *    * (pid + 1)), mix64 being the splitmix64 finaliser (a bijection, so
- *    distinct ids of one process never collide); a result of 0 becomes 1.
+ *  - Flows are flow v1 events ("s", "t", "f" with "bp":"e"), the one form
+ *    that Perfetto, catapult and Chrome DevTools' trace engine all read;
+ *    flow v2 ("bind_id" + flow_out/flow_in) is not written, so that no
+ *    viewer sees a flow twice. Each flow event carries the flow's own name
+ *    and cat and its id as a hex string, and is written at the start of the
+ *    slice it binds to (see slice_match.h for which slice): DevTools binds
+ *    a flow event to the event of equal ts, pid, tid and cat, Perfetto and
+ *    catapult to the innermost slice open at its ts. When that start is
+ *    earlier than the flow's previous event as written, which would reorder
+ *    the flow in viewers that sort by ts, the flow event keeps its own ts
+ *    (inside the slice: Perfetto and catapult still bind it there).
+ *    The flow events follow every thread's events, sorted by ts: DevTools
+ *    pairs them in file order, so a flow's start must come first.
+ *    Global flow ids are written as they are. Process-scoped ids are mixed
+ *    with the event's pid so that two processes' files can be merged:
+ *    id = mix64(id + 0x9e3779b97f4a7c15 * (pid + 1)), mix64 being the
+ *    splitmix64 finaliser (a bijection, so distinct ids of one process
+ *    never collide); a result of 0 becomes 1.
  *  - The args of a flow bound to a slice are merged into the slice's args;
  *    keys already present keep the slice's value.
  *  - Counter values: a NaN sample is left out and an infinite one is
@@ -329,17 +344,6 @@ static uint64_t flow_bind_id(const tl_model *model, const tl_model_event *flow)
 	return id ? id : 1;
 }
 
-static void write_flow_binding(json_writer *w, const tl_model_event *flow)
-{
-	tl_out *out = w->out;
-	write_key(out, "bind_id");
-	write_hex(out, flow_bind_id(w->model, flow));
-	if (flow->phase != TL_PHASE_FLOW_END)
-		tl_out_str(out, ",\"flow_out\":true");
-	if (flow->phase != TL_PHASE_FLOW_BEGIN)
-		tl_out_str(out, ",\"flow_in\":true");
-}
-
 static void write_slice_open(json_writer *w, const tl_slice *s)
 {
 	const tl_model_event *events = w->model->events;
@@ -360,8 +364,6 @@ static void write_slice_open(json_writer *w, const tl_slice *s)
 	            s->start_ns);
 	write_key(w->out, "dur");
 	write_us(w->out, tl_span_ns(s->start_ns, s->end_ns));
-	if (flow)
-		write_flow_binding(w, flow);
 	if (!(s->flags & TL_SLICE_FLOW_MARKER)) {
 		if (s->end_event != TL_MATCH_NONE)
 			src.events[1] = &events[s->end_event];
@@ -424,7 +426,8 @@ static void write_event(json_writer *w, const tl_model_event *ev)
 		write_counter(w, ev);
 		return;
 	}
-	begin_event(w, ev->phase, tl_export_event_name(ev), tl_export_event_cat(ev),
+	char ph = ev->phase == TL_PHASE_INSTANT ? 'I' : ev->phase;
+	begin_event(w, ph, tl_export_event_name(ev), tl_export_event_cat(ev),
 	            tl_model_event_pid(w->model, ev), ev->tid, ev->ts_ns);
 	if (ev->phase == TL_PHASE_INSTANT) {
 		write_key(w->out, "s");
@@ -495,6 +498,91 @@ static void write_thread_events(json_writer *w, const tl_match_thread *t, json_r
 			write_event(w, &w->model->events[item->ref]);
 			break;
 		}
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Flows */
+
+/* A slice carrying a flow, with the id and ts its flow event is written with. */
+typedef struct json_flow {
+	uint64_t id;
+	int64_t ts_ns;
+	const tl_model_event *event;
+} json_flow;
+
+static int flow_phase_rank(char phase)
+{
+	return phase == TL_PHASE_FLOW_BEGIN ? 0 : phase == TL_PHASE_FLOW_STEP ? 1 : 2;
+}
+
+static int compare_flow_tail(const json_flow *a, const json_flow *b)
+{
+	int ra = flow_phase_rank(a->event->phase), rb = flow_phase_rank(b->event->phase);
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	if (a->event != b->event)
+		return a->event < b->event ? -1 : 1;
+	return 0;
+}
+
+/* The events of one flow together, in the order they happened. */
+static int compare_flow_path(const void *pa, const void *pb)
+{
+	const json_flow *a = pa, *b = pb;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	if (a->event->ts_ns != b->event->ts_ns)
+		return a->event->ts_ns < b->event->ts_ns ? -1 : 1;
+	return compare_flow_tail(a, b);
+}
+
+/* The file order: by the ts written, a flow's start before its end. */
+static int compare_flow_written(const void *pa, const void *pb)
+{
+	const json_flow *a = pa, *b = pb;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	if (a->event->ts_ns != b->event->ts_ns)
+		return a->event->ts_ns < b->event->ts_ns ? -1 : 1;
+	return compare_flow_tail(a, b);
+}
+
+static size_t count_flows(const tl_slice_match *match)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < match->nslices; i++)
+		n += match->slices[i].flow_event != TL_MATCH_NONE;
+	return n;
+}
+
+/* Writes the flow v1 events of every slice carrying a flow; flows has room for them all. */
+static void write_flows(json_writer *w, json_flow *flows)
+{
+	const tl_slice_match *match = w->match;
+	size_t n = 0;
+
+	for (size_t i = 0; i < match->nslices; i++) {
+		const tl_slice *s = &match->slices[i];
+		if (s->flow_event == TL_MATCH_NONE)
+			continue;
+		const tl_model_event *ev = &w->model->events[s->flow_event];
+		flows[n++] = (json_flow){flow_bind_id(w->model, ev), s->start_ns, ev};
+	}
+	qsort(flows, n, sizeof *flows, compare_flow_path);
+	for (size_t i = 1; i < n; i++) {
+		if (flows[i].id == flows[i - 1].id && flows[i].ts_ns < flows[i - 1].ts_ns)
+			flows[i].ts_ns = flows[i].event->ts_ns;
+	}
+	qsort(flows, n, sizeof *flows, compare_flow_written);
+
+	for (size_t i = 0; i < n; i++) {
+		const tl_model_event *ev = flows[i].event;
+		begin_event(w, ev->phase, tl_export_event_name(ev), tl_export_event_cat(ev),
+		            tl_model_event_pid(w->model, ev), ev->tid, flows[i].ts_ns);
+		tl_out_str(w->out, ",\"id\":");
+		write_hex(w->out, flows[i].id);
+		tl_out_str(w->out, ",\"bp\":\"e\"}");
 	}
 }
 
@@ -594,8 +682,9 @@ int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
 			most_items = match.threads[t].nitems;
 	}
 	json_record *records = calloc(most_items + 1, sizeof *records);
+	json_flow *flows = calloc(count_flows(&match) + 1, sizeof *flows);
 	tl_out *out = malloc(sizeof *out);
-	if (!records || !out) {
+	if (!records || !flows || !out) {
 		rc = -ENOMEM;
 		goto out_free;
 	}
@@ -622,6 +711,7 @@ int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
 	}
 	for (size_t t = 0; t < match.nthreads; t++)
 		write_thread_events(&w, &match.threads[t], records);
+	write_flows(&w, flows);
 	tl_out_str(out, "\n],\n\"displayTimeUnit\":\"ns\",\n");
 	write_metadata(&w);
 	tl_out_str(out, "}\n");
@@ -634,6 +724,7 @@ int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
 
 out_free:
 	free(out);
+	free(flows);
 	free(records);
 	tl_slice_match_free(&match);
 	return rc;

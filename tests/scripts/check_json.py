@@ -9,12 +9,14 @@ Always checked (formats.md sections 3 and 4.3):
   - the object form with traceEvents, displayTimeUnit "ns" and metadata;
   - every event: known ph, integer pid and tid in [0, 2^32), tid != 0,
     non-empty name; cat on every non-M event; ts and dur with exactly
-    three decimals; instants carry s; counters have one numeric arg;
-    async events have id2.local as hex; bind_id only on X, hex, non-zero,
-    with flow_out and/or flow_in;
+    three decimals; instants are ph "I" and carry s; counters have one
+    numeric arg; async events have id2.local as hex; flows are v1 events
+    (s, t, f) with a non-zero hex id and "bp":"e", never flow v2 fields
+    (bind_id, flow_in, flow_out), so that no viewer reads a flow twice;
   - metadata events come first, then each thread's events in one block,
     in the order Perfetto sorts them (ts, then E, X by decreasing dur, the
-    rest), so that file order and import order agree;
+    rest), so that file order and import order agree; then the flow
+    events, in ts order, each inside a slice of its thread;
   - B/E balanced per thread, each E repeating its B's name and cat;
     B/E and X intervals properly nested (no partial overlap);
   - every pid has a process_name and every thread a thread_name.
@@ -23,7 +25,7 @@ Options:
   --count PH=N         exactly N events with that ph
   --meta KEY=VALUE     metadata[KEY] written as JSON equals VALUE
   --thread-name TID=S  the thread_name of TID is S
-  --flows-paired       every bind_id has a flow_out and a flow_in end
+  --flows-paired       every flow id has one s, then any t, then one f
 Prints one line per failure and exits 1 if anything failed.
 """
 
@@ -32,7 +34,7 @@ import re
 import sys
 from decimal import Decimal
 
-KNOWN_PH = set("MBEXiCben")
+KNOWN_PH = set("MBEXICbenstf")
 HEX_ID = re.compile(r"^0x[0-9a-f]+$")
 
 
@@ -123,7 +125,7 @@ def check_event(chk, i, ev):
             chk.fail("%s: X dur %r is not a non-negative value with 3 decimals" % (where, dur))
     elif "dur" in ev:
         chk.fail("%s: dur on a %s event" % (where, ph))
-    if ph == "i" and ev.get("s") not in ("t", "p", "g"):
+    if ph == "I" and ev.get("s") not in ("t", "p", "g"):
         chk.fail("%s: instant scope %r" % (where, ev.get("s")))
     if ph == "C":
         args = ev.get("args")
@@ -136,18 +138,15 @@ def check_event(chk, i, ev):
         local = id2.get("local") if isinstance(id2, dict) else None
         if not isinstance(local, str) or not HEX_ID.match(local):
             chk.fail("%s: async event without a hex id2.local (%r)" % (where, id2))
-    if "bind_id" in ev:
-        bind = ev["bind_id"]
-        if ph != "X":
-            chk.fail("%s: bind_id on a %s event" % (where, ph))
-        if not isinstance(bind, str) or not HEX_ID.match(bind) or int(bind, 16) == 0:
-            chk.fail("%s: bind_id %r is not non-zero hex" % (where, bind))
-        outs = ev.get("flow_out", False)
-        ins = ev.get("flow_in", False)
-        if outs not in (True, False) or ins not in (True, False) or not (outs or ins):
-            chk.fail("%s: bind_id without flow_out/flow_in" % where)
-    elif "flow_out" in ev or "flow_in" in ev:
-        chk.fail("%s: flow direction without bind_id" % where)
+    if ph in "stf":
+        flow = ev.get("id")
+        if not isinstance(flow, str) or not HEX_ID.match(flow) or int(flow, 16) == 0:
+            chk.fail("%s: flow id %r is not non-zero hex" % (where, flow))
+        if ev.get("bp") != "e":
+            chk.fail("%s: flow event without \"bp\":\"e\"" % where)
+    for key in ("bind_id", "flow_out", "flow_in"):
+        if key in ev:
+            chk.fail("%s: flow v2 field %s" % (where, key))
     if ev.get("args", {}).get("tl_closed_at_snapshot") not in (None, True):
         chk.fail("%s: tl_closed_at_snapshot is not true" % where)
     if "tl_closed_at_snapshot" in ev.get("args", {}) and ph not in "BX":
@@ -206,6 +205,27 @@ def check_thread(chk, key, events):
                 % (key, name, start, end, open_ends[-1][1])
             )
         open_ends.append((end, name))
+
+
+def check_flow_events(chk, flow_events, threads):
+    """Flow events come in ts order, each inside a slice of its thread."""
+    last_ts = None
+    for i, ev in flow_events:
+        ts = ev["ts"]
+        if last_ts is not None and ts < last_ts:
+            chk.fail("event %d: flow event goes back in time (%s < %s)" % (i, ts, last_ts))
+        last_ts = ts
+        starts = []
+        enclosed = False
+        for _, other in threads.get((ev["pid"], ev["tid"]), []):
+            if other["ph"] == "B":
+                starts.append(other["ts"])
+            elif other["ph"] == "E" and starts:
+                enclosed = enclosed or starts.pop() <= ts <= other["ts"]
+            elif other["ph"] == "X":
+                enclosed = enclosed or other["ts"] <= ts <= other["ts"] + other["dur"]
+        if not enclosed:
+            chk.fail("event %d: flow event at %s is inside no slice of its thread" % (i, ts))
 
 
 def main(argv):
@@ -274,6 +294,7 @@ def main(argv):
     named_threads = {}
     threads = {}
     thread_order = []
+    flow_events = []
     for i, ev in enumerate(events):
         if not check_event(chk, i, ev):
             continue
@@ -287,6 +308,11 @@ def main(argv):
                 named_threads[key] = ev["args"]["name"]
             continue
         seen_data = True
+        if ev["ph"] in "stf":
+            flow_events.append((i, ev))
+            continue
+        if flow_events:
+            chk.fail("event %d: %s event after the flow events" % (i, ev["ph"]))
         if key not in threads:
             threads[key] = []
             thread_order.append(key)
@@ -301,6 +327,8 @@ def main(argv):
         if key[0] not in process_names:
             chk.fail("pid %d has no process_name metadata event" % key[0])
 
+    check_flow_events(chk, flow_events, threads)
+
     for ph, want in counts.items():
         got = sum(1 for ev in events if isinstance(ev, dict) and ev.get("ph") == ph)
         if got != want:
@@ -314,15 +342,12 @@ def main(argv):
         if got != [want]:
             chk.fail("thread_name of %d is %r, expected %r" % (tid, got, want))
     if flows_paired:
-        ends = {}
-        for ev in events:
-            if isinstance(ev, dict) and "bind_id" in ev:
-                out, inn = ends.get(ev["bind_id"], (False, False))
-                ends[ev["bind_id"]] = (out or ev.get("flow_out", False),
-                                       inn or ev.get("flow_in", False))
-        for bind, (out, inn) in sorted(ends.items()):
-            if not out or not inn:
-                chk.fail("flow %s has %s" % (bind, "no flow_in" if out else "no flow_out"))
+        phases = {}
+        for _, ev in flow_events:
+            phases[ev.get("id")] = phases.get(ev.get("id"), "") + ev["ph"]
+        for flow, seen in sorted(phases.items(), key=lambda x: str(x[0])):
+            if not re.fullmatch(r"st*f", seen):
+                chk.fail("flow %s has the events %r, not one s, any t, one f" % (flow, seen))
 
     for msg in chk.failures:
         print("check_json: %s: %s" % (chk.path, msg))

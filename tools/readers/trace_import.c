@@ -1994,6 +1994,10 @@ static void model_add_arg(model_builder *b, const tl_import_arg *a)
 		b->nomem = 1;
 }
 
+/*
+ * Both ends carry the out slice's name and cat: the JSON exporter writes flow
+ * v1 events, which viewers join by cat, name and id.
+ */
 static void model_add_flow(model_builder *b, size_t index)
 {
 	const tl_import *imp = b->imp;
@@ -2008,7 +2012,7 @@ static void model_add_flow(model_builder *b, size_t index)
 		ev->scope = TL_EVENT_SCOPE_GLOBAL;
 	}
 	ev = model_add(b, TL_PHASE_FLOW_END, to->ts, tl_import_slice_pid(imp, to),
-	               tl_import_slice_tid(imp, to), to->name, to->cat);
+	               tl_import_slice_tid(imp, to), from->name, from->cat);
 	if (ev) {
 		ev->id = index + 1;
 		ev->scope = TL_EVENT_SCOPE_GLOBAL;

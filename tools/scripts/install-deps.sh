@@ -12,6 +12,11 @@ packages=(cmake make gcc g++ pkg-config libcmocka-dev libtracefs-dev libtraceeve
 packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user libcmocka-dev:arm64
 	libtracefs-dev:arm64 libtraceevent-dev:arm64 libuv1-dev:arm64 libstdc++6:arm64)
 
+# Node.js and npm run Chrome DevTools' trace engine in the DevTools check;
+# a machine that has them from elsewhere keeps its own.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
 as_root=()
 [ "$(id -u)" -eq 0 ] || as_root=(sudo)
 
@@ -30,4 +35,18 @@ if [ ${#missing[@]} -gt 0 ]; then
 	"${as_root[@]}" apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
 		"${missing[@]}" >/dev/null
+fi
+
+# Chrome DevTools' trace engine for tests/scripts/check_devtools.mjs, at the
+# versions pinned in tests/devtools/package-lock.json, installed in
+# tests/devtools/node_modules. Without it that check skips, saying why.
+devtools=$(cd "$(dirname "$0")/../../tests/devtools" && pwd)
+engine_version=$(sed -n 's/.*"@paulirish\/trace_engine": "\(.*\)".*/\1/p' "$devtools/package.json")
+installed=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
+	"$devtools/node_modules/@paulirish/trace_engine/package.json" 2>/dev/null || true)
+if [ "$installed" != "$engine_version" ]; then
+	echo "Installing @paulirish/trace_engine $engine_version in $devtools"
+	if ! (cd "$devtools" && npm ci --no-audit --no-fund --loglevel=error); then
+		echo "warning: npm could not install the trace engine: the DevTools check will skip" >&2
+	fi
 fi
