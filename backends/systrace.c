@@ -268,11 +268,14 @@ static int async_track(const tl_record_view *v, const char **track, size_t *len)
 	return 1;
 }
 
-static void category_track(const tl_record_view *v, const char **track, size_t *len)
+/* The category as a track: "default" when it has no name, as the
+ * exporters write it. */
+static void category_track(const tl_record_view *v, struct tl_atrace_payload *p)
 {
 	const char *name = tl_category_name(v->category);
-	*track = name ? name : "";
-	*len = strlen(*track);
+	p->track = name ? name : "";
+	p->track_len = strlen(p->track);
+	p->track_fallback = "default";
 }
 
 /* At most the live window ago (a timestamp ahead of now counts as live). */
@@ -374,7 +377,7 @@ static int write_event(struct systrace *st, const tl_record_view *v)
 			break;
 		}
 		p.phase = 'N';
-		category_track(v, &p.track, &p.track_len);
+		category_track(v, &p);
 		break;
 	case TL_PHASE_ASYNC_BEGIN:
 	case TL_PHASE_ASYNC_END:
@@ -390,7 +393,7 @@ static int write_event(struct systrace *st, const tl_record_view *v)
 			                                           : 'N';
 		} else if (v->phase == TL_PHASE_ASYNC_INSTANT) {
 			p.phase = 'N';
-			category_track(v, &p.track, &p.track_len);
+			category_track(v, &p);
 		} else {
 			p.phase = v->phase == TL_PHASE_ASYNC_BEGIN ? 'S' : 'F';
 		}
@@ -404,25 +407,19 @@ static int write_event(struct systrace *st, const tl_record_view *v)
 	return 1;
 }
 
-/* Formats B|pid|name (name not NULL) or E|pid into buf: a name with no
- * byte to replace, no trailing blank, that fits, copied as it is. Returns
- * the length, or 0 when the name needs the general formatter. */
+/* Formats B|pid|name (name not NULL) or E|pid into buf. Returns the
+ * length, or 0 when the name had to be shortened (the general formatter
+ * then writes it and counts the cut). */
 static size_t format_slice(char *buf, char phase, const char *name)
 {
-	buf[0] = phase == TL_PHASE_BEGIN ? 'B' : 'E';
-	buf[1] = '|';
-	memcpy(buf + 2, thread_get()->pid_text, sizeof thread_get()->pid_text);
-	size_t n = 2 + thread_get()->pid_len;
-	if (!name)
-		return n;
-	/* up to the first separator; glibc scans this with vector compares */
-	size_t len = strcspn(name, "|\n\r");
-	if (name[len] != '\0' || len > TL_ATRACE_PAYLOAD_MAX - 1 - n ||
-	    (len > 0 && tl_atrace_is_blank(name[len - 1])))
-		return 0;
-	buf[n++] = '|';
-	memcpy(buf + n, name, len);
-	return n + len;
+	struct tl_atrace_payload p = {.phase = phase == TL_PHASE_BEGIN ? 'B' : 'E',
+	                              .pid = thread_get()->pid_text,
+	                              .pid_len = thread_get()->pid_len,
+	                              .name = name,
+	                              .name_len = name ? strlen(name) : 0};
+	int truncated = 0;
+	size_t n = tl_atrace_format(buf, &p, &truncated);
+	return truncated ? 0 : n;
 }
 
 /* The payload of a slice begin or end from the thread's cache, made there
