@@ -328,6 +328,42 @@ static void test_slices_are_timed_from_the_threads_first_complete_event(void **s
 	assert_int_equal(st.events_not_representable, 1);
 }
 
+#define FIRST_ROUNDS 10
+#define FIRST_THREADS 32
+
+static pthread_barrier_t first_barrier;
+
+/* A fresh thread whose first event is a complete event, all of them
+ * starting together so that their registrations contend. */
+static void *complete_first(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&first_barrier);
+	tl_timestamp t0 = tl_now();
+	TL_TRACE_EVENT_COMPLETE("systest", "first", t0, t0);
+	return NULL;
+}
+
+static void test_threads_first_complete_events_are_all_written(void **state)
+{
+	(void)state;
+	start();
+	for (int round = 0; round < FIRST_ROUNDS; round++) {
+		pthread_t threads[FIRST_THREADS];
+		assert_int_equal(pthread_barrier_init(&first_barrier, NULL, FIRST_THREADS), 0);
+		for (int i = 0; i < FIRST_THREADS; i++)
+			assert_int_equal(pthread_create(&threads[i], NULL, complete_first, NULL), 0);
+		for (int i = 0; i < FIRST_THREADS; i++)
+			pthread_join(threads[i], NULL);
+		pthread_barrier_destroy(&first_barrier);
+	}
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(st.events_not_representable, 0);
+	assert_int_equal(st.events_written, FIRST_ROUNDS * FIRST_THREADS);
+	assert_int_equal(n, 2 * FIRST_ROUNDS * FIRST_THREADS);
+}
+
 static void test_flows_are_counted_as_lost(void **state)
 {
 	(void)state;
@@ -502,6 +538,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_live_complete_event_writes_begin_and_end, teardown),
 	    cmocka_unit_test_teardown(test_past_complete_events_are_counted_not_written, teardown),
 	    cmocka_unit_test_teardown(test_slices_are_timed_from_the_threads_first_complete_event,
+	                              teardown),
+	    cmocka_unit_test_teardown(test_threads_first_complete_events_are_all_written,
 	                              teardown),
 	    cmocka_unit_test_teardown(test_flows_are_counted_as_lost, teardown),
 	    cmocka_unit_test_teardown(test_arguments_are_not_appended, teardown),
