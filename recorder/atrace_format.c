@@ -181,3 +181,14 @@ size_t tl_atrace_format(char *buf, const struct tl_atrace_payload *p, int *trunc
 		*truncated = 1;
 	return n;
 }
+
+size_t tl_atrace_comm(char out[TL_COMM_MAX + 1], const char *name)
+{
+	size_t len = 0;
+	while (name[len] != '\0')
+		len++;
+	int cut = 0;
+	size_t n = tl_atrace_clean(out, TL_COMM_MAX, name, len, "", &cut);
+	out[n] = '\0';
+	return n;
+}

@@ -72,6 +72,17 @@ size_t tl_atrace_format(char *buf, const struct tl_atrace_payload *p, int *trunc
 size_t tl_atrace_clean(char *out, size_t cap, const char *s, size_t len, const char *fallback,
                        int *cut);
 
+/* The longest kernel comm (TASK_COMM_LEN less its NUL). */
+#define TL_COMM_MAX 15
+
+/*
+ * The kernel comm for a thread or process name: the name cleaned as a
+ * marker name (tl_atrace_clean), at most TL_COMM_MAX bytes, never a
+ * character in part, NUL-terminated in out. Returns its length, 0 for a
+ * name empty once cleaned (the comm is then left alone).
+ */
+size_t tl_atrace_comm(char out[TL_COMM_MAX + 1], const char *name);
+
 /* Whether the byte c goes out of tl_atrace_clean as it is (printable
  * ASCII but '|'). */
 static inline bool tl_atrace_byte_kept(char c)
