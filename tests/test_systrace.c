@@ -408,6 +408,39 @@ static void test_separators_in_names_become_spaces(void **state)
 	assert_int_equal(st.names_truncated, 0);
 }
 
+/* No field is ever empty: Perfetto rejects C|P||5, I|P|, G|P||name|1... */
+static void test_empty_names_and_tracks_are_written_unnamed(void **state)
+{
+	(void)state;
+	skip_when_emulated();
+	start();
+	tl_arg blank = {.key = "track", .type = TL_ARG_STRING, .value.s = " |"};
+	tl_emit_begin(cat, "");
+	tl_emit_end(cat);
+	tl_emit_counter(cat, " \t", 5);
+	TL_TRACE_EVENT_INSTANT0("systest", "|", TL_SCOPE_THREAD);
+	TL_TRACE_EVENT_INSTANT0("systest", "\n", TL_SCOPE_PROCESS);
+	tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "", 7, 0, NULL, 0);
+	tl_emit(cat, TL_PHASE_ASYNC_END, 0, "", 7, 0, NULL, 0);
+	tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "", 8, 0, &blank, 1);
+	tl_emit(cat, TL_PHASE_ASYNC_END, 0, "", 8, 0, &blank, 1);
+	tl_emit(cat, TL_PHASE_ASYNC_INSTANT, 0, "", 9, 0, &blank, 1);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 10);
+	assert_string_equal(markers[0].payload, expect("B", "|unnamed"));
+	assert_string_equal(markers[1].payload, expect("E", ""));
+	assert_string_equal(markers[2].payload, expect("C", "|unnamed|5"));
+	assert_string_equal(markers[3].payload, expect("I", "|unnamed"));
+	assert_string_equal(markers[4].payload, expect("N", "|systest|unnamed"));
+	assert_string_equal(markers[5].payload, expect("S", "|unnamed|7"));
+	assert_string_equal(markers[6].payload, expect("F", "|unnamed|7"));
+	assert_string_equal(markers[7].payload, expect("G", "|unnamed|unnamed|8"));
+	assert_string_equal(markers[8].payload, expect("H", "|unnamed|8"));
+	assert_string_equal(markers[9].payload, expect("N", "|unnamed|unnamed"));
+	assert_int_equal(st.events_written, 10);
+}
+
 static void test_long_names_are_cut_to_a_1023_byte_payload(void **state)
 {
 	(void)state;
@@ -544,6 +577,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_flows_are_counted_as_lost, teardown),
 	    cmocka_unit_test_teardown(test_arguments_are_not_appended, teardown),
 	    cmocka_unit_test_teardown(test_separators_in_names_become_spaces, teardown),
+	    cmocka_unit_test_teardown(test_empty_names_and_tracks_are_written_unnamed, teardown),
 	    cmocka_unit_test_teardown(test_long_names_are_cut_to_a_1023_byte_payload, teardown),
 	    cmocka_unit_test_teardown(test_forked_child_writes_its_own_pid, teardown),
 	    cmocka_unit_test_teardown(test_thread_events_carry_the_thread_tid_and_the_tgid,
