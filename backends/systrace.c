@@ -32,12 +32,18 @@
 /* A complete or async event is written only if it starts at most this long
  * before it reaches the recorder: the kernel stamps the write, not us. */
 #define LIVE_WINDOW_NS (100 * 1000)
+/* A thread's first event reaches the recorder after the thread's
+ * registration (one lock, shared with the threads starting at that moment),
+ * which a loaded machine can stretch far past the live window: that first
+ * event may reach the recorder this long after its end. */
+#define FIRST_EVENT_GRACE_NS (1000 * 1000 * 1000)
 
 struct systrace {
 	int marker_fd;
 	int tracing_on_fd;      /* -1: no gate */
 	uint64_t gate_interval; /* GATE_INTERVAL_NS in tl_timestamp units */
 	uint64_t live_window;   /* LIVE_WINDOW_NS in tl_timestamp units */
+	uint64_t first_grace;   /* FIRST_EVENT_GRACE_NS in tl_timestamp units */
 	uint32_t session;       /* tells this session's thread state from older ones */
 	char marker_path[PATH_MAX];
 	_Atomic uint64_t gate_next; /* tl_timestamp after which tracing_on is read */
@@ -268,17 +274,20 @@ static int async_track(const tl_record_view *v, const char **track, size_t *len)
 	return 1;
 }
 
-static void category_track(const tl_record_view *v, const char **track, size_t *len)
+/* The category as a track: "default" when it has no name, as the
+ * exporters write it. */
+static void category_track(const tl_record_view *v, struct tl_atrace_payload *p)
 {
 	const char *name = tl_category_name(v->category);
-	*track = name ? name : "";
-	*len = strlen(*track);
+	p->track = name ? name : "";
+	p->track_len = strlen(p->track);
+	p->track_fallback = "default";
 }
 
-/* At most the live window ago (a timestamp ahead of now counts as live). */
-static int is_recent(const struct systrace *st, uint64_t ts)
+/* At most `window` ago (a timestamp ahead of now counts as recent). */
+static int is_recent(uint64_t ts, uint64_t window)
 {
-	return (int64_t)(tl_now() - ts) <= (int64_t)st->live_window;
+	return (int64_t)(tl_now() - ts) <= (int64_t)window;
 }
 
 /*
@@ -288,16 +297,23 @@ static int is_recent(const struct systrace *st, uint64_t ts)
  * ends are not timed (the clock read beside the write is a tenth of its
  * cost) until the thread's first complete event of the session: that one
  * is checked against the thread's other events only, the later ones
- * against everything.
+ * against everything. The thread's very first event (`first`) came
+ * through the thread's registration: it is live when it lasts at most the
+ * live window and ends within FIRST_EVENT_GRACE_NS, so that no event is
+ * lost for being a thread's first. Threads past the table share one entry
+ * and are not checked against their previous event.
  */
-static int complete_is_live(const struct systrace *st, const tl_record_view *v)
+static int complete_is_live(const struct systrace *st, const tl_record_view *v, bool first)
 {
-	thread_get()->timed_session = st->session;
+	struct systrace_thread *t = thread_get();
+	t->timed_session = st->session;
 	if (v->value < v->ts)
 		return 0;
-	if (thread_get()->session == st->session && v->ts < thread_get()->last_ts)
+	if (first)
+		return v->value - v->ts <= st->live_window && is_recent(v->value, st->first_grace);
+	if (t != &overflow && t->session == st->session && v->ts < t->last_ts)
 		return 0;
-	return is_recent(st, v->ts);
+	return is_recent(v->ts, st->live_window);
 }
 
 /* Formats and writes one payload; counts a truncation. */
@@ -324,13 +340,16 @@ static inline void pid_refresh(void)
 /* What this thread wrote last, for complete_is_live. */
 static inline void note_written(const struct systrace *st, uint64_t ts)
 {
+	if (thread_self == &overflow)
+		return; /* shared: nothing to compare with */
 	thread_get()->session = st->session;
 	thread_get()->last_ts = ts;
 }
 
-/* Turns one decoded record into its payloads. Returns 1 written, 0 not
- * representable, -1 failed (counted by write_payload). */
-static int write_event(struct systrace *st, const tl_record_view *v)
+/* Turns one decoded record into its payloads; `first`: the thread's first
+ * event (complete_is_live). Returns 1 written, 0 not representable, -1
+ * failed (counted by write_payload). */
+static int write_event(struct systrace *st, const tl_record_view *v, bool first)
 {
 	pid_refresh();
 	char numbered[TL_RECORD_NAME_MAX];
@@ -361,7 +380,7 @@ static int write_event(struct systrace *st, const tl_record_view *v)
 		}
 		break;
 	case TL_PHASE_COMPLETE:
-		if (!complete_is_live(st, v))
+		if (!complete_is_live(st, v, first))
 			return 0;
 		p.phase = 'B';
 		if (send(st, &p) != 0)
@@ -374,12 +393,12 @@ static int write_event(struct systrace *st, const tl_record_view *v)
 			break;
 		}
 		p.phase = 'N';
-		category_track(v, &p.track, &p.track_len);
+		category_track(v, &p);
 		break;
 	case TL_PHASE_ASYNC_BEGIN:
 	case TL_PHASE_ASYNC_END:
 	case TL_PHASE_ASYNC_INSTANT:
-		if (!is_recent(st, v->ts))
+		if (!is_recent(v->ts, first ? st->first_grace : st->live_window))
 			return 0;
 		p.number = tl_atrace_cookie(v->value);
 		if (async_track(v, &track, &track_len)) {
@@ -390,7 +409,7 @@ static int write_event(struct systrace *st, const tl_record_view *v)
 			                                           : 'N';
 		} else if (v->phase == TL_PHASE_ASYNC_INSTANT) {
 			p.phase = 'N';
-			category_track(v, &p.track, &p.track_len);
+			category_track(v, &p);
 		} else {
 			p.phase = v->phase == TL_PHASE_ASYNC_BEGIN ? 'S' : 'F';
 		}
@@ -404,25 +423,19 @@ static int write_event(struct systrace *st, const tl_record_view *v)
 	return 1;
 }
 
-/* Formats B|pid|name (name not NULL) or E|pid into buf: a name with no
- * byte to replace, no trailing blank, that fits, copied as it is. Returns
- * the length, or 0 when the name needs the general formatter. */
+/* Formats B|pid|name (name not NULL) or E|pid into buf. Returns the
+ * length, or 0 when the name had to be shortened (the general formatter
+ * then writes it and counts the cut). */
 static size_t format_slice(char *buf, char phase, const char *name)
 {
-	buf[0] = phase == TL_PHASE_BEGIN ? 'B' : 'E';
-	buf[1] = '|';
-	memcpy(buf + 2, thread_get()->pid_text, sizeof thread_get()->pid_text);
-	size_t n = 2 + thread_get()->pid_len;
-	if (!name)
-		return n;
-	/* up to the first separator; glibc scans this with vector compares */
-	size_t len = strcspn(name, "|\n\r");
-	if (name[len] != '\0' || len > TL_ATRACE_PAYLOAD_MAX - 1 - n ||
-	    (len > 0 && tl_atrace_is_blank(name[len - 1])))
-		return 0;
-	buf[n++] = '|';
-	memcpy(buf + n, name, len);
-	return n + len;
+	struct tl_atrace_payload p = {.phase = phase == TL_PHASE_BEGIN ? 'B' : 'E',
+	                              .pid = thread_get()->pid_text,
+	                              .pid_len = thread_get()->pid_len,
+	                              .name = name,
+	                              .name_len = name ? strlen(name) : 0};
+	int truncated = 0;
+	size_t n = tl_atrace_format(buf, &p, &truncated);
+	return truncated ? 0 : n;
 }
 
 /* The payload of a slice begin or end from the thread's cache, made there
@@ -492,6 +505,7 @@ static inline bool is_plain_slice(const tl_record_view *v)
 static __attribute__((noinline)) void write_event_slow(struct systrace *st,
                                                        const tl_record_view *event)
 {
+	bool first = thread_self == NULL;
 	struct systrace_thread *t = thread_get();
 	struct systrace_counters *c = &t->counters;
 	if (TL_UNLIKELY(is_flow(event->phase))) {
@@ -516,7 +530,7 @@ static __attribute__((noinline)) void write_event_slow(struct systrace *st,
 			v.ts = tl_now();
 		if (v.name && v.name_len == TL_RECORD_LEN_UNMEASURED)
 			v.name_len = strlen(v.name);
-		rc = write_event(st, &v);
+		rc = write_event(st, &v, first);
 	}
 	count(rc > 0 ? &c->written : rc == 0 ? &c->not_representable : &c->dropped);
 }
@@ -668,6 +682,7 @@ static int systrace_start(struct tl_recorder *rec, const tl_options *opts)
 	st->tracing_on_fd = gate_fd;
 	st->gate_interval = timestamp_span(GATE_INTERVAL_NS);
 	st->live_window = timestamp_span(LIVE_WINDOW_NS);
+	st->first_grace = timestamp_span(FIRST_EVENT_GRACE_NS);
 	st->session = ++session_counter;
 	atomic_store(&st->off, 0);
 	atomic_store(&st->fd_closed, 0);

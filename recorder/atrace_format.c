@@ -37,39 +37,85 @@ int tl_atrace_counter_from_double(double v, int64_t *out)
 	return 1;
 }
 
-static inline bool is_separator(char c)
+/* The length of the valid UTF-8 sequence at s (at most avail bytes), or 0
+ * for a byte that starts none: a continuation byte, an overlong form, a
+ * surrogate, past U+10FFFF, or a sequence cut short. */
+static size_t utf8_length(const unsigned char *s, size_t avail)
 {
-	return tl_atrace_is_separator(c);
-}
-
-static inline bool is_blank(char c)
-{
-	return tl_atrace_is_blank(c);
-}
-
-/*
- * How much of a field of len bytes goes out with at most max bytes: cut at
- * max (backing off to the start of a UTF-8 sequence; *cut set), then
- * without trailing blanks (separators included: they become spaces).
- */
-static size_t field_length(const char *s, size_t len, size_t max, int *cut)
-{
-	if (len > max) {
-		len = max;
-		while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
-			len--;
-		*cut = 1;
+	unsigned c = s[0];
+	size_t len;
+	uint32_t cp;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
 	}
-	while (len > 0 && is_blank(s[len - 1]))
-		len--;
+	if (avail < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
+		return 0;
+	if (len == 4 && (cp < 0x10000 || cp > 0x10ffff))
+		return 0;
 	return len;
 }
 
-static size_t copy_field(char *out, const char *s, size_t len)
+static const char replacement[3] = {(char)0xef, (char)0xbf, (char)0xbd}; /* U+FFFD */
+
+size_t tl_atrace_clean(char *out, size_t cap, const char *s, size_t len, const char *fallback,
+                       int *cut)
 {
-	for (size_t i = 0; i < len; i++)
-		out[i] = is_separator(s[i]) ? ' ' : s[i];
-	return len;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, n = 0;
+	while (i < len) {
+		/* the common case: printable ASCII, copied as it is */
+		if (tl_atrace_byte_kept((char)p[i])) {
+			if (n == cap)
+				break;
+			out[n++] = (char)p[i++];
+			continue;
+		}
+		size_t in = p[i] < 0x80 ? 1 : utf8_length(p + i, len - i);
+		const char *piece = (const char *)p + i;
+		size_t piece_len = in;
+		if (in == 0) {
+			piece = replacement;
+			piece_len = sizeof replacement;
+			in = 1;
+		} else if (in == 1) {
+			piece = " "; /* a control byte or '|' */
+		}
+		if (piece_len > cap - n)
+			break;
+		for (size_t k = 0; k < piece_len; k++)
+			out[n++] = piece[k];
+		i += in;
+	}
+	if (i < len)
+		*cut = 1;
+	while (n > 0 && out[n - 1] == ' ')
+		n--;
+	if (n == 0) {
+		const char *word = fallback ? fallback : TL_ATRACE_UNNAMED;
+		while (word[n] != '\0' && n < cap) {
+			out[n] = word[n];
+			n++;
+		}
+	}
+	return n;
 }
 
 size_t tl_atrace_format(char *buf, const struct tl_atrace_payload *p, int *truncated)
@@ -115,23 +161,34 @@ size_t tl_atrace_format(char *buf, const struct tl_atrace_payload *p, int *trunc
 	for (size_t i = 0; i < pid_len; i++)
 		buf[n++] = p->pid[i];
 
-	/* At most 22 + 21 fixed bytes, so the track always has room. */
-	size_t room = TL_ATRACE_PAYLOAD_MAX - n - tail_len - has_track - has_name;
+	/* At most 22 + 21 fixed bytes: the track and the name always have room. */
 	int cut = 0;
-	size_t track_len = has_track ? field_length(p->track, p->track_len, room, &cut) : 0;
-	size_t name_len = has_name ? field_length(p->name, p->name_len, room - track_len, &cut) : 0;
-
 	if (has_track) {
 		buf[n++] = '|';
-		n += copy_field(buf + n, p->track, track_len);
+		size_t room = TL_ATRACE_PAYLOAD_MAX - n - tail_len -
+		              (has_name ? 1 + TL_ATRACE_NAME_MIN : 0);
+		n += tl_atrace_clean(buf + n, room, p->track, p->track_len, p->track_fallback,
+		                     &cut);
 	}
 	if (has_name) {
 		buf[n++] = '|';
-		n += copy_field(buf + n, p->name, name_len);
+		n += tl_atrace_clean(buf + n, TL_ATRACE_PAYLOAD_MAX - n - tail_len, p->name,
+		                     p->name_len, TL_ATRACE_UNNAMED, &cut);
 	}
 	for (size_t i = 0; i < tail_len; i++)
 		buf[n++] = tail[i];
 	if (cut)
 		*truncated = 1;
+	return n;
+}
+
+size_t tl_atrace_comm(char out[TL_COMM_MAX + 1], const char *name)
+{
+	size_t len = 0;
+	while (name[len] != '\0')
+		len++;
+	int cut = 0;
+	size_t n = tl_atrace_clean(out, TL_COMM_MAX, name, len, "", &cut);
+	out[n] = '\0';
 	return n;
 }

@@ -30,34 +30,64 @@ struct tl_atrace_payload {
 	size_t pid_len;
 	const char *track; /* N, G, H; not NUL-terminated */
 	size_t track_len;
+	const char *track_fallback; /* for a track empty once cleaned; NULL: "unnamed" */
 	const char *name; /* all but E and H; not NUL-terminated */
 	size_t name_len;
 	int64_t number; /* C: the value; S, F, G, H: the cookie */
 };
 
 /*
- * Formats p into buf, which must hold TL_ATRACE_PAYLOAD_MAX bytes. In the
- * name and the track, '|', '\n', '\r' and '\0' become spaces and trailing
- * blanks are dropped. When the payload would pass TL_ATRACE_PAYLOAD_MAX
- * bytes, the name is shortened (never inside a UTF-8 sequence), then, only
- * if that is not enough, the track; the numbers are never cut. *truncated
- * is set to 1 when something was shortened, and left alone otherwise.
- * Returns the payload's length. An unknown phase gives 0.
+ * Formats p into buf, which must hold TL_ATRACE_PAYLOAD_MAX bytes. The name
+ * and the track go through tl_atrace_clean. When the payload would pass
+ * TL_ATRACE_PAYLOAD_MAX bytes, the name is shortened, then, only if that is
+ * not enough, the track (which always leaves the name TL_ATRACE_NAME_MIN
+ * bytes); the numbers are never cut. *truncated is set to 1 when something
+ * was shortened, and left alone otherwise. Returns the payload's length. An
+ * unknown phase gives 0.
  */
 size_t tl_atrace_format(char *buf, const struct tl_atrace_payload *p, int *truncated);
 
-/* The bytes a name or track may not contain: tl_atrace_format makes them
- * spaces. */
-static inline bool tl_atrace_is_separator(char c)
-{
-	return c == '|' || c == '\n' || c == '\r' || c == '\0';
-}
+/* What a name empty once cleaned is written as (the exporters' word). */
+#define TL_ATRACE_UNNAMED "unnamed"
+/* The room a name or a track always keeps: the longest fallback. */
+#define TL_ATRACE_NAME_MIN 7
 
-/* Whether c is a byte tl_atrace_format drops at the end of a name: a blank,
- * or a separator. */
-static inline bool tl_atrace_is_blank(char c)
+/*
+ * The one cleaning of a name or a track of the atrace grammar, used by the
+ * systrace recorder and by the ftrace exporter, so that the same name gives
+ * the same bytes in both (table in docs/systrace.md, "Names"):
+ *
+ *  - a control byte (0x00-0x1f: tab, newline, CR, NUL...; 0x7f) and '|'
+ *    become a space: nothing can shift a field or split a line;
+ *  - a byte that does not start a valid UTF-8 sequence becomes U+FFFD;
+ *  - trailing spaces are dropped;
+ *  - at most cap bytes are written, never a character in part (*cut set to
+ *    1 when something did not fit, left alone otherwise);
+ *  - an empty result is written as `fallback` (NULL: TL_ATRACE_UNNAMED), so
+ *    a field is never empty. cap must be at least TL_ATRACE_NAME_MIN.
+ *
+ * s may be NULL (len 0) and need not be NUL-terminated. Returns the length
+ * written to out. Async-signal-safe.
+ */
+size_t tl_atrace_clean(char *out, size_t cap, const char *s, size_t len, const char *fallback,
+                       int *cut);
+
+/* The longest kernel comm (TASK_COMM_LEN less its NUL). */
+#define TL_COMM_MAX 15
+
+/*
+ * The kernel comm for a thread or process name: the name cleaned as a
+ * marker name (tl_atrace_clean), at most TL_COMM_MAX bytes, never a
+ * character in part, NUL-terminated in out. Returns its length, 0 for a
+ * name empty once cleaned (the comm is then left alone).
+ */
+size_t tl_atrace_comm(char out[TL_COMM_MAX + 1], const char *name);
+
+/* Whether the byte c goes out of tl_atrace_clean as it is (printable
+ * ASCII but '|'). */
+static inline bool tl_atrace_byte_kept(char c)
 {
-	return c == ' ' || c == '\t' || c == '\v' || c == '\f' || tl_atrace_is_separator(c);
+	return c >= 0x20 && c < 0x7f && c != '|';
 }
 
 /* Writes v in decimal (at most 20 bytes, '-' included) and returns the length. */

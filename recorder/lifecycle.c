@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder/atrace_format.h"
 #include "recorder/categories.h"
 #include "recorder/clock.h"
 #include "recorder/log.h"
@@ -122,11 +124,36 @@ static void process_name_from_comm(void)
 	process_name_store(comm);
 }
 
+/* The main thread's comm, from any thread (the kernel lets a thread write
+ * the comm of any thread of its process); left alone when it cannot. */
+static void main_thread_comm(const char *name)
+{
+	char comm[TL_COMM_MAX + 1];
+	size_t len = tl_atrace_comm(comm, name);
+	if (len == 0)
+		return;
+	if ((pid_t)syscall(SYS_gettid) == getpid()) {
+		prctl(PR_SET_NAME, comm, 0, 0, 0);
+		return;
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)getpid());
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n;
+	do
+		n = write(fd, comm, len);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+}
+
 int tl_process_set_name(const char *name)
 {
 	if (!name)
 		return -EINVAL;
 	process_name_store(name);
+	main_thread_comm(name);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder/atrace_format.h"
 #include "recorder/clock.h"
 #include "recorder/compiler.h"
 #include "recorder/log.h"
@@ -94,6 +95,10 @@ int tl_thread_set_name(const char *name)
 {
 	if (!name)
 		return -EINVAL;
+	/* the kernel's comm too, so that every capture shows the name */
+	char comm[TL_COMM_MAX + 1];
+	if (tl_atrace_comm(comm, name) > 0)
+		prctl(PR_SET_NAME, comm, 0, 0, 0);
 	struct tl_slot *slot = tl_thread_slot();
 	if (!slot)
 		return -ENOSPC;

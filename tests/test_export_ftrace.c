@@ -376,7 +376,7 @@ static void test_ftrace_thread_instant_is_i_others_go_on_category_track(void **s
 	assert_body(&out,
 	            MAIN_AT "    0.000001" MARK "I|1000|mark\n" MAIN_AT "    0.000002" MARK
 	                    "N|1000|app|proc\n" MAIN_AT "    0.000003" MARK
-	                    "N|1000|app|glob\n" MAIN_AT "    0.000004" MARK "N|1000|net_io|step\n");
+	                    "N|1000|app|glob\n" MAIN_AT "    0.000004" MARK "N|1000|net io|step\n");
 	check_ftrace(&out, "--count I=1 --count N=3");
 	free(out.text);
 	builder_free(b);
@@ -393,7 +393,7 @@ static void test_ftrace_names_sanitised(void **state)
 	begin(b, MAIN, 4000, "");
 	output out = export_ftrace(b);
 
-	assert_non_null(strstr(out.text, MARK "B|1000|a_b c\n"));
+	assert_non_null(strstr(out.text, MARK "B|1000|a b c\n"));
 	assert_non_null(strstr(out.text, "0.000002" MARK "B|1000|unnamed\n"));
 	assert_non_null(strstr(out.text, MARK "B|1000|x\xef\xbf\xbd\n"));
 	assert_non_null(strstr(out.text, "0.000004" MARK "B|1000|unnamed\n"));

@@ -328,6 +328,42 @@ static void test_slices_are_timed_from_the_threads_first_complete_event(void **s
 	assert_int_equal(st.events_not_representable, 1);
 }
 
+#define FIRST_ROUNDS 10
+#define FIRST_THREADS 32
+
+static pthread_barrier_t first_barrier;
+
+/* A fresh thread whose first event is a complete event, all of them
+ * starting together so that their registrations contend. */
+static void *complete_first(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&first_barrier);
+	tl_timestamp t0 = tl_now();
+	TL_TRACE_EVENT_COMPLETE("systest", "first", t0, t0);
+	return NULL;
+}
+
+static void test_threads_first_complete_events_are_all_written(void **state)
+{
+	(void)state;
+	start();
+	for (int round = 0; round < FIRST_ROUNDS; round++) {
+		pthread_t threads[FIRST_THREADS];
+		assert_int_equal(pthread_barrier_init(&first_barrier, NULL, FIRST_THREADS), 0);
+		for (int i = 0; i < FIRST_THREADS; i++)
+			assert_int_equal(pthread_create(&threads[i], NULL, complete_first, NULL), 0);
+		for (int i = 0; i < FIRST_THREADS; i++)
+			pthread_join(threads[i], NULL);
+		pthread_barrier_destroy(&first_barrier);
+	}
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(st.events_not_representable, 0);
+	assert_int_equal(st.events_written, FIRST_ROUNDS * FIRST_THREADS);
+	assert_int_equal(n, 2 * FIRST_ROUNDS * FIRST_THREADS);
+}
+
 static void test_flows_are_counted_as_lost(void **state)
 {
 	(void)state;
@@ -370,6 +406,39 @@ static void test_separators_in_names_become_spaces(void **state)
 	assert_string_equal(markers[2].payload, expect("C", "|x y|5"));
 	assert_string_equal(markers[3].payload, expect("I", "|trailing"));
 	assert_int_equal(st.names_truncated, 0);
+}
+
+/* No field is ever empty: Perfetto rejects C|P||5, I|P|, G|P||name|1... */
+static void test_empty_names_and_tracks_are_written_unnamed(void **state)
+{
+	(void)state;
+	skip_when_emulated();
+	start();
+	tl_arg blank = {.key = "track", .type = TL_ARG_STRING, .value.s = " |"};
+	tl_emit_begin(cat, "");
+	tl_emit_end(cat);
+	tl_emit_counter(cat, " \t", 5);
+	TL_TRACE_EVENT_INSTANT0("systest", "|", TL_SCOPE_THREAD);
+	TL_TRACE_EVENT_INSTANT0("systest", "\n", TL_SCOPE_PROCESS);
+	tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "", 7, 0, NULL, 0);
+	tl_emit(cat, TL_PHASE_ASYNC_END, 0, "", 7, 0, NULL, 0);
+	tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "", 8, 0, &blank, 1);
+	tl_emit(cat, TL_PHASE_ASYNC_END, 0, "", 8, 0, &blank, 1);
+	tl_emit(cat, TL_PHASE_ASYNC_INSTANT, 0, "", 9, 0, &blank, 1);
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 10);
+	assert_string_equal(markers[0].payload, expect("B", "|unnamed"));
+	assert_string_equal(markers[1].payload, expect("E", ""));
+	assert_string_equal(markers[2].payload, expect("C", "|unnamed|5"));
+	assert_string_equal(markers[3].payload, expect("I", "|unnamed"));
+	assert_string_equal(markers[4].payload, expect("N", "|systest|unnamed"));
+	assert_string_equal(markers[5].payload, expect("S", "|unnamed|7"));
+	assert_string_equal(markers[6].payload, expect("F", "|unnamed|7"));
+	assert_string_equal(markers[7].payload, expect("G", "|unnamed|unnamed|8"));
+	assert_string_equal(markers[8].payload, expect("H", "|unnamed|8"));
+	assert_string_equal(markers[9].payload, expect("N", "|unnamed|unnamed"));
+	assert_int_equal(st.events_written, 10);
 }
 
 static void test_long_names_are_cut_to_a_1023_byte_payload(void **state)
@@ -503,9 +572,12 @@ int main(void)
 	    cmocka_unit_test_teardown(test_past_complete_events_are_counted_not_written, teardown),
 	    cmocka_unit_test_teardown(test_slices_are_timed_from_the_threads_first_complete_event,
 	                              teardown),
+	    cmocka_unit_test_teardown(test_threads_first_complete_events_are_all_written,
+	                              teardown),
 	    cmocka_unit_test_teardown(test_flows_are_counted_as_lost, teardown),
 	    cmocka_unit_test_teardown(test_arguments_are_not_appended, teardown),
 	    cmocka_unit_test_teardown(test_separators_in_names_become_spaces, teardown),
+	    cmocka_unit_test_teardown(test_empty_names_and_tracks_are_written_unnamed, teardown),
 	    cmocka_unit_test_teardown(test_long_names_are_cut_to_a_1023_byte_payload, teardown),
 	    cmocka_unit_test_teardown(test_forked_child_writes_its_own_pid, teardown),
 	    cmocka_unit_test_teardown(test_thread_events_carry_the_thread_tid_and_the_tgid,

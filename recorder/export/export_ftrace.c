@@ -16,11 +16,13 @@
  * thread's lines keep their matched order and threads go by increasing tid.
  *
  * Choices a reader may want to know:
- *  - Names: '|' becomes '_' (it separates fields), control characters
- *    (newline, carriage return, tab...) become ' ', invalid UTF-8 bytes
- *    become U+FFFD, trailing spaces are trimmed; an empty result is
- *    written "unnamed" (an empty category "default"). A payload is kept to 1023 bytes by cutting
- * the name on a character boundary; a category used as a track name is first cut to 511 bytes.
+ *  - Payloads are formatted by the systrace recorder's own writer
+ *    (tl_atrace_format), so a name gives the same bytes in both: '|' and
+ *    control characters (newline, carriage return, tab...) become ' ',
+ *    invalid UTF-8 bytes become U+FFFD, trailing spaces are trimmed, and an
+ *    empty result is written "unnamed" (a category "default"). A payload is
+ *    kept to 1023 bytes by cutting the name on a character boundary, then
+ *    the category used as a track name (docs/systrace.md, "Names").
  *  - Task names: spaces and control characters become '_', and a '-'
  *    followed by a digit becomes '_' (it would read as the -tid separator);
  *    a thread without a name is "<...>", as the kernel prints it.
@@ -38,10 +40,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recorder/atrace_format.h"
 #include "recorder/export/trace_model.h"
 
-#define PAYLOAD_MAX 1023
-#define TRACK_MAX 511
 #define TASK_WIDTH 16
 
 typedef struct ftrace_line {
@@ -62,53 +63,6 @@ static const char header[] = "# tracer: nop\n"
                              "#                                    ||| /     delay\n"
                              "#           TASK-PID    TGID   CPU#  ||||   TIMESTAMP  FUNCTION\n"
                              "#              | |        |      |   ||||      |         |\n";
-
-/*
- * Copies src into dst (room for cap bytes, no terminator) as a payload
- * name: see the file comment. Stops before a character that would not fit.
- * Returns the length written.
- */
-static size_t sanitize_name(char *dst, size_t cap, const char *src)
-{
-	const unsigned char *p = (const unsigned char *)(src ? src : "");
-	size_t avail = strlen((const char *)p);
-	size_t n = 0;
-
-	while (avail) {
-		size_t len = tl_utf8_char_len(p, avail);
-		const char *piece = (const char *)p;
-		size_t piece_len = len;
-		char c;
-		if (len == 0) {
-			piece = TL_UTF8_REPLACEMENT;
-			piece_len = sizeof TL_UTF8_REPLACEMENT - 1;
-			len = 1;
-		} else if (len == 1 && (*p < 0x20 || *p == 0x7f || *p == '|')) {
-			c = *p == '|' ? '_' : ' ';
-			piece = &c;
-		}
-		if (piece_len > cap - n)
-			break;
-		memcpy(dst + n, piece, piece_len);
-		n += piece_len;
-		p += len;
-		avail -= len;
-	}
-	while (n > 0 && dst[n - 1] == ' ')
-		n--;
-	return n;
-}
-
-/* sanitize_name, with "unnamed" for an empty result. */
-static size_t payload_name(char *dst, size_t cap, const char *src)
-{
-	size_t n = sanitize_name(dst, cap, src);
-	if (n == 0) {
-		n = strlen("unnamed") < cap ? strlen("unnamed") : cap;
-		memcpy(dst, "unnamed", n);
-	}
-	return n;
-}
 
 /* The task column: right-aligned in TASK_WIDTH, see the file comment. */
 static void write_task(tl_out *out, const char *name)
@@ -173,80 +127,56 @@ static void write_prefix(tl_out *out, const tl_match_thread *thread, int64_t ts_
 	tl_out_bytes(out, stamp, (size_t)n);
 }
 
-/*
- * payload = head + name + tail, the name cut so that the whole stays within
- * PAYLOAD_MAX bytes. head and tail hold only short numeric fields and a
- * track name of at most TRACK_MAX bytes, so the name always keeps room.
- */
-static size_t compose(char *payload, const char *head, size_t head_len, const char *name,
-                      const char *tail)
+/* The payload of an item, formatted with the recorder's writer; 0 when it
+ * has none (NaN counter). */
+static size_t item_payload(char *payload, uint32_t pid, const tl_model *model,
+                           const tl_slice_match *match, const tl_match_item *item)
 {
-	size_t tail_len = strlen(tail);
-	size_t n = head_len;
-	memcpy(payload, head, head_len);
-	n += payload_name(payload + n, PAYLOAD_MAX - head_len - tail_len, name);
-	memcpy(payload + n, tail, tail_len);
-	return n + tail_len;
-}
-
-/* Rounds half away from zero, saturating; without libm. */
-static int64_t round_counter(double d)
-{
-	if (d >= 9223372036854775807.0)
-		return INT64_MAX;
-	if (d <= -9223372036854775808.0)
-		return INT64_MIN;
-	int64_t whole = (int64_t)d; /* truncates toward zero */
-	double frac = d - (double)whole;
-	if (frac >= 0.5)
-		whole++;
-	else if (frac <= -0.5)
-		whole--;
-	return whole;
-}
-
-/* The payload of a non-slice event; 0 when it has none (NaN counter). */
-static size_t event_payload(char *payload, uint32_t pid, const tl_model_event *ev)
-{
-	char head[32 + TRACK_MAX];
-	char tail[32];
-	const char *name = tl_export_event_name(ev);
-	char letter;
-	int n;
-
-	tail[0] = '\0';
+	char pid_text[24];
+	struct tl_atrace_payload p = {.pid = pid_text,
+	                              .pid_len = tl_atrace_format_i64(pid_text, pid)};
+	int truncated = 0;
+	if (item->kind == TL_ITEM_OPEN) {
+		const tl_model_event *ev = &model->events[match->slices[item->ref].event];
+		p.phase = 'B';
+		p.name = tl_export_event_name(ev);
+		p.name_len = strlen(p.name);
+		return tl_atrace_format(payload, &p, &truncated);
+	}
+	if (item->kind != TL_ITEM_EVENT) {
+		p.phase = 'E';
+		return tl_atrace_format(payload, &p, &truncated);
+	}
+	const tl_model_event *ev = &model->events[item->ref];
+	p.name = tl_export_event_name(ev);
+	p.name_len = strlen(p.name);
 	if (ev->phase == TL_PHASE_ASYNC_INSTANT ||
 	    (ev->phase == TL_PHASE_INSTANT &&
 	     (ev->scope & TL_EVENT_SCOPE_MASK) != TL_EVENT_SCOPE_THREAD)) {
 		/* On a track named after the category. */
-		n = snprintf(head, sizeof head, "N|%u|", (unsigned)pid);
-		n += (int)payload_name(head + n, TRACK_MAX, tl_export_event_cat(ev));
-		head[n++] = '|';
-		return compose(payload, head, (size_t)n, name, tail);
+		p.phase = 'N';
+		p.track = tl_export_event_cat(ev);
+		p.track_len = strlen(p.track);
+		p.track_fallback = "default";
+		return tl_atrace_format(payload, &p, &truncated);
 	}
 	switch (ev->phase) {
-	case TL_PHASE_COUNTER: {
-		int64_t value = ev->counter_i;
-		if (ev->counter_is_double) {
-			if (isnan(ev->counter_d))
-				return 0;
-			value = round_counter(ev->counter_d);
-		}
-		snprintf(tail, sizeof tail, "|%lld", (long long)value);
-		letter = 'C';
+	case TL_PHASE_COUNTER:
+		p.phase = 'C';
+		p.number = ev->counter_i;
+		if (ev->counter_is_double && !tl_atrace_counter_from_double(ev->counter_d, &p.number))
+			return 0;
 		break;
-	}
 	case TL_PHASE_ASYNC_BEGIN:
 	case TL_PHASE_ASYNC_END:
-		snprintf(tail, sizeof tail, "|%lld", (long long)(int64_t)ev->id);
-		letter = ev->phase == TL_PHASE_ASYNC_BEGIN ? 'S' : 'F';
+		p.phase = ev->phase == TL_PHASE_ASYNC_BEGIN ? 'S' : 'F';
+		p.number = tl_atrace_cookie(ev->id);
 		break;
 	default: /* TL_PHASE_INSTANT, thread scope */
-		letter = 'I';
+		p.phase = 'I';
 		break;
 	}
-	n = snprintf(head, sizeof head, "%c|%u|", letter, (unsigned)pid);
-	return compose(payload, head, (size_t)n, name, tail);
+	return tl_atrace_format(payload, &p, &truncated);
 }
 
 static int compare_line(const void *pa, const void *pb)
@@ -334,20 +264,9 @@ int tl_export_ftrace(const tl_model *model, int fd, tl_export_counts *counts)
 
 	for (size_t i = 0; i < nlines && !out->err; i++) {
 		const tl_match_item *item = lines[i].item;
-		char payload[PAYLOAD_MAX + 1];
+		char payload[TL_ATRACE_PAYLOAD_MAX];
 		uint32_t pid = match.threads[lines[i].thread].pid;
-		size_t len;
-		if (item->kind == TL_ITEM_EVENT) {
-			len = event_payload(payload, pid, &model->events[item->ref]);
-		} else if (item->kind == TL_ITEM_OPEN) {
-			const tl_model_event *ev = &model->events[match.slices[item->ref].event];
-			char head[32];
-			n = snprintf(head, sizeof head, "B|%u|", (unsigned)pid);
-			len = compose(payload, head, (size_t)n, tl_export_event_name(ev), "");
-		} else {
-			len =
-			    (size_t)snprintf(payload, sizeof payload, "E|%u", (unsigned)pid);
-		}
+		size_t len = item_payload(payload, pid, model, &match, item);
 		write_prefix(out, &match.threads[lines[i].thread], lines[i].ts_ns);
 		tl_out_bytes(out, payload, len);
 		tl_out_char(out, '\n');
