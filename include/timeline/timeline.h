@@ -322,14 +322,18 @@ TL_API void tl_emit_complete(const tl_category *cat, const char *name, tl_timest
 
 /*
  * Names the calling thread in the trace metadata (copied, up to 255 bytes;
- * kept after the thread exits, until a new thread reuses its entry). Threads
- * never named get the kernel's comm. Needs no session.
+ * kept after the thread exits, until a new thread reuses its entry), and
+ * sets the thread's kernel comm to the name cleaned as atrace names are, cut
+ * to 15 bytes (so a live capture shows it too). Threads never named get the
+ * kernel's comm. Needs no session.
  * Returns 0, -EINVAL for NULL, -ENOSPC when the thread table is full (or the
  * thread is exiting).
  */
 TL_API int tl_thread_set_name(const char *name);
 
-/* Names the process in the trace metadata (copied). Returns 0 or -EINVAL. */
+/* Names the process in the trace metadata (copied), and sets the main
+ * thread's kernel comm to it (cleaned, 15 bytes), from any thread. Returns 0
+ * or -EINVAL. */
 TL_API int tl_process_set_name(const char *name);
 
 /* ---------------------------------------------------------------------------
