@@ -49,10 +49,11 @@ static ALWAYS_INLINE void put(_Atomic uint64_t *p, uint64_t v)
 	atomic_store_explicit(p, v, memory_order_relaxed);
 }
 
+/* Adds to a thread's counter: an atomic add, which a signal handler that
+ * counts on the same thread cannot split (off the fast path only). */
 static void count(_Atomic uint64_t *counter, uint64_t n)
 {
-	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
-	                      memory_order_relaxed);
+	atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
 }
 
 /* ---- the reserve/commit pair ----------------------------------------------- */

@@ -164,10 +164,26 @@ static inline int tl_slot_busy(const struct tl_slot *slot)
  */
 static inline int tl_slot_enter_pos(struct tl_slot *slot, uint64_t *pos)
 {
-	uint64_t word = atomic_load_explicit(&slot->pos, memory_order_relaxed);
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+	/* One instruction sets the flag and says whether it was set: a signal
+	 * handler runs before it or after it, never between a test and a set
+	 * (no lock prefix: only this thread and its handlers write the word
+	 * while it is set). */
+	unsigned char was_busy;
+	__asm__ volatile("btsq $0, %0"
+	                 : "+m"(*(uint64_t *)(void *)&slot->pos), "=@ccc"(was_busy)
+	                 :
+	                 : "memory");
+	if (__builtin_expect(was_busy, 0))
+		return 0;
+	uint64_t word = atomic_load_explicit(&slot->pos, memory_order_relaxed) & ~TL_SLOT_BUSY;
+#else
+	/* An atomic or: a handler cannot split it either (on aarch64 an
+	 * exclusive pair or LDSET; a handler in between makes the pair retry). */
+	uint64_t word = atomic_fetch_or_explicit(&slot->pos, TL_SLOT_BUSY, memory_order_relaxed);
 	if (__builtin_expect(word & TL_SLOT_BUSY, 0))
 		return 0;
-	atomic_store_explicit(&slot->pos, word + TL_SLOT_BUSY, memory_order_relaxed);
+#endif
 	atomic_signal_fence(memory_order_seq_cst);
 	*pos = word;
 	return 1;

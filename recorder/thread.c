@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -35,6 +36,10 @@ static pthread_key_t exit_key;
 static uint64_t exit_counter; /* under slots_lock */
 /* Set when this thread cannot have a slot (table full, or exiting). */
 static __thread int slot_refused;
+/* Set while this thread registers: an event from a signal handler that
+ * interrupts the registration is dropped and counted instead of waiting
+ * for the lock its own thread holds. */
+static __thread volatile sig_atomic_t slot_registering;
 
 /* Counters of slots that were recycled for another thread. */
 static _Atomic uint64_t recycled_dropped, recycled_truncated, recycled_args_dropped;
@@ -45,10 +50,11 @@ static uint32_t current_tid(void)
 	return (uint32_t)syscall(SYS_gettid);
 }
 
+/* An atomic add: a signal handler that counts on the same thread, or
+ * another thread on a shared counter, cannot lose it. */
 static void add(_Atomic uint64_t *counter, uint64_t n)
 {
-	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
-			      memory_order_relaxed);
+	atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
 }
 
 /* ---- names ---------------------------------------------------------------- */
@@ -166,10 +172,12 @@ struct tl_slot *tl_thread_slot(void)
 	struct tl_slot *slot = tl_self;
 	if (TL_LIKELY(slot != &tl_slot_none))
 		return slot;
-	if (slot_refused) {
+	if (slot_refused || slot_registering) {
 		add(&tl_unregistered_dropped, 1);
 		return NULL;
 	}
+	slot_registering = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	pthread_once(&key_once, make_exit_key);
 	pthread_mutex_lock(&slots_lock);
 	slot = slot_pick();
@@ -190,6 +198,7 @@ struct tl_slot *tl_thread_slot(void)
 	}
 	pthread_mutex_unlock(&slots_lock);
 	if (!slot) {
+		slot_registering = 0;
 		slot_refused = 1;
 		add(&tl_unregistered_dropped, 1);
 		tl_log(TL_LOG_WARNING, "thread table full (%d threads): events of thread %u dropped",
@@ -198,6 +207,8 @@ struct tl_slot *tl_thread_slot(void)
 	}
 	pthread_setspecific(exit_key, slot);
 	tl_self = slot;
+	atomic_signal_fence(memory_order_seq_cst);
+	slot_registering = 0;
 	return slot;
 }
 
