@@ -156,6 +156,25 @@ static void test_cli_fps_reads_frame_slices_of_every_trace_format(void **state)
 	free(out);
 }
 
+/* Frames that started at their vsync carry no vsync_ns argument: the slice
+ * start is the vsync. The fixture's 10 frames at 50 Hz start on vsyncs; frame
+ * 5 takes 2.5 periods (2 dropped) and frame 8 takes 1.2 (1 dropped). */
+static void test_cli_fps_counts_drops_from_slice_starts_without_vsync_arg(void **state)
+{
+	(void)state;
+	char *out;
+	assert_int_equal(
+	    run(&out, "--json " TL_SOURCE_DIR "/tests/fixtures/frames/no_vsync_arg.json"), 0);
+	assert_non_null(strstr(out, "\"frames\":10,"));
+	assert_non_null(strstr(out, "\"refresh_period_ns\":20000000,"));
+	assert_non_null(strstr(out, "\"dropped_frames\":3,\"janky_frames\":2"));
+	/* presents on the vsync slots each frame made: 20 ms apart, 60 ms after
+	 * frame 5, 40 ms after frame 8 */
+	assert_non_null(strstr(out, "\"periods_per_interval\":{\"1\":7,\"2\":1,\"3\":1,"));
+	assert_non_null(strstr(out, "\"max\":60.000}"));
+	free(out);
+}
+
 static void test_cli_fps_plot_writes_an_svg(void **state)
 {
 	(void)state;
@@ -183,6 +202,7 @@ int main(void)
 	    cmocka_unit_test(test_cli_fps_bad_input_names_file_and_line),
 	    cmocka_unit_test(test_cli_fps_of_a_directory_says_it_is_a_directory),
 	    cmocka_unit_test(test_cli_fps_reads_frame_slices_of_every_trace_format),
+	    cmocka_unit_test(test_cli_fps_counts_drops_from_slice_starts_without_vsync_arg),
 	    cmocka_unit_test(test_cli_fps_plot_writes_an_svg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,6 +115,59 @@ static void test_typed_arguments_are_kept(void **state)
 	tl_model_free(&m);
 }
 
+static void scoped_with_four_arguments(void)
+{
+	TL_TRACE_EVENT4("ev", "scoped4", "i", -1, "u", 2u, "d", 0.25, "s", "four");
+}
+
+/* Every form that takes arguments takes up to four, each typed. */
+static void test_macros_take_up_to_four_typed_arguments(void **state)
+{
+	(void)state;
+	char copied[] = "copied name";
+	scoped_with_four_arguments();
+	TL_TRACE_EVENT_BEGIN3("ev", "begin3", "a", 1, "b", 2, "c", 3);
+	TL_TRACE_EVENT_END4("ev", "begin3", "w", 1, "x", 2, "y", 3, "z", (bool)true);
+	TL_TRACE_EVENT_INSTANT4("ev", "instant4", TL_SCOPE_PROCESS, "a", 1, "b", 2, "c", 3, "d",
+	                        (int64_t)-4);
+	TL_TRACE_EVENT_COPY_INSTANT3("ev", copied, TL_SCOPE_THREAD, "a", 1, "b", 2, "c", 3);
+	TL_TRACE_EVENT_ASYNC_BEGIN4("ev", "job", 5, "a", 1, "b", 2, "c", 3, "d", 4);
+	TL_TRACE_EVENT_ASYNC_INSTANT3("ev", "job", 5, "a", 1, "b", 2, "c", 3);
+	TL_TRACE_EVENT_ASYNC_END3("ev", "job", 5, "a", 1, "b", 2, "c", 3);
+	TRACE_EVENT_COPY_BEGIN4("ev", copied, "a", 1, "b", 2, "c", 3, "d", 4);
+	TRACE_EVENT_END3("ev", copied, "a", 1, "b", 2, "c", 3);
+	tl_stats st = {.struct_size = sizeof st};
+	tl_stats_get(&st);
+	assert_int_equal(st.args_dropped, 0);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	const tl_model_event *e = find(&m, 'B', "scoped4");
+	assert_int_equal(e->nargs, 4);
+	assert_int_equal(arg(e, "i")->type, TL_ARG_INT);
+	assert_int_equal(arg(e, "u")->type, TL_ARG_UINT);
+	assert_int_equal(arg(e, "d")->type, TL_ARG_DOUBLE);
+	assert_int_equal(arg(e, "s")->type, TL_ARG_STRING);
+	assert_string_equal(arg(e, "s")->v.s, "four");
+	assert_int_equal(tl_test_count_events(&m, 'E', NULL), 3);
+	assert_int_equal(find(&m, 'B', "begin3")->nargs, 3);
+	assert_int_equal(arg(find(&m, 'i', "instant4"), "d")->v.i, -4);
+	assert_int_equal(find(&m, 'i', "instant4")->scope, TL_EVENT_SCOPE_PROCESS);
+	assert_int_equal(find(&m, 'i', "copied name")->nargs, 3);
+	assert_int_equal(find(&m, 'b', "job")->nargs, 4);
+	assert_int_equal(find(&m, 'n', "job")->nargs, 3);
+	assert_int_equal(find(&m, 'e', "job")->nargs, 3);
+	assert_int_equal(find(&m, 'B', "copied name")->nargs, 4);
+	unsigned end_args = 0;
+	for (size_t i = 0; i < m.nevents; i++)
+		if (m.events[i].phase == 'E')
+			end_args += m.events[i].nargs;
+	assert_int_equal(end_args, 4 + 3);
+	for (size_t i = 0; i < m.nevents; i++)
+		if (m.events[i].phase == 'E' && m.events[i].nargs == 4)
+			assert_int_equal(arg(&m.events[i], "z")->type, TL_ARG_BOOL);
+	tl_model_free(&m);
+}
+
 static void test_copied_strings_survive_their_buffer(void **state)
 {
 	(void)state;
@@ -298,6 +351,7 @@ int main(void)
 		T(test_scoped_event_ends_at_scope_exit),
 		T(test_numbered_begin_is_named_with_its_number),
 		T(test_typed_arguments_are_kept),
+		T(test_macros_take_up_to_four_typed_arguments),
 		T(test_copied_strings_survive_their_buffer),
 		T(test_long_copies_are_truncated_and_counted),
 		T(test_truncation_keeps_utf8_sequences_whole),

@@ -19,6 +19,8 @@ static void scoped_work(const std::string &what)
 {
 	TL_TRACE_EVENT1("cxx", "scoped", "what", TL_STR_COPY(what.c_str()));
 	TL_TRACE_EVENT_INSTANT2("cxx", "mark", TL_SCOPE_THREAD, "n", 3, "ratio", 0.5);
+	TL_TRACE_EVENT_INSTANT4("cxx", "mark4", TL_SCOPE_THREAD, "n", 3, "ratio", 0.5, "s", "str",
+	                        "ok", true);
 	TL_TRACE_EVENT_COUNTER("cxx", "level", 2.5);
 	TL_TRACE_EVENT_COUNTER("cxx", "count", 12);
 	TL_TRACE_EVENT_ASYNC_BEGIN1("cxx", "load", 7u, "ok", true);
@@ -39,8 +41,9 @@ int main()
 	tl_stats st = {};
 	st.struct_size = sizeof st;
 	CHECK(tl_stats_get(&st) == 0);
-	// scoped B+E, instant, 2 counters, async b+e, flow, complete, alias B+E
-	CHECK(st.events_written == 11);
+	// scoped B+E, 2 instants, 2 counters, async b+e, flow, complete, alias B+E
+	CHECK(st.events_written == 12);
+	CHECK(st.args_dropped == 0);
 	tl_shutdown();
 	std::printf("%d failed\n", failures);
 	return failures ? 1 : 0;

@@ -4,9 +4,12 @@
  * format keeps arguments), read through the importer from a binary
  * snapshot, Chrome JSON or ftrace text. One series per thread.
  *
- * A frame's present time is its present_ns argument; without one, the
- * vsync slot it made (vsync + max(1, ceil((end - vsync) / period)) periods);
- * without a vsync (ftrace text keeps no arguments), its end. Its period is
+ * A frame's vsync is its vsync_ns argument, else its start (the frame
+ * tracer leaves the argument out when the frame started at its vsync; ftrace
+ * text keeps no arguments). Its present time is its present_ns argument;
+ * without one, the vsync slot it made (vsync + max(1, ceil((end - vsync) /
+ * period)) periods). It dropped ceil((end - (vsync + period)) / period)
+ * frames when it ended after its deadline. Its period is
  * its period_ns argument, else the last refresh_period_ns counter sample of
  * its process at or before its start, else the median interval between
  * frame ends (flagged as estimated).
@@ -158,15 +161,15 @@ static int series_from_frames(fps_series *s, struct trace_frame *f, size_t n)
 	}
 	for (size_t i = 0; i < n; i++) {
 		int64_t period = f[i].period > 0 ? f[i].period : fallback;
-		int64_t present = f[i].end;
-		if (f[i].present > 0) {
-			present = f[i].present;
-		} else if (f[i].vsync > 0) {
-			int64_t late = f[i].end - f[i].vsync;
+		/* the frame tracer writes vsync_ns only when it differs from the start */
+		int64_t vsync = f[i].vsync > 0 ? f[i].vsync : f[i].start;
+		int64_t present = f[i].present;
+		if (present <= 0) {
+			int64_t late = f[i].end - vsync;
 			int64_t slots = late > period ? (late + period - 1) / period : 1;
-			present = f[i].vsync + slots * period;
+			present = vsync + slots * period;
 		}
-		int64_t lateness = f[i].vsync > 0 ? f[i].end - (f[i].vsync + period) : 0;
+		int64_t lateness = f[i].end - (vsync + period);
 		uint64_t dropped = lateness > 0 ? (uint64_t)((lateness + period - 1) / period) : 0;
 		s->dropped_frames += dropped;
 		s->janky_frames += dropped != 0;

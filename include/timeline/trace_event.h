@@ -120,6 +120,25 @@ static inline void tl_i_emit2(const tl_category *cat, tl_phase phase, unsigned f
 	tl_arg args[2] = {a, b};
 	tl_emit(cat, phase, flags, name, id, 0, args, 2);
 }
+static inline void tl_i_emit3(const tl_category *cat, tl_phase phase, unsigned flags,
+			      const char *name, uint64_t id, tl_arg a, tl_arg b, tl_arg c)
+{
+	tl_arg args[3] = {a, b, c};
+	tl_emit(cat, phase, flags, name, id, 0, args, 3);
+}
+static inline void tl_i_emit4(const tl_category *cat, tl_phase phase, unsigned flags,
+			      const char *name, uint64_t id, tl_arg a, tl_arg b, tl_arg c,
+			      tl_arg d)
+{
+	tl_arg args[4] = {a, b, c, d};
+	tl_emit(cat, phase, flags, name, id, 0, args, 4);
+}
+
+/* The type an event name must have, for names that are checked, not used. */
+static inline const char *tl_i_name(const char *name)
+{
+	return name;
+}
 
 /* Scoped slices end through __attribute__((cleanup)). */
 typedef struct tl_i_scope {
@@ -164,6 +183,19 @@ static inline tl_i_scope tl_i_scope_begin2(const tl_category *cat, unsigned flag
 	tl_i_emit2(cat, TL_PHASE_BEGIN, flags, name, 0, a, b);
 	return tl_i_scope_begun(cat);
 }
+static inline tl_i_scope tl_i_scope_begin3(const tl_category *cat, unsigned flags,
+					   const char *name, tl_arg a, tl_arg b, tl_arg c)
+{
+	tl_i_emit3(cat, TL_PHASE_BEGIN, flags, name, 0, a, b, c);
+	return tl_i_scope_begun(cat);
+}
+static inline tl_i_scope tl_i_scope_begin4(const tl_category *cat, unsigned flags,
+					   const char *name, tl_arg a, tl_arg b, tl_arg c,
+					   tl_arg d)
+{
+	tl_i_emit4(cat, TL_PHASE_BEGIN, flags, name, 0, a, b, c, d);
+	return tl_i_scope_begun(cat);
+}
 
 static inline uint64_t tl_i_double_bits(double v)
 {
@@ -206,7 +238,15 @@ static inline tl_arg tl_i_arg(const char *k, tl_i_copied_string v) { return tl_i
 static inline tl_arg tl_i_arg(const char *k, const void *v) { return tl_i_arg_pointer(k, v); }
 #define TL_I_ARG(k, v) tl_i_arg((k), (v))
 #define TL_STR_COPY(str) (tl_i_copied_string{(str)})
-template <typename T> static inline uint64_t tl_i_counter_bits(T v) { return (uint64_t)(int64_t)v; }
+/* Counter values convert with static_cast, so a pointer or a string is
+ * refused; in the return type, so that a call the compiler only checks
+ * (inside sizeof, with TIMELINE_DISABLED) refuses it too. */
+template <typename T>
+static inline auto tl_i_counter_bits(T v)
+	-> decltype(static_cast<uint64_t>(static_cast<int64_t>(v)))
+{
+	return static_cast<uint64_t>(static_cast<int64_t>(v));
+}
 static inline uint64_t tl_i_counter_bits(float v) { return tl_i_double_bits(v); }
 static inline uint64_t tl_i_counter_bits(double v) { return tl_i_double_bits(v); }
 template <typename T> static inline unsigned tl_i_counter_flags(T) { return 0; }
@@ -215,9 +255,10 @@ static inline unsigned tl_i_counter_flags(double) { return TL_EVENT_COUNTER_DOUB
 #define TL_I_COUNTER_BITS(v) tl_i_counter_bits(v)
 #define TL_I_COUNTER_FLAGS(v) tl_i_counter_flags(v)
 template <typename T>
-static inline void tl_i_counter(const tl_category *c, const char *n, T v)
+static inline auto tl_i_counter(const tl_category *c, const char *n, T v)
+	-> decltype((void)static_cast<int64_t>(v))
 {
-	tl_emit_counter(c, n, (int64_t)v);
+	tl_emit_counter(c, n, static_cast<int64_t>(v));
 }
 static inline void tl_i_counter(const tl_category *c, const char *n, float v)
 {
@@ -265,7 +306,7 @@ static inline void tl_i_counter(const tl_category *c, const char *n, double v)
 
 #ifndef TIMELINE_DISABLED
 
-/* Runs `body` (a statement using tl_i_cat_) when category `cat` is on.
+/* Runs `body` (a statement using TL_I_CAT) when category `cat` is on.
  * No branch hint: with "unlikely", GCC moves every enabled event's call out
  * of line and jumps there and back; without one, a run of enabled events
  * goes from each call straight to the next check, and a disabled event
@@ -278,6 +319,7 @@ static inline void tl_i_counter(const tl_category *c, const char *n, double v)
 			body;                                                                 \
 		}                                                                             \
 	} while (0)
+#define TL_I_CAT tl_i_cat_
 
 /* A scoped slice: a declaration that ends the slice at scope exit. */
 #define TL_I_SCOPED(cat, begin_call)                                                           \
@@ -295,13 +337,46 @@ static inline void tl_i_counter(const tl_category *c, const char *n, double v)
 		tl_category_enabled(tl_i_category(&tl_i_cache_, (cat)));                      \
 	})
 
+#else /* TIMELINE_DISABLED */
+
+/* Nothing is emitted and nothing is evaluated: the category and the very
+ * call the enabled build makes are operands of sizeof, so every argument is
+ * type-checked as the enabled build checks it, and no code, static or
+ * reference to the library is left in the object. */
+#define TL_I_CHECK_CATEGORY(cat) ((void)sizeof(tl_i_category((tl_category **)0, (cat))))
+#define TL_I_WHEN_ENABLED(cat, body)                                                           \
+	do {                                                                                  \
+		TL_I_CHECK_CATEGORY(cat);                                                     \
+		(void)sizeof((body), 0);                                                      \
+	} while (0)
+#define TL_I_CAT ((tl_category *)0)
+#define TL_I_SCOPED(cat, begin_call)                                                           \
+	do {                                                                                  \
+		TL_I_CHECK_CATEGORY(cat);                                                     \
+		(void)sizeof(begin_call);                                                     \
+	} while (0)
+#define TL_I_SC ((tl_category *)0)
+#define TL_TRACE_ENABLED(cat) (TL_I_CHECK_CATEGORY(cat), 0)
+
+#endif /* TIMELINE_DISABLED */
+
+/* An END records no name: the argument is type-checked, never evaluated. */
+#define TL_I_END_NAME(name) ((void)sizeof(tl_i_name(name)), (const char *)0)
+
 #define TL_I_EVENT0(cat, ph, flags, name, id)                                                  \
-	TL_I_WHEN_ENABLED(cat, tl_emit(tl_i_cat_, (ph), (flags), (name), (id), 0, NULL, 0))
+	TL_I_WHEN_ENABLED(cat, tl_emit(TL_I_CAT, (ph), (flags), (name), (id), 0, NULL, 0))
 #define TL_I_EVENT1(cat, ph, flags, name, id, k1, v1)                                          \
-	TL_I_WHEN_ENABLED(cat, tl_i_emit1(tl_i_cat_, (ph), (flags), (name), (id), TL_I_ARG(k1, v1)))
+	TL_I_WHEN_ENABLED(cat, tl_i_emit1(TL_I_CAT, (ph), (flags), (name), (id), TL_I_ARG(k1, v1)))
 #define TL_I_EVENT2(cat, ph, flags, name, id, k1, v1, k2, v2)                                  \
-	TL_I_WHEN_ENABLED(cat, tl_i_emit2(tl_i_cat_, (ph), (flags), (name), (id),             \
+	TL_I_WHEN_ENABLED(cat, tl_i_emit2(TL_I_CAT, (ph), (flags), (name), (id),              \
 					  TL_I_ARG(k1, v1), TL_I_ARG(k2, v2)))
+#define TL_I_EVENT3(cat, ph, flags, name, id, k1, v1, k2, v2, k3, v3)                          \
+	TL_I_WHEN_ENABLED(cat, tl_i_emit3(TL_I_CAT, (ph), (flags), (name), (id),              \
+					  TL_I_ARG(k1, v1), TL_I_ARG(k2, v2), TL_I_ARG(k3, v3)))
+#define TL_I_EVENT4(cat, ph, flags, name, id, k1, v1, k2, v2, k3, v3, k4, v4)                  \
+	TL_I_WHEN_ENABLED(cat, tl_i_emit4(TL_I_CAT, (ph), (flags), (name), (id),              \
+					  TL_I_ARG(k1, v1), TL_I_ARG(k2, v2), TL_I_ARG(k3, v3), \
+					  TL_I_ARG(k4, v4)))
 
 #define TL_I_SCOPED0(cat, flags, name) TL_I_SCOPED(cat, tl_i_scope_begin0(TL_I_SC, (flags), (name)))
 #define TL_I_SCOPED1(cat, flags, name, k1, v1)                                                 \
@@ -309,89 +384,74 @@ static inline void tl_i_counter(const tl_category *c, const char *n, double v)
 #define TL_I_SCOPED2(cat, flags, name, k1, v1, k2, v2)                                         \
 	TL_I_SCOPED(cat, tl_i_scope_begin2(TL_I_SC, (flags), (name), TL_I_ARG(k1, v1),        \
 					   TL_I_ARG(k2, v2)))
+#define TL_I_SCOPED3(cat, flags, name, k1, v1, k2, v2, k3, v3)                                 \
+	TL_I_SCOPED(cat, tl_i_scope_begin3(TL_I_SC, (flags), (name), TL_I_ARG(k1, v1),        \
+					   TL_I_ARG(k2, v2), TL_I_ARG(k3, v3)))
+#define TL_I_SCOPED4(cat, flags, name, k1, v1, k2, v2, k3, v3, k4, v4)                         \
+	TL_I_SCOPED(cat, tl_i_scope_begin4(TL_I_SC, (flags), (name), TL_I_ARG(k1, v1),        \
+					   TL_I_ARG(k2, v2), TL_I_ARG(k3, v3), TL_I_ARG(k4, v4)))
 
-#define TL_TRACE_EVENT_BEGIN0(cat, name) TL_I_WHEN_ENABLED(cat, tl_emit_begin(tl_i_cat_, (name)))
-#define TL_TRACE_EVENT_END0(cat, name) TL_I_WHEN_ENABLED(cat, ((void)(name), tl_emit_end(tl_i_cat_)))
+#define TL_TRACE_EVENT_BEGIN0(cat, name) TL_I_WHEN_ENABLED(cat, tl_emit_begin(TL_I_CAT, (name)))
+#define TL_TRACE_EVENT_END0(cat, name) TL_I_WHEN_ENABLED(cat, ((void)(name), tl_emit_end(TL_I_CAT)))
 #define TL_TRACE_EVENT_BEGIN_NUMBERED(cat, name, number)                                       \
-	TL_I_WHEN_ENABLED(cat, tl_emit_begin_numbered(tl_i_cat_, (name), (uint64_t)(number)))
+	TL_I_WHEN_ENABLED(cat, tl_emit_begin_numbered(TL_I_CAT, (name), (uint64_t)(number)))
 
 #define TL_TRACE_EVENT_COUNTER(cat, name, value)                                               \
-	TL_I_WHEN_ENABLED(cat, TL_I_COUNTER(tl_i_cat_, (name), (value)))
+	TL_I_WHEN_ENABLED(cat, TL_I_COUNTER(TL_I_CAT, (name), (value)))
 #define TL_TRACE_EVENT_COPY_COUNTER(cat, name, value)                                          \
-	TL_I_WHEN_ENABLED(cat, tl_emit(tl_i_cat_, TL_PHASE_COUNTER,                           \
+	TL_I_WHEN_ENABLED(cat, tl_emit(TL_I_CAT, TL_PHASE_COUNTER,                            \
 				       TL_I_COUNTER_FLAGS(value) | TL_EVENT_COPY_NAME, (name), \
 				       TL_I_COUNTER_BITS(value), 0, NULL, 0))
 
 #define TL_TRACE_EVENT_COMPLETE(cat, name, start, end)                                         \
-	TL_I_WHEN_ENABLED(cat, tl_emit_complete(tl_i_cat_, (name), (start), (end)))
+	TL_I_WHEN_ENABLED(cat, tl_emit_complete(TL_I_CAT, (name), (start), (end)))
 #define TL_TRACE_EVENT_ASYNC_COMPLETE(cat, name, id, start, end)                               \
-	TL_I_WHEN_ENABLED(cat, tl_i_async_complete(tl_i_cat_, 0, (name), (id), (start), (end)))
-
-#else /* TIMELINE_DISABLED: nothing is emitted, everything is type-checked. */
-
-#define TL_I_CHECK_NAME(cat, name) ((void)sizeof(cat), (void)sizeof(name))
-#define TL_I_EVENT0(cat, ph, flags, name, id)                                                  \
-	do {                                                                                  \
-		(void)sizeof(cat);                                                            \
-		(void)sizeof(name);                                                           \
-		(void)sizeof(id);                                                             \
-	} while (0)
-#define TL_I_EVENT1(cat, ph, flags, name, id, k1, v1)                                          \
-	do {                                                                                  \
-		TL_I_EVENT0(cat, ph, flags, name, id);                                        \
-		(void)sizeof(TL_I_ARG(k1, v1));                                               \
-	} while (0)
-#define TL_I_EVENT2(cat, ph, flags, name, id, k1, v1, k2, v2)                                  \
-	do {                                                                                  \
-		TL_I_EVENT1(cat, ph, flags, name, id, k1, v1);                                \
-		(void)sizeof(TL_I_ARG(k2, v2));                                               \
-	} while (0)
-#define TL_I_SCOPED0(cat, flags, name) TL_I_EVENT0(cat, 0, 0, name, 0)
-#define TL_I_SCOPED1(cat, flags, name, k1, v1) TL_I_EVENT1(cat, 0, 0, name, 0, k1, v1)
-#define TL_I_SCOPED2(cat, flags, name, k1, v1, k2, v2)                                         \
-	TL_I_EVENT2(cat, 0, 0, name, 0, k1, v1, k2, v2)
-#define TL_TRACE_ENABLED(cat) ((void)sizeof(cat), 0)
-#define TL_TRACE_EVENT_BEGIN0(cat, name) TL_I_EVENT0(cat, 0, 0, name, 0)
-#define TL_TRACE_EVENT_END0(cat, name) TL_I_EVENT0(cat, 0, 0, name, 0)
-#define TL_TRACE_EVENT_BEGIN_NUMBERED(cat, name, number) TL_I_EVENT0(cat, 0, 0, name, (uint64_t)(number))
-#define TL_TRACE_EVENT_COUNTER(cat, name, value)                                               \
-	TL_I_EVENT0(cat, 0, 0, name, TL_I_COUNTER_BITS(value))
-#define TL_TRACE_EVENT_COPY_COUNTER(cat, name, value) TL_TRACE_EVENT_COUNTER(cat, name, value)
-#define TL_TRACE_EVENT_COMPLETE(cat, name, start, end)                                         \
-	do {                                                                                  \
-		TL_I_EVENT0(cat, 0, 0, name, 0);                                              \
-		(void)sizeof((tl_timestamp)(start) + (tl_timestamp)(end));                    \
-	} while (0)
-#define TL_TRACE_EVENT_ASYNC_COMPLETE(cat, name, id, start, end)                               \
-	do {                                                                                  \
-		TL_TRACE_EVENT_COMPLETE(cat, name, start, end);                               \
-		(void)sizeof(id);                                                             \
-	} while (0)
-
-#endif /* TIMELINE_DISABLED */
+	TL_I_WHEN_ENABLED(cat, tl_i_async_complete(TL_I_CAT, 0, (name), (id), (start), (end)))
 
 /* ---- scoped slices: end at the end of the enclosing block --------------- */
 #define TL_TRACE_EVENT0(cat, name) TL_I_SCOPED0(cat, 0, name)
 #define TL_TRACE_EVENT1(cat, name, k1, v1) TL_I_SCOPED1(cat, 0, name, k1, v1)
 #define TL_TRACE_EVENT2(cat, name, k1, v1, k2, v2) TL_I_SCOPED2(cat, 0, name, k1, v1, k2, v2)
+#define TL_TRACE_EVENT3(cat, name, k1, v1, k2, v2, k3, v3)                                     \
+	TL_I_SCOPED3(cat, 0, name, k1, v1, k2, v2, k3, v3)
+#define TL_TRACE_EVENT4(cat, name, k1, v1, k2, v2, k3, v3, k4, v4)                             \
+	TL_I_SCOPED4(cat, 0, name, k1, v1, k2, v2, k3, v3, k4, v4)
 #define TL_TRACE_EVENT_COPY0(cat, name) TL_I_SCOPED0(cat, TL_EVENT_COPY_NAME, name)
 #define TL_TRACE_EVENT_COPY1(cat, name, k1, v1) TL_I_SCOPED1(cat, TL_EVENT_COPY_NAME, name, k1, v1)
 #define TL_TRACE_EVENT_COPY2(cat, name, k1, v1, k2, v2)                                        \
 	TL_I_SCOPED2(cat, TL_EVENT_COPY_NAME, name, k1, v1, k2, v2)
+#define TL_TRACE_EVENT_COPY3(cat, name, k1, v1, k2, v2, k3, v3)                                \
+	TL_I_SCOPED3(cat, TL_EVENT_COPY_NAME, name, k1, v1, k2, v2, k3, v3)
+#define TL_TRACE_EVENT_COPY4(cat, name, k1, v1, k2, v2, k3, v3, k4, v4)                        \
+	TL_I_SCOPED4(cat, TL_EVENT_COPY_NAME, name, k1, v1, k2, v2, k3, v3, k4, v4)
 
 /* ---- explicit begin / end ------------------------------------------------ */
 #define TL_TRACE_EVENT_BEGIN1(cat, name, k1, v1) TL_I_EVENT1(cat, TL_PHASE_BEGIN, 0, name, 0, k1, v1)
 #define TL_TRACE_EVENT_BEGIN2(cat, name, k1, v1, k2, v2)                                       \
 	TL_I_EVENT2(cat, TL_PHASE_BEGIN, 0, name, 0, k1, v1, k2, v2)
+#define TL_TRACE_EVENT_BEGIN3(cat, name, k1, v1, k2, v2, k3, v3)                               \
+	TL_I_EVENT3(cat, TL_PHASE_BEGIN, 0, name, 0, k1, v1, k2, v2, k3, v3)
+#define TL_TRACE_EVENT_BEGIN4(cat, name, k1, v1, k2, v2, k3, v3, k4, v4)                       \
+	TL_I_EVENT4(cat, TL_PHASE_BEGIN, 0, name, 0, k1, v1, k2, v2, k3, v3, k4, v4)
 #define TL_TRACE_EVENT_COPY_BEGIN0(cat, name) TL_I_EVENT0(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0)
 #define TL_TRACE_EVENT_COPY_BEGIN1(cat, name, k1, v1)                                          \
 	TL_I_EVENT1(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, k1, v1)
 #define TL_TRACE_EVENT_COPY_BEGIN2(cat, name, k1, v1, k2, v2)                                  \
 	TL_I_EVENT2(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, k1, v1, k2, v2)
+#define TL_TRACE_EVENT_COPY_BEGIN3(cat, name, k1, v1, k2, v2, k3, v3)                          \
+	TL_I_EVENT3(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, k1, v1, k2, v2, k3, v3)
+#define TL_TRACE_EVENT_COPY_BEGIN4(cat, name, k1, v1, k2, v2, k3, v3, k4, v4)                  \
+	TL_I_EVENT4(cat, TL_PHASE_BEGIN, TL_EVENT_COPY_NAME, name, 0, k1, v1, k2, v2, k3, v3, k4,  \
+		    v4)
 /* The name of an END is not recorded: exporters repeat the BEGIN's. */
-#define TL_TRACE_EVENT_END1(cat, name, k1, v1) TL_I_EVENT1(cat, TL_PHASE_END, 0, NULL, 0, k1, v1)
+#define TL_TRACE_EVENT_END1(cat, name, k1, v1)                                                 \
+	TL_I_EVENT1(cat, TL_PHASE_END, 0, TL_I_END_NAME(name), 0, k1, v1)
 #define TL_TRACE_EVENT_END2(cat, name, k1, v1, k2, v2)                                         \
-	TL_I_EVENT2(cat, TL_PHASE_END, 0, NULL, 0, k1, v1, k2, v2)
+	TL_I_EVENT2(cat, TL_PHASE_END, 0, TL_I_END_NAME(name), 0, k1, v1, k2, v2)
+#define TL_TRACE_EVENT_END3(cat, name, k1, v1, k2, v2, k3, v3)                                 \
+	TL_I_EVENT3(cat, TL_PHASE_END, 0, TL_I_END_NAME(name), 0, k1, v1, k2, v2, k3, v3)
+#define TL_TRACE_EVENT_END4(cat, name, k1, v1, k2, v2, k3, v3, k4, v4)                         \
+	TL_I_EVENT4(cat, TL_PHASE_END, 0, TL_I_END_NAME(name), 0, k1, v1, k2, v2, k3, v3, k4, v4)
 
 /* ---- instants: scope is TL_SCOPE_THREAD, _PROCESS or _GLOBAL -------------- */
 #define TL_TRACE_EVENT_INSTANT0(cat, name, scope) TL_I_EVENT0(cat, TL_PHASE_INSTANT, scope, name, 0)
@@ -399,12 +459,22 @@ static inline void tl_i_counter(const tl_category *c, const char *n, double v)
 	TL_I_EVENT1(cat, TL_PHASE_INSTANT, scope, name, 0, k1, v1)
 #define TL_TRACE_EVENT_INSTANT2(cat, name, scope, k1, v1, k2, v2)                              \
 	TL_I_EVENT2(cat, TL_PHASE_INSTANT, scope, name, 0, k1, v1, k2, v2)
+#define TL_TRACE_EVENT_INSTANT3(cat, name, scope, k1, v1, k2, v2, k3, v3)                      \
+	TL_I_EVENT3(cat, TL_PHASE_INSTANT, scope, name, 0, k1, v1, k2, v2, k3, v3)
+#define TL_TRACE_EVENT_INSTANT4(cat, name, scope, k1, v1, k2, v2, k3, v3, k4, v4)              \
+	TL_I_EVENT4(cat, TL_PHASE_INSTANT, scope, name, 0, k1, v1, k2, v2, k3, v3, k4, v4)
 #define TL_TRACE_EVENT_COPY_INSTANT0(cat, name, scope)                                         \
 	TL_I_EVENT0(cat, TL_PHASE_INSTANT, (scope) | TL_EVENT_COPY_NAME, name, 0)
 #define TL_TRACE_EVENT_COPY_INSTANT1(cat, name, scope, k1, v1)                                 \
 	TL_I_EVENT1(cat, TL_PHASE_INSTANT, (scope) | TL_EVENT_COPY_NAME, name, 0, k1, v1)
 #define TL_TRACE_EVENT_COPY_INSTANT2(cat, name, scope, k1, v1, k2, v2)                         \
 	TL_I_EVENT2(cat, TL_PHASE_INSTANT, (scope) | TL_EVENT_COPY_NAME, name, 0, k1, v1, k2, v2)
+#define TL_TRACE_EVENT_COPY_INSTANT3(cat, name, scope, k1, v1, k2, v2, k3, v3)                 \
+	TL_I_EVENT3(cat, TL_PHASE_INSTANT, (scope) | TL_EVENT_COPY_NAME, name, 0, k1, v1, k2, v2, \
+		    k3, v3)
+#define TL_TRACE_EVENT_COPY_INSTANT4(cat, name, scope, k1, v1, k2, v2, k3, v3, k4, v4)         \
+	TL_I_EVENT4(cat, TL_PHASE_INSTANT, (scope) | TL_EVENT_COPY_NAME, name, 0, k1, v1, k2, v2, \
+		    k3, v3, k4, v4)
 
 /* ---- async slices: begin and end may be on different threads ------------- */
 #define TL_TRACE_EVENT_ASYNC_BEGIN0(cat, name, id) TL_I_EVENT0(cat, TL_PHASE_ASYNC_BEGIN, 0, name, id)
@@ -412,17 +482,29 @@ static inline void tl_i_counter(const tl_category *c, const char *n, double v)
 	TL_I_EVENT1(cat, TL_PHASE_ASYNC_BEGIN, 0, name, id, k1, v1)
 #define TL_TRACE_EVENT_ASYNC_BEGIN2(cat, name, id, k1, v1, k2, v2)                             \
 	TL_I_EVENT2(cat, TL_PHASE_ASYNC_BEGIN, 0, name, id, k1, v1, k2, v2)
+#define TL_TRACE_EVENT_ASYNC_BEGIN3(cat, name, id, k1, v1, k2, v2, k3, v3)                     \
+	TL_I_EVENT3(cat, TL_PHASE_ASYNC_BEGIN, 0, name, id, k1, v1, k2, v2, k3, v3)
+#define TL_TRACE_EVENT_ASYNC_BEGIN4(cat, name, id, k1, v1, k2, v2, k3, v3, k4, v4)             \
+	TL_I_EVENT4(cat, TL_PHASE_ASYNC_BEGIN, 0, name, id, k1, v1, k2, v2, k3, v3, k4, v4)
 #define TL_TRACE_EVENT_ASYNC_END0(cat, name, id) TL_I_EVENT0(cat, TL_PHASE_ASYNC_END, 0, name, id)
 #define TL_TRACE_EVENT_ASYNC_END1(cat, name, id, k1, v1)                                       \
 	TL_I_EVENT1(cat, TL_PHASE_ASYNC_END, 0, name, id, k1, v1)
 #define TL_TRACE_EVENT_ASYNC_END2(cat, name, id, k1, v1, k2, v2)                               \
 	TL_I_EVENT2(cat, TL_PHASE_ASYNC_END, 0, name, id, k1, v1, k2, v2)
+#define TL_TRACE_EVENT_ASYNC_END3(cat, name, id, k1, v1, k2, v2, k3, v3)                       \
+	TL_I_EVENT3(cat, TL_PHASE_ASYNC_END, 0, name, id, k1, v1, k2, v2, k3, v3)
+#define TL_TRACE_EVENT_ASYNC_END4(cat, name, id, k1, v1, k2, v2, k3, v3, k4, v4)               \
+	TL_I_EVENT4(cat, TL_PHASE_ASYNC_END, 0, name, id, k1, v1, k2, v2, k3, v3, k4, v4)
 #define TL_TRACE_EVENT_ASYNC_INSTANT0(cat, name, id)                                           \
 	TL_I_EVENT0(cat, TL_PHASE_ASYNC_INSTANT, 0, name, id)
 #define TL_TRACE_EVENT_ASYNC_INSTANT1(cat, name, id, k1, v1)                                   \
 	TL_I_EVENT1(cat, TL_PHASE_ASYNC_INSTANT, 0, name, id, k1, v1)
 #define TL_TRACE_EVENT_ASYNC_INSTANT2(cat, name, id, k1, v1, k2, v2)                           \
 	TL_I_EVENT2(cat, TL_PHASE_ASYNC_INSTANT, 0, name, id, k1, v1, k2, v2)
+#define TL_TRACE_EVENT_ASYNC_INSTANT3(cat, name, id, k1, v1, k2, v2, k3, v3)                   \
+	TL_I_EVENT3(cat, TL_PHASE_ASYNC_INSTANT, 0, name, id, k1, v1, k2, v2, k3, v3)
+#define TL_TRACE_EVENT_ASYNC_INSTANT4(cat, name, id, k1, v1, k2, v2, k3, v3, k4, v4)           \
+	TL_I_EVENT4(cat, TL_PHASE_ASYNC_INSTANT, 0, name, id, k1, v1, k2, v2, k3, v3, k4, v4)
 #define TL_TRACE_EVENT_COPY_ASYNC_BEGIN0(cat, name, id)                                        \
 	TL_I_EVENT0(cat, TL_PHASE_ASYNC_BEGIN, TL_EVENT_COPY_NAME, name, id)
 #define TL_TRACE_EVENT_COPY_ASYNC_END0(cat, name, id)                                          \
@@ -449,34 +531,54 @@ static inline void tl_i_counter(const tl_category *c, const char *n, double v)
 #define TRACE_EVENT0 TL_TRACE_EVENT0
 #define TRACE_EVENT1 TL_TRACE_EVENT1
 #define TRACE_EVENT2 TL_TRACE_EVENT2
+#define TRACE_EVENT3 TL_TRACE_EVENT3
+#define TRACE_EVENT4 TL_TRACE_EVENT4
 #define TRACE_EVENT_COPY0 TL_TRACE_EVENT_COPY0
 #define TRACE_EVENT_COPY1 TL_TRACE_EVENT_COPY1
 #define TRACE_EVENT_COPY2 TL_TRACE_EVENT_COPY2
+#define TRACE_EVENT_COPY3 TL_TRACE_EVENT_COPY3
+#define TRACE_EVENT_COPY4 TL_TRACE_EVENT_COPY4
 #define TRACE_EVENT_BEGIN0 TL_TRACE_EVENT_BEGIN0
 #define TRACE_EVENT_BEGIN_NUMBERED TL_TRACE_EVENT_BEGIN_NUMBERED
 #define TRACE_EVENT_BEGIN1 TL_TRACE_EVENT_BEGIN1
 #define TRACE_EVENT_BEGIN2 TL_TRACE_EVENT_BEGIN2
+#define TRACE_EVENT_BEGIN3 TL_TRACE_EVENT_BEGIN3
+#define TRACE_EVENT_BEGIN4 TL_TRACE_EVENT_BEGIN4
 #define TRACE_EVENT_COPY_BEGIN0 TL_TRACE_EVENT_COPY_BEGIN0
 #define TRACE_EVENT_COPY_BEGIN1 TL_TRACE_EVENT_COPY_BEGIN1
 #define TRACE_EVENT_COPY_BEGIN2 TL_TRACE_EVENT_COPY_BEGIN2
+#define TRACE_EVENT_COPY_BEGIN3 TL_TRACE_EVENT_COPY_BEGIN3
+#define TRACE_EVENT_COPY_BEGIN4 TL_TRACE_EVENT_COPY_BEGIN4
 #define TRACE_EVENT_END0 TL_TRACE_EVENT_END0
 #define TRACE_EVENT_END1 TL_TRACE_EVENT_END1
 #define TRACE_EVENT_END2 TL_TRACE_EVENT_END2
+#define TRACE_EVENT_END3 TL_TRACE_EVENT_END3
+#define TRACE_EVENT_END4 TL_TRACE_EVENT_END4
 #define TRACE_EVENT_INSTANT0 TL_TRACE_EVENT_INSTANT0
 #define TRACE_EVENT_INSTANT1 TL_TRACE_EVENT_INSTANT1
 #define TRACE_EVENT_INSTANT2 TL_TRACE_EVENT_INSTANT2
+#define TRACE_EVENT_INSTANT3 TL_TRACE_EVENT_INSTANT3
+#define TRACE_EVENT_INSTANT4 TL_TRACE_EVENT_INSTANT4
 #define TRACE_EVENT_COPY_INSTANT0 TL_TRACE_EVENT_COPY_INSTANT0
 #define TRACE_EVENT_COPY_INSTANT1 TL_TRACE_EVENT_COPY_INSTANT1
 #define TRACE_EVENT_COPY_INSTANT2 TL_TRACE_EVENT_COPY_INSTANT2
+#define TRACE_EVENT_COPY_INSTANT3 TL_TRACE_EVENT_COPY_INSTANT3
+#define TRACE_EVENT_COPY_INSTANT4 TL_TRACE_EVENT_COPY_INSTANT4
 #define TRACE_EVENT_ASYNC_BEGIN0 TL_TRACE_EVENT_ASYNC_BEGIN0
 #define TRACE_EVENT_ASYNC_BEGIN1 TL_TRACE_EVENT_ASYNC_BEGIN1
 #define TRACE_EVENT_ASYNC_BEGIN2 TL_TRACE_EVENT_ASYNC_BEGIN2
+#define TRACE_EVENT_ASYNC_BEGIN3 TL_TRACE_EVENT_ASYNC_BEGIN3
+#define TRACE_EVENT_ASYNC_BEGIN4 TL_TRACE_EVENT_ASYNC_BEGIN4
 #define TRACE_EVENT_ASYNC_END0 TL_TRACE_EVENT_ASYNC_END0
 #define TRACE_EVENT_ASYNC_END1 TL_TRACE_EVENT_ASYNC_END1
 #define TRACE_EVENT_ASYNC_END2 TL_TRACE_EVENT_ASYNC_END2
+#define TRACE_EVENT_ASYNC_END3 TL_TRACE_EVENT_ASYNC_END3
+#define TRACE_EVENT_ASYNC_END4 TL_TRACE_EVENT_ASYNC_END4
 #define TRACE_EVENT_ASYNC_INSTANT0 TL_TRACE_EVENT_ASYNC_INSTANT0
 #define TRACE_EVENT_ASYNC_INSTANT1 TL_TRACE_EVENT_ASYNC_INSTANT1
 #define TRACE_EVENT_ASYNC_INSTANT2 TL_TRACE_EVENT_ASYNC_INSTANT2
+#define TRACE_EVENT_ASYNC_INSTANT3 TL_TRACE_EVENT_ASYNC_INSTANT3
+#define TRACE_EVENT_ASYNC_INSTANT4 TL_TRACE_EVENT_ASYNC_INSTANT4
 #define TRACE_EVENT_COPY_ASYNC_BEGIN0 TL_TRACE_EVENT_COPY_ASYNC_BEGIN0
 #define TRACE_EVENT_COPY_ASYNC_END0 TL_TRACE_EVENT_COPY_ASYNC_END0
 #define TRACE_EVENT_FLOW_BEGIN0 TL_TRACE_EVENT_FLOW_BEGIN0
