@@ -157,7 +157,7 @@ tl_category *tl_category_get(const char *name)
 tl_category *tl_i_category_resolve(tl_category **cache, const char *name)
 {
 	tl_category *cat = tl_category_get(name);
-	__atomic_store_n(cache, cat, __ATOMIC_RELAXED);
+	__atomic_store_n(cache, cat, __ATOMIC_RELEASE);
 	return cat;
 }
 

@@ -40,9 +40,12 @@ extern "C" {
 /* Slow path of the per-call-site cache: registers and stores the handle. */
 TL_API tl_category *tl_i_category_resolve(tl_category **cache, const char *name);
 
+/* The cache is published with release by the thread that resolved it, and
+ * read with acquire (a plain load on x86), so the handle's fields are seen
+ * whole by a thread that did not register it. */
 static inline tl_category *tl_i_category(tl_category **cache, const char *name)
 {
-	tl_category *cat = __atomic_load_n(cache, __ATOMIC_RELAXED);
+	tl_category *cat = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
 	if (TL_I_UNLIKELY(cat == NULL))
 		cat = tl_i_category_resolve(cache, name);
 	return cat;
