@@ -1,8 +1,8 @@
 /*
  * Faults a user meets: a full disk (a 64 KiB tmpfs mounted here, as root)
  * under a snapshot by path, `timeline convert` and the looper's ANR files;
- * and a buffer the process cannot have (an address-space limit, a cgroup v2
- * memory.max), which tl_init must refuse with -ENOMEM instead of being
+ * and a buffer the process cannot have (an address-space limit, a memory
+ * cgroup's limit, v2 or v1), which tl_init must refuse with -ENOMEM instead of being
  * killed. Each test that cannot set its fault up here skips, saying why.
  */
 #include <errno.h>
@@ -27,6 +27,7 @@
 
 #define MIB (1024 * 1024)
 #define CGROUP2 "/sys/fs/cgroup"
+#define CGROUP1_MEMORY "/sys/fs/cgroup/memory"
 
 /* ---- a full disk ----------------------------------------------------------- */
 
@@ -297,41 +298,57 @@ static void test_init_over_the_address_space_limit_is_enomem(void **state)
 	assert_non_null(strstr(r.logged, "RLIMIT_AS"));
 }
 
-/* A cgroup v2 of its own with memory.max set, or a skip with the reason. */
+/* A memory cgroup of its own with its limit set: cgroup v2 (memory.max)
+ * where the unified hierarchy has the memory controller, else cgroup v1
+ * (memory.limit_in_bytes); a skip with the reason when neither can be
+ * made. */
 static char cgroup[256];
+static const char *cgroup_limit_file; /* the file that holds the limit */
+
+static void write_value(const char *dir, const char *name, const char *value, bool required)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		assert_false(required);
+		return;
+	}
+	fputs(value, f);
+	int rc = fclose(f);
+	if (required)
+		assert_int_equal(rc, 0);
+}
 
 static const char *memory_cgroup_or_skip(size_t max)
 {
 	char *controllers = tl_test_read_file(CGROUP2 "/cgroup.subtree_control", NULL);
-	bool memory = controllers && strstr(controllers, "memory");
+	bool v2 = controllers && strstr(controllers, "memory");
 	free(controllers);
-	if (!memory) {
-		print_message("skipped: no cgroup v2 memory controller enabled at " CGROUP2
-		              " (a cgroup v1 or hybrid machine, or no cgroup2 mount)\n");
+	struct stat st;
+	bool v1 = !v2 && stat(CGROUP1_MEMORY "/memory.limit_in_bytes", &st) == 0;
+	if (!v2 && !v1) {
+		print_message("skipped: no memory cgroup controller: none enabled in the cgroup v2 "
+		              "hierarchy at " CGROUP2 " and no cgroup v1 one at " CGROUP1_MEMORY "\n");
 		skip();
 	}
-	snprintf(cgroup, sizeof cgroup, CGROUP2 "/timeline-test-%d", (int)getpid());
+	snprintf(cgroup, sizeof cgroup, "%s/timeline-test-%d", v2 ? CGROUP2 : CGROUP1_MEMORY,
+	         (int)getpid());
 	if (mkdir(cgroup, 0755) != 0) {
 		int e = errno;
 		cgroup[0] = '\0';
-		print_message("skipped: cannot create a cgroup under " CGROUP2 ": %s (needs root "
-		              "and a writable cgroup2 mount)\n",
-		              strerror(e));
+		print_message("skipped: cannot create a memory cgroup under %s: %s (needs root and a "
+		              "writable cgroup mount)\n",
+		              v2 ? CGROUP2 : CGROUP1_MEMORY, strerror(e));
 		skip();
 	}
-	char path[512], value[32];
-	snprintf(path, sizeof path, "%s/memory.max", cgroup);
+	char value[32];
 	snprintf(value, sizeof value, "%zu\n", max);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(value, f);
-	assert_int_equal(fclose(f), 0);
+	cgroup_limit_file = v2 ? "memory.max" : "memory.limit_in_bytes";
+	write_value(cgroup, cgroup_limit_file, value, true);
 	/* no swap, where the kernel counts it: the buffer must stay resident */
-	snprintf(path, sizeof path, "%s/memory.swap.max", cgroup);
-	if ((f = fopen(path, "w")) != NULL) {
-		fputs("0\n", f);
-		fclose(f);
-	}
+	write_value(cgroup, v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes",
+	            v2 ? "0\n" : value, false);
 	return cgroup;
 }
 
@@ -373,7 +390,9 @@ static void test_init_over_the_cgroup_memory_limit_is_enomem(void **state)
 	assert_int_equal(r.rc, -ENOMEM);
 	assert_non_null(strstr(r.logged, "buffer of 268435456 bytes: more than the"));
 	assert_non_null(strstr(r.logged, dir));
-	assert_non_null(strstr(r.logged, "memory.max 67108864"));
+	char limit[64];
+	snprintf(limit, sizeof limit, "%s 67108864", cgroup_limit_file);
+	assert_non_null(strstr(r.logged, limit));
 }
 
 static void test_init_within_the_cgroup_memory_limit_records(void **state)
