@@ -5,6 +5,7 @@
  * handlers.
  */
 #include "recorder/atrace_format.h"
+#include "recorder/utf8.h"
 #include "recorder/format_int.h"
 
 #include <stdbool.h>
@@ -37,42 +38,6 @@ int tl_atrace_counter_from_double(double v, int64_t *out)
 	return 1;
 }
 
-/* The length of the valid UTF-8 sequence at s (at most avail bytes), or 0
- * for a byte that starts none: a continuation byte, an overlong form, a
- * surrogate, past U+10FFFF, or a sequence cut short. */
-static size_t utf8_length(const unsigned char *s, size_t avail)
-{
-	unsigned c = s[0];
-	size_t len;
-	uint32_t cp;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (avail < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
-		return 0;
-	if (len == 4 && (cp < 0x10000 || cp > 0x10ffff))
-		return 0;
-	return len;
-}
-
 static const char replacement[3] = {(char)0xef, (char)0xbf, (char)0xbd}; /* U+FFFD */
 
 size_t tl_atrace_clean(char *out, size_t cap, const char *s, size_t len, const char *fallback,
@@ -88,7 +53,7 @@ size_t tl_atrace_clean(char *out, size_t cap, const char *s, size_t len, const c
 			out[n++] = (char)p[i++];
 			continue;
 		}
-		size_t in = p[i] < 0x80 ? 1 : utf8_length(p + i, len - i);
+		size_t in = p[i] < 0x80 ? 1 : tl_utf8_char_len(p + i, len - i);
 		const char *piece = (const char *)p + i;
 		size_t piece_len = in;
 		if (in == 0) {

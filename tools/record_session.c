@@ -38,6 +38,7 @@
 #include <tracefs.h>
 
 #include "recorder/export/slice_match.h"
+#include "recorder/utf8.h"
 
 #define TASK_COMM_MAX 16
 #define TGID_UNKNOWN (-1)

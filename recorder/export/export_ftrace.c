@@ -33,6 +33,7 @@
  *    zero) and saturate at the int64 range; NaN samples are left out.
  */
 #include "recorder/export/slice_match.h"
+#include "recorder/utf8.h"
 
 #include <errno.h>
 #include <math.h>

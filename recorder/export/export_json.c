@@ -55,6 +55,7 @@
  *    export_* counts of this export (what it had to repair or leave out).
  */
 #include "recorder/export/slice_match.h"
+#include "recorder/utf8.h"
 
 #include <errno.h>
 #include <float.h>

@@ -118,12 +118,6 @@ const char *tl_export_event_name(const tl_model_event *event);
 /* The event's category, "default" when it has none (catapult needs one). */
 const char *tl_export_event_cat(const tl_model_event *event);
 
-/*
- * Length (1 to 4) of the well-formed UTF-8 character at s[0..avail), or 0
- * when the bytes there are not one (stray continuation byte, overlong form,
- * surrogate, beyond U+10FFFF, cut short).
- */
-size_t tl_utf8_char_len(const unsigned char *s, size_t avail);
 
 /* U+FFFD REPLACEMENT CHARACTER, written in place of invalid UTF-8 bytes. */
 #define TL_UTF8_REPLACEMENT "\xef\xbf\xbd"
