@@ -7,6 +7,7 @@
 #ifndef TIMELINE_SYSTRACE_FIXTURE_H
 #define TIMELINE_SYSTRACE_FIXTURE_H
 
+#include <timeline/timeline.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -113,6 +114,22 @@ static void fixture_create(const char *stem)
 }
 
 /* Writes value into a file of the instance; returns 0 or -errno. */
+/* cmocka teardowns the systrace suites share: the instance at the end of
+ * the group, the session after each test. */
+static __attribute__((unused)) int fixture_group_teardown(void **state)
+{
+	(void)state;
+	fixture_destroy();
+	return 0;
+}
+
+static __attribute__((unused)) int fixture_session_teardown(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	return 0;
+}
+
 static int fixture_write(const char *file, const char *value)
 {
 	char path[PATH_MAX];

@@ -65,20 +65,6 @@ static int group_setup(void **state)
 	return 0;
 }
 
-static int group_teardown(void **state)
-{
-	(void)state;
-	fixture_destroy();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	tl_shutdown();
-	return 0;
-}
-
 static bool is_long(const struct name_case *c)
 {
 	return c->name == long_ascii || c->name == long_euros;
@@ -185,8 +171,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_clean_gives_the_table_bytes),
 	    cmocka_unit_test(test_clean_falls_back_to_the_word_given),
-	    cmocka_unit_test_teardown(test_recorder_payloads_carry_the_table_bytes, teardown),
-	    cmocka_unit_test_teardown(test_ftrace_snapshot_lines_carry_the_table_bytes, teardown),
+	    cmocka_unit_test_teardown(test_recorder_payloads_carry_the_table_bytes, fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_ftrace_snapshot_lines_carry_the_table_bytes, fixture_session_teardown),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, fixture_group_teardown);
 }

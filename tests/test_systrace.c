@@ -30,20 +30,6 @@ static int group_setup(void **state)
 	return 0;
 }
 
-static int group_teardown(void **state)
-{
-	(void)state;
-	fixture_destroy();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	tl_shutdown();
-	return 0;
-}
-
 static void start(void)
 {
 	fixture_clear();
@@ -557,33 +543,33 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(test_begin_and_end_carry_the_tgid_and_the_thread_tid,
-	                              teardown),
-	    cmocka_unit_test_teardown(test_frame_tracer_frames_are_named_in_full, teardown),
+	                              fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_frame_tracer_frames_are_named_in_full, fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_repeated_and_changing_names_write_their_own_payloads,
-	                              teardown),
-	    cmocka_unit_test_teardown(test_counters_write_integers_and_round_doubles, teardown),
-	    cmocka_unit_test_teardown(test_copied_names_are_cut_and_counted_as_truncated, teardown),
+	                              fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_counters_write_integers_and_round_doubles, fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_copied_names_are_cut_and_counted_as_truncated, fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_async_events_write_s_and_f_with_stable_cookies,
-	                              teardown),
-	    cmocka_unit_test_teardown(test_async_events_naming_a_track_write_g_h_and_n, teardown),
+	                              fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_async_events_naming_a_track_write_g_h_and_n, fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_instants_write_i_for_threads_and_n_for_processes,
-	                              teardown),
-	    cmocka_unit_test_teardown(test_live_complete_event_writes_begin_and_end, teardown),
-	    cmocka_unit_test_teardown(test_past_complete_events_are_counted_not_written, teardown),
+	                              fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_live_complete_event_writes_begin_and_end, fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_past_complete_events_are_counted_not_written, fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_slices_are_timed_from_the_threads_first_complete_event,
-	                              teardown),
+	                              fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_threads_first_complete_events_are_all_written,
-	                              teardown),
-	    cmocka_unit_test_teardown(test_flows_are_counted_as_lost, teardown),
-	    cmocka_unit_test_teardown(test_arguments_are_not_appended, teardown),
-	    cmocka_unit_test_teardown(test_separators_in_names_become_spaces, teardown),
-	    cmocka_unit_test_teardown(test_empty_names_and_tracks_are_written_unnamed, teardown),
-	    cmocka_unit_test_teardown(test_long_names_are_cut_to_a_1023_byte_payload, teardown),
-	    cmocka_unit_test_teardown(test_forked_child_writes_its_own_pid, teardown),
+	                              fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_flows_are_counted_as_lost, fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_arguments_are_not_appended, fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_separators_in_names_become_spaces, fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_empty_names_and_tracks_are_written_unnamed, fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_long_names_are_cut_to_a_1023_byte_payload, fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_forked_child_writes_its_own_pid, fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_thread_events_carry_the_thread_tid_and_the_tgid,
-	                              teardown),
-	    cmocka_unit_test_teardown(test_snapshots_return_enodev, teardown),
-	    cmocka_unit_test_teardown(test_environment_selects_the_systrace_recorder, teardown),
+	                              fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_snapshots_return_enodev, fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_environment_selects_the_systrace_recorder, fixture_session_teardown),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, fixture_group_teardown);
 }

@@ -37,13 +37,6 @@ static int group_setup(void **state)
 	return 0;
 }
 
-static int group_teardown(void **state)
-{
-	(void)state;
-	fixture_destroy();
-	return 0;
-}
-
 /* Every test leaves the instance as it found it. */
 static int teardown(void **state)
 {
@@ -293,5 +286,5 @@ int main(void)
 	    cmocka_unit_test_teardown(test_markers_option_off_gives_counted_einval, teardown),
 	    cmocka_unit_test_teardown(test_signals_interrupting_the_writer_lose_no_event, teardown),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, fixture_group_teardown);
 }
