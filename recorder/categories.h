@@ -18,6 +18,9 @@ void tl_categories_set_running(bool running);
 uint32_t tl_category_count(void);
 /* Name of category index i (signal-safe: names are never freed). */
 const char *tl_category_name(uint32_t index);
+/* Events of call sites that met a category they could not register (a
+ * signal handler that interrupted its thread holding the lock). */
+uint64_t tl_categories_dropped(void);
 void tl_categories_lock(void);
 void tl_categories_unlock(void);
 

@@ -9,6 +9,8 @@
  * (except "disabled-by-default-*"); otherwise they start disabled.
  */
 #include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -40,6 +42,28 @@ static bool overflow_logged;
 static bool overflow_pending; /* logged once the lock is released */
 
 static const char *default_off_prefix = "disabled-by-default-";
+
+/* Set while this thread holds the lock: a signal handler's call site that
+ * meets an unregistered category then does not wait for its own thread. */
+static __thread volatile sig_atomic_t lock_held;
+/* A call site's handle while its category cannot be registered (a handler
+ * interrupted its thread inside the lock): off, and not cached. */
+static tl_category unresolved = {.enabled = 0, .index = 0, .name = "unresolved"};
+static _Atomic uint64_t unresolved_dropped;
+
+static void cat_lock(void)
+{
+	lock_held = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	pthread_mutex_lock(&lock);
+}
+
+static void cat_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+	atomic_signal_fence(memory_order_seq_cst);
+	lock_held = 0;
+}
 
 static void set_enabled(uint32_t i)
 {
@@ -142,23 +166,50 @@ tl_category *tl_category_get(const char *name)
 {
 	if (!name || !*name)
 		name = "default";
-	pthread_mutex_lock(&lock);
+	cat_lock();
 	ensure_overflow_category();
 	uint32_t i = register_locked(name);
 	bool log_overflow = overflow_pending;
 	overflow_pending = false;
-	pthread_mutex_unlock(&lock);
+	cat_unlock();
 	if (log_overflow)
 		tl_log(TL_LOG_WARNING, "category table full (%d): '%s' and later ones share 'overflow'",
 		       TL_MAX_CATEGORIES, name);
 	return &categories[i];
 }
 
+/* A registered category by name, without the lock; NULL when not found. */
+static tl_category *find(const char *name)
+{
+	uint32_t n = atomic_load_explicit(&ncategories, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(categories[i].name, name) == 0)
+			return &categories[i];
+	return NULL;
+}
+
+/*
+ * A call site's first run. The category is looked up without the lock;
+ * registering a new one takes it, unless a signal handler interrupted its
+ * own thread inside it: that call's event is then dropped and counted,
+ * and the next run of the call site tries again.
+ */
 tl_category *tl_i_category_resolve(tl_category **cache, const char *name)
 {
-	tl_category *cat = tl_category_get(name);
+	tl_category *cat = find(name && *name ? name : "default");
+	if (!cat && lock_held) {
+		atomic_fetch_add_explicit(&unresolved_dropped, 1, memory_order_relaxed);
+		return &unresolved;
+	}
+	if (!cat)
+		cat = tl_category_get(name);
 	__atomic_store_n(cache, cat, __ATOMIC_RELEASE);
 	return cat;
+}
+
+uint64_t tl_categories_dropped(void)
+{
+	return atomic_load_explicit(&unresolved_dropped, memory_order_relaxed);
 }
 
 static int change(const char *pattern, bool enable)
@@ -168,13 +219,13 @@ static int change(const char *pattern, bool enable)
 	if (!pattern || strchr(pattern, ',') ||
 	    parse_item(pattern, strlen(pattern), item, &negate) != 0 || negate)
 		return -EINVAL;
-	pthread_mutex_lock(&lock);
+	cat_lock();
 	ensure_overflow_category();
 	size_t at = 0;
 	while (at < noverrides && strcmp(overrides[at].pattern, item) != 0)
 		at++;
 	if (at == noverrides && noverrides == OVERRIDES_MAX) {
-		pthread_mutex_unlock(&lock);
+		cat_unlock();
 		return -ENOSPC;
 	}
 	/* the latest call for a pattern goes last */
@@ -190,7 +241,7 @@ static int change(const char *pattern, bool enable)
 	uint32_t n = atomic_load(&ncategories);
 	for (uint32_t i = 0; i < n; i++)
 		matched += fnmatch(item, categories[i].name, 0) == 0;
-	pthread_mutex_unlock(&lock);
+	cat_unlock();
 	return matched;
 }
 
@@ -208,7 +259,7 @@ int tl_category_set_filter(const char *spec)
 {
 	if (!spec || strlen(spec) >= FILTER_MAX)
 		return -EINVAL;
-	pthread_mutex_lock(&lock);
+	cat_lock();
 	ensure_overflow_category();
 	if (*spec == '\0')
 		strcpy(filter, "-*");
@@ -216,19 +267,21 @@ int tl_category_set_filter(const char *spec)
 		strcpy(filter, spec);
 	noverrides = 0;
 	recompute_locked();
-	pthread_mutex_unlock(&lock);
+	cat_unlock();
 	return 0;
 }
 
 void tl_categories_set_running(bool on)
 {
-	pthread_mutex_lock(&lock);
+	cat_lock();
 	ensure_overflow_category();
 	running = on;
+	if (on)
+		atomic_store(&unresolved_dropped, 0); /* a new session's count */
 	uint32_t n = atomic_load(&ncategories);
 	for (uint32_t i = 0; i < n; i++)
 		set_enabled(i);
-	pthread_mutex_unlock(&lock);
+	cat_unlock();
 }
 
 uint32_t tl_category_count(void)
@@ -245,10 +298,10 @@ const char *tl_category_name(uint32_t index)
 
 void tl_categories_lock(void)
 {
-	pthread_mutex_lock(&lock);
+	cat_lock();
 }
 
 void tl_categories_unlock(void)
 {
-	pthread_mutex_unlock(&lock);
+	cat_unlock();
 }
