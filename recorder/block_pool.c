@@ -11,6 +11,8 @@
  * it cannot have is -ENOMEM, not an OOM kill.
  */
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -122,11 +124,23 @@ int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigne
 		return rc == -ENOMEM ? rc : -ENOMEM;
 	}
 	if (flags & TL_POOL_REUSE_OLDEST) {
+		/* a ring keeps every live thread: a reserve block per thread slot,
+		 * backed only when a thread takes it */
+		void *reserve = mmap(NULL, (size_t)TL_MAX_THREADS * TL_POOL_RESERVE_BYTES,
+		                     PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		                     -1, 0);
 		pool->retired = calloc(pool->nblocks, sizeof pool->retired[0]);
-		if (!pool->retired) {
+		if (!pool->retired || reserve == MAP_FAILED ||
+		    !tl_pos_addressable((unsigned char *)reserve +
+		                        (size_t)TL_MAX_THREADS * TL_POOL_RESERVE_BYTES)) {
+			if (reserve != MAP_FAILED)
+				munmap(reserve, (size_t)TL_MAX_THREADS * TL_POOL_RESERVE_BYTES);
+			free(pool->retired);
+			pool->retired = NULL;
 			munmap(region, pool->region_bytes);
 			return -ENOMEM;
 		}
+		pool->reserve = reserve;
 	}
 	pool->region = region;
 	pool->flags = flags;
@@ -138,6 +152,8 @@ void tl_pool_destroy(struct tl_pool *pool)
 {
 	if (pool->region)
 		munmap(pool->region, pool->region_bytes);
+	if (pool->reserve)
+		munmap(pool->reserve, (size_t)TL_MAX_THREADS * TL_POOL_RESERVE_BYTES);
 	free(pool->retired);
 	pthread_mutex_destroy(&pool->lock);
 	memset(pool, 0, sizeof *pool);
@@ -146,8 +162,17 @@ void tl_pool_destroy(struct tl_pool *pool)
 void tl_pool_reset(struct tl_pool *pool)
 {
 	pthread_mutex_init(&pool->lock, NULL);
+	/* claimed blocks are written before their header: free until then */
+	uint32_t handed = atomic_load(&pool->handed);
+	for (uint32_t i = 0; i < tl_pool_visible(pool, handed); i++) {
+		struct tl_block *b = tl_pool_visible_block(pool, handed, i);
+		if (atomic_load(&b->state) != TL_BLOCK_FREE)
+			atomic_store(&b->state, TL_BLOCK_FREE);
+	}
 	atomic_store(&pool->handed, 0);
-	pool->next_seq = 0;
+	atomic_store(&pool->next_seq, 0);
+	for (uint32_t i = 0; i < TL_POOL_DEFERRED; i++)
+		atomic_store(&pool->deferred[i], 0);
 	pool->nretired = 0;
 	atomic_store(&pool->overwritten, 0);
 	atomic_store(&pool->dropped, 0);
@@ -176,9 +201,10 @@ static void block_assign(struct tl_pool *pool, struct tl_block *b, const struct 
 	uint32_t gen = atomic_load_explicit(&b->gen, memory_order_relaxed);
 	atomic_store_explicit(&b->gen, gen | 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	/* Set once, the first time the block is handed out (before `handed`
-	 * publishes it): snapshots read it without a lock. */
-	_Atomic uint64_t *limit = (_Atomic uint64_t *)(void *)((unsigned char *)b + pool->block_bytes);
+	/* Set the first time the block is handed out, before its generation
+	 * publishes it: snapshots read it without a lock. */
+	_Atomic uint64_t *limit =
+	    (_Atomic uint64_t *)(void *)((unsigned char *)b + tl_pool_block_bytes(pool, b));
 	if (b->limit != limit)
 		b->limit = limit;
 	atomic_store_explicit(&b->cur, b->data, memory_order_relaxed);
@@ -186,9 +212,50 @@ static void block_assign(struct tl_pool *pool, struct tl_block *b, const struct 
 	atomic_store_explicit(&b->tid, atomic_load_explicit(&slot->tid, memory_order_relaxed),
 			      memory_order_relaxed);
 	atomic_store_explicit(&b->owner, (uint32_t)(slot - tl_slots), memory_order_relaxed);
-	atomic_store_explicit(&b->seq, pool->next_seq++, memory_order_relaxed);
+	atomic_store_explicit(&b->level, tl_slot_level(slot), memory_order_relaxed);
+	atomic_store_explicit(&b->seq, atomic_fetch_add(&pool->next_seq, 1), memory_order_relaxed);
 	atomic_store_explicit(&b->state, TL_BLOCK_OWNED, memory_order_relaxed);
 	atomic_store_explicit(&b->gen, (gen | 1) + 1, memory_order_release);
+}
+
+/* ---- the lock ---------------------------------------------------------------
+ * Taken by a thread to change block. A signal handler whose emit needs a
+ * block (a nested level's, slot.h) may interrupt its own thread while it
+ * holds the lock: that handler gets no block (its event is dropped and
+ * counted) rather than wait forever. Other threads' holds end by
+ * themselves.
+ */
+static __thread volatile sig_atomic_t lock_held;
+
+static void heap_push(struct tl_pool *pool, uint32_t index);
+
+/* Puts the blocks retired by signal handlers into the heap. Under lock. */
+static void take_deferred(struct tl_pool *pool)
+{
+	for (uint32_t i = 0; i < TL_POOL_DEFERRED; i++) {
+		uint32_t entry = atomic_load_explicit(&pool->deferred[i], memory_order_relaxed);
+		if (entry && atomic_compare_exchange_strong(&pool->deferred[i], &entry, 0))
+			heap_push(pool, entry - 1);
+	}
+}
+
+static bool pool_lock(struct tl_pool *pool)
+{
+	if (lock_held)
+		return false;
+	lock_held = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	pthread_mutex_lock(&pool->lock);
+	return true;
+}
+
+static void pool_unlock(struct tl_pool *pool)
+{
+	if (pool->retired)
+		take_deferred(pool);
+	pthread_mutex_unlock(&pool->lock);
+	atomic_signal_fence(memory_order_seq_cst);
+	lock_held = 0;
 }
 
 /* ---- the retired blocks of a ring: a min-heap on hand-out order ---------- */
@@ -237,40 +304,106 @@ static uint32_t heap_pop(struct tl_pool *pool)
 static void retire_locked(struct tl_pool *pool, struct tl_block *block)
 {
 	atomic_store_explicit(&block->state, TL_BLOCK_RETIRED, memory_order_release);
-	if (pool->retired)
+	if (pool->retired && block->index < pool->nblocks) /* a reserve block is its slot's */
 		heap_push(pool, block->index);
+}
+
+/* Retires a block without the lock its thread holds (a signal handler's):
+ * readable at once, in a ring's heap once the lock is released. */
+static void retire_deferred(struct tl_pool *pool, struct tl_block *block)
+{
+	atomic_store_explicit(&block->state, TL_BLOCK_RETIRED, memory_order_release);
+	for (uint32_t i = 0; i < TL_POOL_DEFERRED; i++) {
+		uint32_t empty = 0;
+		if (atomic_compare_exchange_strong(&pool->deferred[i], &empty, block->index + 1))
+			return;
+	}
+	/* 64 handlers deep in one lock hold: the block stays readable, not reused */
+}
+
+/* Retires a block; a ring lists it for reuse under the lock. */
+static void retire(struct tl_pool *pool, struct tl_block *block, bool locked)
+{
+	if (!pool->retired || block->index >= pool->nblocks)
+		atomic_store_explicit(&block->state, TL_BLOCK_RETIRED, memory_order_release);
+	else if (locked)
+		retire_locked(pool, block);
+	else
+		retire_deferred(pool, block);
 }
 
 void tl_pool_retire(struct tl_pool *pool, struct tl_block *block)
 {
-	pthread_mutex_lock(&pool->lock);
-	retire_locked(pool, block);
-	pthread_mutex_unlock(&pool->lock);
+	bool locked = pool->retired && pool_lock(pool);
+	retire(pool, block, locked);
+	if (locked)
+		pool_unlock(pool);
 }
 
+/* A block never handed out, claimed without the lock; NULL when none is left. */
+static struct tl_block *claim_fresh(struct tl_pool *pool, const struct tl_slot *slot)
+{
+	uint32_t i = atomic_load_explicit(&pool->handed, memory_order_relaxed);
+	do {
+		if (i >= pool->nblocks)
+			return NULL;
+	} while (!atomic_compare_exchange_weak(&pool->handed, &i, i + 1));
+	struct tl_block *b = tl_pool_block(pool, i);
+	b->index = i;
+	block_assign(pool, b, slot);
+	if (!(pool->flags & TL_POOL_PREFAULT))
+		populate(b, pool->block_bytes);
+	return b;
+}
+
+/* Hands block b to the slot again from its start (a ring overwriting the
+ * slot's own block): its records are counted as overwritten. */
+static struct tl_block *reuse(struct tl_pool *pool, struct tl_block *b, const struct tl_slot *slot)
+{
+	uint64_t lost = tl_block_records(b);
+	atomic_fetch_add_explicit(&pool->overwritten, lost, memory_order_relaxed);
+	block_assign(pool, b, slot);
+	return b;
+}
+
+/* The reserve block of a thread's own slot (level 0). */
+static struct tl_block *reserve_block(struct tl_pool *pool, const struct tl_slot *slot)
+{
+	uint32_t index = pool->nblocks + (uint32_t)(slot - tl_slots);
+	struct tl_block *b = tl_pool_block(pool, index);
+	if (b->index != index)
+		b->index = index;
+	return b;
+}
+
+/*
+ * A ring hands out, in this order: a block never used; the oldest retired
+ * block; when every block is owned by a live thread, the thread's own
+ * reserve block (so that no live thread is left without one), which it
+ * then overwrites from its start as it fills. A signal handler that
+ * interrupted its own thread inside the lock cannot reach the retired
+ * blocks: it overwrites its own block instead.
+ */
 struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old,
 				    const struct tl_slot *slot)
 {
-	struct tl_block *b = NULL;
-	pthread_mutex_lock(&pool->lock);
-	if (old)
-		retire_locked(pool, old);
-	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_relaxed);
-	if (handed < pool->nblocks) {
-		b = tl_pool_block(pool, handed);
-		if (!(pool->flags & TL_POOL_PREFAULT))
-			populate(b, pool->block_bytes);
-		b->index = handed;
-		block_assign(pool, b, slot);
-		atomic_store_explicit(&pool->handed, handed + 1, memory_order_release);
-	} else if (pool->nretired > 0) {
-		/* ring: the oldest retired block; one still owned is never taken */
-		b = tl_pool_block(pool, heap_pop(pool));
-		uint64_t lost = tl_block_records(b);
-		atomic_fetch_add_explicit(&pool->overwritten, lost, memory_order_relaxed);
-		block_assign(pool, b, slot);
+	/* Only a ring's retired blocks need the lock. */
+	bool locked = pool->retired && pool_lock(pool);
+	if (old && (locked || !pool->retired))
+		retire(pool, old, locked);
+	struct tl_block *b = claim_fresh(pool, slot);
+	if (!b && locked && pool->nretired > 0)
+		b = reuse(pool, tl_pool_block(pool, heap_pop(pool)), slot);
+	if (old && !locked && pool->retired) {
+		if (b)
+			retire(pool, old, false);
+		else
+			b = reuse(pool, old, slot);
 	}
-	pthread_mutex_unlock(&pool->lock);
+	if (!b && pool->reserve && tl_slot_level(slot) == 0)
+		b = reuse(pool, reserve_block(pool, slot), slot);
+	if (locked)
+		pool_unlock(pool);
 	return b;
 }
 

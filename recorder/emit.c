@@ -321,9 +321,10 @@ static _Atomic uint64_t *put_args(_Atomic uint64_t *w, const struct event *ev,
 /*
  * Any event, off the fast forms. `entered`: the caller (a fast form that
  * missed) holds the slot entered; else it is entered here. Registers the
- * thread on its first event, moves the slot to a new session or block,
- * hands the event to a recorder that writes through, writes arguments and
- * copies. Returns the timestamp, or 0 when the event was not recorded (the
+ * thread on its first event, takes a nested level's slot when a signal
+ * handler interrupted an emit of its thread, moves the slot to a new
+ * session or block, hands the event to a recorder that writes through,
+ * writes arguments and copies. Returns the timestamp, or 0 when the event was not recorded (the
  * drop counted where it is one); any non-zero value when it was written
  * through and the caller did not ask for the timestamp (ev->want_ts).
  */
@@ -339,8 +340,11 @@ static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, 
 				return 0;
 		}
 		if (!reserve_enter(&r)) {
-			count(&r.slot->dropped, 1); /* re-entry from a signal handler */
-			return 0;
+			/* a signal handler that interrupted an emit of its thread:
+			 * the next nesting level, with blocks of its own */
+			r.slot = tl_thread_enter_nested(r.slot, &r.pos);
+			if (!r.slot)
+				return 0; /* every level busy: counted */
 		}
 	}
 	if (TL_UNLIKELY(r.slot == &tl_slot_none)) {
@@ -358,6 +362,13 @@ static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, 
 		return 0;
 	}
 	if (tl_recorder_writes_through()) {
+		if (TL_UNLIKELY(tl_slot_level(r.slot) != 0)) {
+			/* a recorder that writes through keeps per-thread state
+			 * that a nested write would tear: dropped, counted */
+			count(&r.slot->dropped, 1);
+			reserve_cancel(&r);
+			return 0;
+		}
 		tl_timestamp ts = write_through(ev, r.slot);
 		reserve_cancel(&r);
 		return ts;

@@ -446,6 +446,7 @@ void tl_shutdown(void)
 	tl_categories_set_running(false);
 	tl_state_set(0);
 	membarrier_all();
+	tl_threads_log_refusals();
 	if (tl_threads_wait_idle(SHUTDOWN_WAIT_NS) == 0) {
 		tl_active.ops->stop(&tl_active);
 	} else {
@@ -498,6 +499,7 @@ void tl_stats_collect(tl_stats *out)
 	st.struct_size = size;
 	uint32_t state = atomic_load(&tl_state);
 	tl_threads_counters(&st.events_dropped, &st.strings_truncated, &st.args_dropped);
+	st.events_dropped += tl_categories_dropped();
 	st.blocks_torn = atomic_load(&tl_blocks_torn);
 	st.unmatched_begin = atomic_load(&last_unmatched_begin);
 	st.unmatched_end = atomic_load(&last_unmatched_end);
@@ -511,9 +513,15 @@ void tl_stats_collect(tl_stats *out)
 		const struct tl_pool *pool = tl_recorder_blocks();
 		if (pool) {
 			uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
-			uint64_t present = 0;
-			for (uint32_t i = 0; i < handed; i++) {
-				const struct tl_block *b = tl_pool_block(pool, i);
+			uint64_t present = 0, used = (uint64_t)handed * pool->block_bytes;
+			for (uint32_t i = 0; i < tl_pool_visible(pool, handed); i++) {
+				const struct tl_block *b = tl_pool_visible_block(pool, handed, i);
+				if (i >= handed) { /* a thread's reserve block (ring) */
+					if (atomic_load_explicit(&b->state, memory_order_acquire) ==
+					    TL_BLOCK_FREE)
+						continue;
+					used += TL_POOL_RESERVE_BYTES;
+				}
 				_Atomic uint64_t *end;
 				uint64_t records;
 				tl_block_extent(b, &end, &records);
@@ -522,7 +530,7 @@ void tl_stats_collect(tl_stats *out)
 			st.events_overwritten = atomic_load(&pool->overwritten);
 			st.events_written = present + st.events_overwritten;
 			st.events_dropped += atomic_load(&pool->dropped);
-			st.buffer_bytes_used = (uint64_t)handed * pool->block_bytes;
+			st.buffer_bytes_used = used;
 		}
 	}
 	memcpy(out, &st, size < sizeof st ? size : sizeof st);

@@ -17,6 +17,9 @@
 #pragma GCC visibility push(hidden)
 
 /* ---- block pool --------------------------------------------------------- */
+#define TL_POOL_DEFERRED 64
+/* A reserve block: room for the latest 24 begin/end pairs of a thread. */
+#define TL_POOL_RESERVE_BYTES 1024
 enum {
 	TL_POOL_PREFAULT = 1u << 0,    /* touch the whole budget at init */
 	TL_POOL_REUSE_OLDEST = 1u << 1, /* ring: recycle the oldest retired block */
@@ -28,29 +31,64 @@ struct tl_pool {
 	size_t block_bytes;
 	uint32_t nblocks;
 	unsigned flags;
-	_Atomic uint32_t handed; /* blocks [0, handed) have been used */
-	uint64_t next_seq;       /* under lock */
+	/* Blocks [0, handed) have been handed out at least once: claimed with
+	 * one compare-and-swap each, without the lock (a header still being
+	 * written reads as free or changing; tl_block_extent). */
+	_Atomic uint32_t handed;
+	_Atomic uint64_t next_seq;
 	_Atomic uint64_t overwritten;
 	_Atomic uint64_t dropped; /* events lost with no slot to count them */
 	uint32_t *retired;        /* ring: min-heap of retired block indexes by seq */
 	uint32_t nretired;        /* under lock */
+	/* Blocks a signal handler retired while its own thread held the lock
+	 * (index + 1; 0: empty entry), put in the heap by the next holder. */
+	_Atomic uint32_t deferred[TL_POOL_DEFERRED];
+	/* A ring's reserve: one small block per thread slot (TL_MAX_THREADS),
+	 * mapped lazily, for a thread that finds every block of the pool owned
+	 * by other live threads; index nblocks + slot. NULL for the others. */
+	unsigned char *reserve;
 	pthread_mutex_t lock;
 };
 
 int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigned flags);
 void tl_pool_destroy(struct tl_pool *pool);
 /* Retires `old` (may be NULL; published by its owner first) and hands a
- * block to the thread of slot; NULL when the pool has none to give. Takes
- * the pool lock. */
+ * block to the thread of slot; NULL when the pool has none to give. A block
+ * never handed out is claimed without the lock; a ring's retired blocks are
+ * kept under it. Async-signal-safe: a signal handler that interrupted its
+ * own thread inside the lock gets only a never-used block. */
 struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old,
 				    const struct tl_slot *slot);
 /* Marks a block retired (thread exit): readable, and reusable by a ring.
  * Takes the pool lock. */
 void tl_pool_retire(struct tl_pool *pool, struct tl_block *block);
-/* Block i; i < handed. */
+/* Block i: i < handed, or a reserve block (nblocks + slot index). */
 static inline struct tl_block *tl_pool_block(const struct tl_pool *pool, uint32_t i)
 {
+	if (i >= pool->nblocks)
+		return (struct tl_block *)(void *)(pool->reserve +
+		                                   (size_t)(i - pool->nblocks) * TL_POOL_RESERVE_BYTES);
 	return (struct tl_block *)(void *)(pool->region + (size_t)i * pool->block_bytes);
+}
+
+/* What a reader walks: the `handed` blocks handed out (loaded once by the
+ * reader), then the reserve blocks. tl_pool_visible gives the count and
+ * tl_pool_visible_block the k-th; an unused one reads as TL_BLOCK_FREE. */
+static inline uint32_t tl_pool_visible(const struct tl_pool *pool, uint32_t handed)
+{
+	return handed + (pool->reserve ? TL_MAX_THREADS : 0);
+}
+
+static inline struct tl_block *tl_pool_visible_block(const struct tl_pool *pool, uint32_t handed,
+                                                     uint32_t k)
+{
+	return tl_pool_block(pool, k < handed ? k : pool->nblocks + (k - handed));
+}
+
+/* The bytes of block b. */
+static inline size_t tl_pool_block_bytes(const struct tl_pool *pool, const struct tl_block *b)
+{
+	return b->index >= pool->nblocks ? TL_POOL_RESERVE_BYTES : pool->block_bytes;
 }
 /* Forgets every block (fork child). */
 void tl_pool_reset(struct tl_pool *pool);

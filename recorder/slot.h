@@ -16,6 +16,11 @@
 #pragma GCC visibility push(hidden)
 
 #define TL_MAX_THREADS 1024
+/* Levels of emits one thread can have in progress at once: its own, and
+ * up to three signal handlers that interrupt an emit (each level one slot,
+ * with blocks of its own: tl_slot_nested). An emit from a handler that
+ * finds every level busy is dropped and counted. */
+#define TL_NEST_LEVELS 4
 #define TL_NAME_MAX 256 /* thread and process names, terminator included */
 
 #define TL_BLOCK_MIN_BYTES (4 * 1024)
@@ -40,14 +45,14 @@ struct tl_block {
 	 * owner publishes them here when it lets go of the block. */
 	_Atomic(_Atomic uint64_t *) cur;
 	_Atomic uint64_t *limit; /* end of data */
-	uint32_t pad_;
+	_Atomic uint32_t level;  /* the owner slot's nesting level (0: the thread's own) */
 	_Atomic uint32_t gen;
 	_Atomic uint32_t state;
 	_Atomic uint32_t tid;
 	_Atomic uint64_t seq; /* hand-out order */
 	_Atomic uint32_t records;
 	uint32_t index;
-	_Atomic uint32_t owner; /* index of the owning slot in tl_slots */
+	_Atomic uint32_t owner; /* index of the owning slot in tl_slots (any level) */
 	uint32_t pad2_[3];
 	_Atomic uint64_t data[];
 };
@@ -57,6 +62,11 @@ _Static_assert(sizeof(struct tl_block) == TL_CACHELINE, "block header is one cac
  * One per thread that recorded or was named, in a static table so that it
  * outlives the thread (its name stays in every snapshot) and a signal
  * handler can read it. The first cache line is written by its thread only.
+ *
+ * The table holds TL_NEST_LEVELS rows of TL_MAX_THREADS slots: row 0 holds
+ * the threads' own slots (tl_self), row k the slots their signal handlers
+ * write through at nesting level k. A nested slot has the tid of its
+ * thread, and its name and flags are unused.
  */
 struct tl_slot {
 	/* hot, owner-written */
@@ -252,7 +262,7 @@ static inline void tl_slot_publish(struct tl_slot *slot)
 
 
 extern struct tl_block tl_block_none; /* cur == limit: always "full" */
-extern struct tl_slot tl_slots[TL_MAX_THREADS];
+extern struct tl_slot tl_slots[TL_NEST_LEVELS * TL_MAX_THREADS];
 extern struct tl_slot tl_slot_none; /* the slot of threads not registered yet */
 extern __thread struct tl_slot *tl_self __attribute__((tls_model("initial-exec")));
 
@@ -284,6 +294,18 @@ static inline void tl_block_extent(const struct tl_block *b, _Atomic uint64_t **
 	}
 	*end = atomic_load_explicit(&b->cur, memory_order_acquire);
 	*records = atomic_load_explicit(&b->records, memory_order_relaxed);
+}
+
+/* The slot of the thread of `slot` (a row-0 slot) at nesting level k. */
+static inline struct tl_slot *tl_slot_nested(struct tl_slot *slot, unsigned level)
+{
+	return slot + (size_t)level * TL_MAX_THREADS;
+}
+
+/* The nesting level of a slot of the table. */
+static inline unsigned tl_slot_level(const struct tl_slot *slot)
+{
+	return (unsigned)((size_t)(slot - tl_slots) / TL_MAX_THREADS);
 }
 
 #pragma GCC visibility pop

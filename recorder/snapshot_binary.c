@@ -344,6 +344,7 @@ static size_t transcode(const tl_record_view *v, uint64_t header_word, unsigned 
 struct block_chunk {
 	size_t header_at; /* offset of the chunk header in the staging buffer */
 	uint64_t words;
+	uint32_t type; /* TL_CHUNK_BLOCK, or TL_CHUNK_NESTED_BLOCK */
 };
 
 static void block_chunk_begin(struct tl_snapshot_sink *s, struct block_chunk *c, uint32_t tid,
@@ -353,7 +354,7 @@ static void block_chunk_begin(struct tl_snapshot_sink *s, struct block_chunk *c,
 		return;
 	c->header_at = s->buf_len;
 	c->words = 0;
-	chunk_begin(s, TL_CHUNK_BLOCK, 0); /* payload size patched at the end */
+	chunk_begin(s, c->type, 0); /* payload size patched at the end */
 	sink_u32(s, tid);
 	sink_u32(s, first);
 	sink_u64(s, seq);
@@ -372,7 +373,7 @@ static void block_chunk_end(struct tl_snapshot_sink *s, struct block_chunk *c)
 /* Copies a block's published records; returns their word count, or -1 when
  * the block is unused or changed hands while being copied. */
 static long block_copy(const struct tl_block *b, uint64_t *out, size_t max_words, uint32_t *tid,
-		       uint64_t *seq)
+		       uint64_t *seq, bool *nested)
 {
 	uint32_t gen = atomic_load_explicit(&b->gen, memory_order_acquire);
 	if (gen & 1)
@@ -381,6 +382,7 @@ static long block_copy(const struct tl_block *b, uint64_t *out, size_t max_words
 		return 0;
 	*tid = atomic_load_explicit(&b->tid, memory_order_relaxed);
 	*seq = atomic_load_explicit(&b->seq, memory_order_relaxed);
+	*nested = atomic_load_explicit(&b->level, memory_order_relaxed) != 0;
 	_Atomic uint64_t *end;
 	uint64_t records;
 	tl_block_extent(b, &end, &records);
@@ -396,9 +398,9 @@ static long block_copy(const struct tl_block *b, uint64_t *out, size_t max_words
 }
 
 static void write_block(struct tl_snapshot_sink *s, const uint64_t *words, size_t n, uint32_t tid,
-			uint64_t seq)
+			uint64_t seq, bool nested)
 {
-	struct block_chunk chunk = {0, 0};
+	struct block_chunk chunk = {0, 0, nested ? TL_CHUNK_NESTED_BLOCK : TL_CHUNK_BLOCK};
 	uint32_t index = 0;
 	block_chunk_begin(s, &chunk, tid, 0, seq);
 	size_t at = 0;
@@ -436,16 +438,18 @@ static void write_blocks(struct tl_snapshot_sink *s)
 		return;
 	const struct tl_pool *pool = tl_recorder_blocks();
 	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
-	for (uint32_t i = 0; i < handed && !s->error; i++) {
+	for (uint32_t i = 0; i < tl_pool_visible(pool, handed) && !s->error; i++) {
 		uint32_t tid = 0;
 		uint64_t seq = 0;
-		long n = block_copy(tl_pool_block(pool, i), s->scratch, s->scratch_words, &tid, &seq);
+		bool nested = false;
+		long n = block_copy(tl_pool_visible_block(pool, handed, i), s->scratch,
+				    s->scratch_words, &tid, &seq, &nested);
 		if (n < 0) {
 			atomic_fetch_add_explicit(&tl_blocks_torn, 1, memory_order_relaxed);
 			continue;
 		}
 		if (n > 0)
-			write_block(s, s->scratch, (size_t)n, tid, seq);
+			write_block(s, s->scratch, (size_t)n, tid, seq, nested);
 	}
 }
 

@@ -70,6 +70,14 @@ enum tl_snapshot_chunk {
 	TL_CHUNK_BLOCK = 6,
 	/* empty: the snapshot is complete */
 	TL_CHUNK_END = 7,
+	/*
+	 * A BLOCK chunk written by a signal handler that interrupted an emit
+	 * of its thread (a nested level's block): the same payload. Its records
+	 * go between the thread's other records by timestamp: each before the
+	 * first record of the BLOCK chunks (in their order) with a larger
+	 * timestamp. Readers that skip it lose only the handlers' events.
+	 */
+	TL_CHUNK_NESTED_BLOCK = 8,
 };
 
 #define TL_SNAPSHOT_STATS_COUNT 12

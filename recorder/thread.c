@@ -23,22 +23,23 @@
 #include "recorder/slot.h"
 #include "recorder/threads.h"
 
-struct tl_slot tl_slots[TL_MAX_THREADS];
+struct tl_slot tl_slots[TL_NEST_LEVELS * TL_MAX_THREADS];
 /* cur == limit: never has room, so a thread without a block takes the slow path */
 struct tl_block tl_block_none = {.cur = tl_block_none.data, .limit = tl_block_none.data};
 
 /* A new calibration pair at most this often, when a thread changes block. */
 #define TL_CALIBRATION_INTERVAL_NS 1000000000
 
-static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+/* Created when the library is loaded: registration calls no pthread_once. */
 static pthread_key_t exit_key;
-static uint64_t exit_counter; /* under slots_lock */
+static int exit_key_ok;
+static _Atomic uint64_t exit_counter;
+/* Threads refused a slot because the table was full (logged at shutdown). */
+static _Atomic uint64_t refused_threads;
 /* Set when this thread cannot have a slot (table full, or exiting). */
 static __thread int slot_refused;
-/* Set while this thread registers: an event from a signal handler that
- * interrupts the registration is dropped and counted instead of waiting
- * for the lock its own thread holds. */
+/* Set while this thread registers, with signals blocked: an event from a
+ * handler that runs anyway (a fault's) is dropped and counted. */
 static __thread volatile sig_atomic_t slot_registering;
 
 /* Counters of slots that were recycled for another thread. */
@@ -115,56 +116,91 @@ int tl_thread_set_name(const char *name)
 
 /* ---- registration and exit ------------------------------------------------ */
 
+/* Empties a slot of any level for a new thread: no block, no session, its
+ * counters moved to the recycled totals. */
+static void slot_reset(struct tl_slot *slot)
+{
+	add(&recycled_dropped, atomic_exchange(&slot->dropped, 0));
+	add(&recycled_truncated, atomic_exchange(&slot->truncated, 0));
+	add(&recycled_args_dropped, atomic_exchange(&slot->args_dropped, 0));
+	atomic_store(&slot->pos, 0); /* not busy */
+	tl_slot_use_block(slot, &tl_block_none);
+	slot->epoch = 0;
+}
+
 static void thread_exit(void *arg)
 {
 	struct tl_slot *slot = arg;
-	/* busy, as an emit, while the block is let go */
-	atomic_store_explicit(&slot->pos,
-			      atomic_load_explicit(&slot->pos, memory_order_relaxed) | TL_SLOT_BUSY,
-			      memory_order_relaxed);
+	/* Every level busy, as in an emit, while the blocks are let go: a
+	 * signal handler that runs meanwhile finds no level free and counts
+	 * its event as dropped. */
+	for (unsigned level = 0; level < TL_NEST_LEVELS; level++) {
+		struct tl_slot *s = tl_slot_nested(slot, level);
+		atomic_store_explicit(&s->pos,
+				      atomic_load_explicit(&s->pos, memory_order_relaxed) | TL_SLOT_BUSY,
+				      memory_order_relaxed);
+	}
 	atomic_thread_fence(memory_order_seq_cst);
-	struct tl_block *block = slot->block;
 	/* the session's FULL bit (a startup recorder that stopped) does not
 	 * make its blocks any less the session's */
-	if (slot->epoch == (atomic_load(&tl_state) & ~TL_STATE_FULL) &&
-	    block != &tl_block_none) {
-		tl_slot_publish(slot);
-		tl_active.ops->retire_block(&tl_active, block);
+	uint32_t session = atomic_load(&tl_state) & ~TL_STATE_FULL;
+	for (unsigned level = 0; level < TL_NEST_LEVELS; level++) {
+		struct tl_slot *s = tl_slot_nested(slot, level);
+		struct tl_block *block = s->block;
+		if (s->epoch == session && block != &tl_block_none) {
+			tl_slot_publish(s);
+			tl_active.ops->retire_block(&tl_active, block);
+		}
+		tl_slot_use_block(s, &tl_block_none);
 	}
-	tl_slot_use_block(slot, &tl_block_none);
-	tl_slot_leave(slot);
+	for (unsigned level = TL_NEST_LEVELS; level-- > 0;)
+		tl_slot_leave(tl_slot_nested(slot, level));
 
-	pthread_mutex_lock(&slots_lock);
-	atomic_store(&slot->exit_order, ++exit_counter);
-	atomic_store(&slot->alive, 0);
-	pthread_mutex_unlock(&slots_lock);
+	atomic_store(&slot->exit_order, atomic_fetch_add(&exit_counter, 1) + 1);
+	atomic_store_explicit(&slot->alive, 0, memory_order_release);
 	tl_self = &tl_slot_none;
 	slot_refused = 1; /* events from later TLS destructors are not kept */
 }
 
-static void make_exit_key(void)
+__attribute__((constructor)) static void make_exit_key(void)
 {
-	pthread_key_create(&exit_key, thread_exit);
+	exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
 }
 
-/* Picks a never-used slot, else the one whose thread exited first. */
-static struct tl_slot *slot_pick(void)
+/*
+ * Claims a slot with one compare-and-swap on its `alive` word: a
+ * never-used slot first, else the one whose thread exited first (its name
+ * stays in snapshots the longest). No lock: a signal handler's first event
+ * registers its thread the same way.
+ */
+static struct tl_slot *slot_claim(void)
 {
-	struct tl_slot *oldest = NULL;
-	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
-		struct tl_slot *s = &tl_slots[i];
-		if (atomic_load_explicit(&s->tid, memory_order_relaxed) == 0)
-			return s;
-		if (!atomic_load_explicit(&s->alive, memory_order_relaxed) &&
-		    (!oldest || atomic_load(&s->exit_order) < atomic_load(&oldest->exit_order)))
-			oldest = s;
+	for (int attempt = 0; attempt < 64; attempt++) {
+		struct tl_slot *oldest = NULL;
+		uint64_t oldest_order = UINT64_MAX;
+		for (size_t i = 0; i < TL_MAX_THREADS; i++) {
+			struct tl_slot *s = &tl_slots[i];
+			if (atomic_load_explicit(&s->alive, memory_order_acquire))
+				continue;
+			if (atomic_load_explicit(&s->tid, memory_order_relaxed) == 0) {
+				uint32_t dead = 0;
+				if (atomic_compare_exchange_strong(&s->alive, &dead, 1))
+					return s;
+				continue;
+			}
+			uint64_t order = atomic_load(&s->exit_order);
+			if (order != 0 && order < oldest_order) {
+				oldest = s;
+				oldest_order = order;
+			}
+		}
+		if (!oldest)
+			return NULL;
+		uint32_t dead = 0;
+		if (atomic_compare_exchange_strong(&oldest->alive, &dead, 1))
+			return oldest;
 	}
-	if (oldest) {
-		add(&recycled_dropped, atomic_load(&oldest->dropped));
-		add(&recycled_truncated, atomic_load(&oldest->truncated));
-		add(&recycled_args_dropped, atomic_load(&oldest->args_dropped));
-	}
-	return oldest;
+	return NULL;
 }
 
 struct tl_slot *tl_thread_slot(void)
@@ -172,44 +208,71 @@ struct tl_slot *tl_thread_slot(void)
 	struct tl_slot *slot = tl_self;
 	if (TL_LIKELY(slot != &tl_slot_none))
 		return slot;
-	if (slot_refused || slot_registering) {
+	if (slot_refused || slot_registering || !exit_key_ok) {
 		add(&tl_unregistered_dropped, 1);
 		return NULL;
 	}
+	/* Signals wait until the thread is registered: a handler that would
+	 * have interrupted the registration then records its events. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	slot_registering = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	pthread_once(&key_once, make_exit_key);
-	pthread_mutex_lock(&slots_lock);
-	slot = slot_pick();
-	if (slot) {
-		atomic_store(&slot->pos, 0); /* not busy */
-		tl_slot_use_block(slot, &tl_block_none);
-		slot->epoch = 0;
-		atomic_store(&slot->dropped, 0);
-		atomic_store(&slot->truncated, 0);
-		atomic_store(&slot->args_dropped, 0);
-		atomic_store(&slot->named, 0);
-		atomic_store(&slot->exit_order, 0);
-		char comm[17] = {0};
-		prctl(PR_GET_NAME, comm, 0, 0, 0);
-		slot_write_name(slot, comm, strlen(comm));
-		atomic_store(&slot->alive, 1);
-		atomic_store_explicit(&slot->tid, current_tid(), memory_order_release);
-	}
-	pthread_mutex_unlock(&slots_lock);
+	slot = slot_claim();
 	if (!slot) {
 		slot_registering = 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		slot_refused = 1;
 		add(&tl_unregistered_dropped, 1);
-		tl_log(TL_LOG_WARNING, "thread table full (%d threads): events of thread %u dropped",
-		       TL_MAX_THREADS, current_tid());
+		add(&refused_threads, 1);
 		return NULL;
 	}
+	uint32_t tid = current_tid();
+	for (unsigned level = 0; level < TL_NEST_LEVELS; level++) {
+		struct tl_slot *s = tl_slot_nested(slot, level);
+		slot_reset(s);
+		atomic_store_explicit(&s->tid, tid, memory_order_release);
+	}
+	atomic_store(&slot->named, 0);
+	atomic_store(&slot->exit_order, 0);
+	char comm[17] = {0};
+	prctl(PR_GET_NAME, comm, 0, 0, 0);
+	slot_write_name(slot, comm, strlen(comm));
+	/* glibc keeps the values of the first 32 keys in the thread itself:
+	 * no lock, no allocation */
 	pthread_setspecific(exit_key, slot);
 	tl_self = slot;
 	atomic_signal_fence(memory_order_seq_cst);
 	slot_registering = 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return slot;
+}
+
+void tl_threads_log_refusals(void)
+{
+	uint64_t n = atomic_exchange(&refused_threads, 0);
+	if (n)
+		tl_log(TL_LOG_WARNING,
+		       "thread table full (%d threads): the events of %llu more threads were "
+		       "dropped",
+		       TL_MAX_THREADS, (unsigned long long)n);
+}
+
+/*
+ * The slot a signal handler writes through when its thread's own slot is
+ * busy (the handler interrupted an emit): the first free nesting level,
+ * entered; NULL, the drop counted, when every level is busy.
+ */
+struct tl_slot *tl_thread_enter_nested(struct tl_slot *slot, uint64_t *pos)
+{
+	for (unsigned level = 1; level < TL_NEST_LEVELS; level++) {
+		struct tl_slot *s = tl_slot_nested(slot, level);
+		if (tl_slot_enter_pos(s, pos))
+			return s;
+	}
+	add(&slot->dropped, 1);
+	return NULL;
 }
 
 uint32_t tl_threads_registered(void)
@@ -278,7 +341,7 @@ void tl_threads_session_start(void)
 	atomic_store(&recycled_truncated, 0);
 	atomic_store(&recycled_args_dropped, 0);
 	atomic_store(&tl_unregistered_dropped, 0);
-	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
+	for (size_t i = 0; i < TL_NEST_LEVELS * TL_MAX_THREADS; i++) {
 		atomic_store_explicit(&tl_slots[i].dropped, 0, memory_order_relaxed);
 		atomic_store_explicit(&tl_slots[i].truncated, 0, memory_order_relaxed);
 		atomic_store_explicit(&tl_slots[i].args_dropped, 0, memory_order_relaxed);
@@ -289,13 +352,13 @@ int tl_threads_wait_idle(int64_t timeout_ns)
 {
 	struct timespec start, now, pause = {0, 50 * 1000};
 	clock_gettime(CLOCK_MONOTONIC, &start);
+	/* the calling thread's own levels are not waited for */
+	size_t self = tl_self != &tl_slot_none ? (size_t)(tl_self - tl_slots) : SIZE_MAX;
 	for (;;) {
 		int busy = 0;
-		for (size_t i = 0; i < TL_MAX_THREADS; i++) {
-			struct tl_slot *s = &tl_slots[i];
-			if (s != tl_self && tl_slot_busy(s))
+		for (size_t i = 0; i < TL_NEST_LEVELS * TL_MAX_THREADS; i++)
+			if (i % TL_MAX_THREADS != self && tl_slot_busy(&tl_slots[i]))
 				busy = 1;
-		}
 		if (!busy)
 			return 0;
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -309,22 +372,30 @@ int tl_threads_wait_idle(int64_t timeout_ns)
 
 void tl_threads_after_fork_child(void)
 {
-	pthread_mutex_init(&slots_lock, NULL);
 	struct tl_slot *self = tl_self != &tl_slot_none ? tl_self : NULL;
 	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
 		struct tl_slot *s = &tl_slots[i];
 		if (s == self)
 			continue;
 		/* the threads are gone in the child */
-		atomic_store(&s->tid, 0);
+		for (unsigned level = 0; level < TL_NEST_LEVELS; level++) {
+			struct tl_slot *n = tl_slot_nested(s, level);
+			atomic_store(&n->tid, 0);
+			atomic_store(&n->pos, atomic_load(&n->pos) & ~TL_SLOT_BUSY);
+		}
 		atomic_store(&s->alive, 0);
-		atomic_store(&s->pos, atomic_load(&s->pos) & ~TL_SLOT_BUSY);
+		atomic_store(&s->exit_order, 0);
 	}
+	atomic_store(&exit_counter, 0);
 	if (self) {
-		atomic_store(&self->pos, 0); /* not busy */
-		tl_slot_use_block(self, &tl_block_none);
-		self->epoch = 0;
-		atomic_store(&self->tid, current_tid());
+		uint32_t tid = current_tid();
+		for (unsigned level = 0; level < TL_NEST_LEVELS; level++) {
+			struct tl_slot *n = tl_slot_nested(self, level);
+			atomic_store(&n->pos, 0); /* not busy */
+			tl_slot_use_block(n, &tl_block_none);
+			n->epoch = 0;
+			atomic_store(&n->tid, tid);
+		}
 	}
 	tl_threads_session_start();
 }
@@ -334,7 +405,7 @@ void tl_threads_counters(uint64_t *dropped, uint64_t *truncated, uint64_t *args_
 	uint64_t d = atomic_load(&recycled_dropped) + atomic_load(&tl_unregistered_dropped);
 	uint64_t t = atomic_load(&recycled_truncated);
 	uint64_t a = atomic_load(&recycled_args_dropped);
-	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
+	for (size_t i = 0; i < TL_NEST_LEVELS * TL_MAX_THREADS; i++) {
 		d += atomic_load_explicit(&tl_slots[i].dropped, memory_order_relaxed);
 		t += atomic_load_explicit(&tl_slots[i].truncated, memory_order_relaxed);
 		a += atomic_load_explicit(&tl_slots[i].args_dropped, memory_order_relaxed);

@@ -195,20 +195,22 @@ int tl_thread_copy_since(const struct tl_thread_mark *mark, struct tl_thread_cop
 		return -ENODATA;
 	}
 	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
-	struct block_ref *refs = malloc((size_t)(handed ? handed : 1) * sizeof *refs);
+	uint32_t visible = tl_pool_visible(pool, handed);
+	struct block_ref *refs = malloc((size_t)(visible ? visible : 1) * sizeof *refs);
 	if (!refs) {
 		leave(slot);
 		return -ENOMEM;
 	}
 	/* this thread's blocks handed out after the mark's, oldest first */
 	size_t nrefs = 0;
-	for (uint32_t i = 0; i < handed; i++) {
-		const struct tl_block *b = tl_pool_block(pool, i);
+	for (uint32_t i = 0; i < visible; i++) {
+		const struct tl_block *b = tl_pool_visible_block(pool, handed, i);
 		uint32_t gen = atomic_load_explicit(&b->gen, memory_order_acquire);
 		if ((gen & 1) ||
 		    atomic_load_explicit(&b->state, memory_order_relaxed) == TL_BLOCK_FREE ||
-		    atomic_load_explicit(&b->tid, memory_order_relaxed) != tid)
-			continue;
+		    atomic_load_explicit(&b->tid, memory_order_relaxed) != tid ||
+		    atomic_load_explicit(&b->level, memory_order_relaxed) != 0)
+			continue; /* another thread's, or its signal handlers' */
 		uint64_t seq = atomic_load_explicit(&b->seq, memory_order_relaxed);
 		if (seq > mark->seq)
 			refs[nrefs++] = (struct block_ref){seq, i};
@@ -220,7 +222,7 @@ int tl_thread_copy_since(const struct tl_thread_mark *mark, struct tl_thread_cop
 	out->intact = atomic_load_explicit(&mark->block->gen, memory_order_acquire) == mark->gen &&
 	              copy_block(mark->block, mark->gen, mark->offset, out, &cap, &err);
 	for (size_t i = 0; i < nrefs && !err; i++) {
-		const struct tl_block *b = tl_pool_block(pool, refs[i].index);
+		const struct tl_block *b = tl_pool_visible_block(pool, handed, refs[i].index);
 		uint32_t gen = atomic_load_explicit(&b->gen, memory_order_acquire);
 		if ((gen & 1) ||
 		    atomic_load_explicit(&b->seq, memory_order_relaxed) != refs[i].seq ||

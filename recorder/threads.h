@@ -23,8 +23,17 @@ bool tl_thread_session_enter(struct tl_slot *slot);
  * write `words` in the slot's block, changing block when it is full; or
  * NULL, the drop counted and the slot left. */
 _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words);
-/* The calling thread's slot, registering it; NULL when the table is full. */
+/* The calling thread's slot, registering it; NULL when the table is full
+ * (or a signal handler interrupted the registration): the drop counted.
+ * Lock-free and async-signal-safe. */
 struct tl_slot *tl_thread_slot(void);
+/* For an emit that found its thread's slot busy (a signal handler that
+ * interrupted an emit): the first free nesting level of the thread of
+ * `slot`, entered, its position word in *pos; NULL, the drop counted, when
+ * every level is busy. */
+struct tl_slot *tl_thread_enter_nested(struct tl_slot *slot, uint64_t *pos);
+/* Logs how many threads found the table full since the last call. */
+void tl_threads_log_refusals(void);
 /* Reads a slot's name into out (signal-safe); returns its length, 0 if none. */
 size_t tl_slot_read_name(struct tl_slot *slot, char *out, size_t size);
 /* Session start/stop/fork for thread state. */

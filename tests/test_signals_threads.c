@@ -1,8 +1,9 @@
 /*
- * Emitting from signal handlers: a timer storm on a thread that emits, and
- * handlers that emit while their thread registers (its first event). Every
- * event is recorded or dropped and counted, exactly; nothing hangs; the
- * snapshot holds every written event.
+ * Emitting from signal handlers: a timer storm on a thread that emits,
+ * handlers nested three deep, and handlers that emit while their thread
+ * registers (its first event). Every event is recorded or dropped and
+ * counted, exactly; with room in the buffer none is dropped; nothing
+ * hangs; the snapshot holds every written event, with its thread's tid.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,7 +20,9 @@
 
 #include <timeline/trace_event.h>
 
+#include "recorder/categories.h"
 #include "recorder/export/trace_model.h"
+#include "recorder/slot.h"
 
 #define HANDLER_EVENTS 50
 
@@ -74,20 +77,40 @@ static void restore(int signo)
 	sigaction(signo, &sa, NULL);
 }
 
-static void start_session(void)
+static void start_session_with(tl_recorder_kind kind, size_t bytes)
 {
 	tl_test_clear_environment();
-	tl_options o = {.struct_size = sizeof o,
-	                .recorder = TL_RECORDER_ENDLESS,
-	                .buffer_bytes = 128u * 1024 * 1024};
+	tl_options o = {.struct_size = sizeof o, .recorder = kind, .buffer_bytes = bytes};
 	assert_int_equal(tl_init(&o), 0);
 	sig_cat = tl_category_get("sig");
 	atomic_store(&emitted, 0);
 	atomic_store(&storm_until, now_ns() + 300 * 1000 * 1000);
 }
 
-/* written + dropped + overwritten equals emitted, and the snapshot holds
- * every written event. */
+/* An endless recorder with room for every event of a test. */
+static void start_session(void)
+{
+	start_session_with(TL_RECORDER_ENDLESS, 128u * 1024 * 1024);
+}
+
+static uint64_t dropped(void)
+{
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	return st.events_dropped;
+}
+
+static size_t events_of_thread(const tl_model *m, uint32_t tid)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->nevents; i++)
+		n += m->events[i].tid == tid;
+	return n;
+}
+
+/* Every emitted event is written or dropped, and the snapshot holds every
+ * written event that was not overwritten since (events_written counts
+ * the overwritten ones too: docs/api.md). */
 static void assert_every_event_accounted(void)
 {
 	tl_stats st = {.struct_size = sizeof st};
@@ -97,10 +120,10 @@ static void assert_every_event_accounted(void)
 	              (unsigned long long)total, (unsigned long long)st.events_written,
 	              (unsigned long long)st.events_dropped,
 	              (unsigned long long)st.events_overwritten);
-	assert_int_equal(st.events_written + st.events_dropped + st.events_overwritten, total);
+	assert_int_equal(st.events_written + st.events_dropped, total);
 	tl_model m;
 	tl_test_snapshot_model(&m);
-	assert_int_equal(m.nevents, st.events_written);
+	assert_int_equal(m.nevents, st.events_written - st.events_overwritten);
 	tl_model_free(&m);
 }
 
@@ -133,11 +156,176 @@ static void test_timer_storm_on_an_emitting_thread_loses_nothing_uncounted(void 
 	restore(SIGALRM);
 	atomic_fetch_add(&emitted, 2 * pairs);
 	assert_every_event_accounted();
+	assert_int_equal(dropped(), 0); /* the handlers' events are kept, not dropped */
 	tl_model m;
 	tl_test_snapshot_model(&m);
 	/* the interrupted slices stay whole */
 	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "work"),
 	                 tl_test_count_events(&m, TL_PHASE_END, NULL));
+	/* every event is the thread's own: the handlers run on it */
+	assert_int_equal(events_of_thread(&m, (uint32_t)syscall(SYS_gettid)), m.nevents);
+	assert_true(tl_test_count_events(&m, TL_PHASE_INSTANT, "from handler") > 0);
+	tl_model_free(&m);
+}
+
+/* The same storm on a small ring, which overwrites: exact counts still. */
+static void test_timer_storm_on_a_ring_that_overwrites_counts_every_event(void **state)
+{
+	(void)state;
+	start_session_with(TL_RECORDER_RING, 256 * 1024);
+	install(SIGALRM);
+	struct itimerval every = {{0, 20}, {0, 20}};
+	assert_int_equal(setitimer(ITIMER_REAL, &every, NULL), 0);
+	uint64_t pairs = 0;
+	while (now_ns() < atomic_load(&storm_until)) {
+		for (int i = 0; i < 64; i++) {
+			TL_TRACE_EVENT_BEGIN0("main", "work");
+			TL_TRACE_EVENT_END0("main", "work");
+		}
+		pairs += 64;
+	}
+	struct itimerval off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &off, NULL);
+	restore(SIGALRM);
+	atomic_fetch_add(&emitted, 2 * pairs);
+	assert_every_event_accounted();
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_true(st.events_overwritten > 0);
+}
+
+/* ---- handlers nested in handlers --------------------------------------- */
+
+/* Three timers, three signals: each handler blocks only its own signal, so
+ * a handler is interrupted by the others, up to three deep on the thread's
+ * own emit: every nesting level the recorder has. */
+static const int nest_signals[] = {SIGALRM, SIGVTALRM, SIGPROF};
+static const int nest_timers[] = {ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF};
+static _Atomic int depth, deepest;
+
+static void emit_nested(int signo)
+{
+	(void)signo;
+	int saved_errno = errno;
+	int d = atomic_fetch_add(&depth, 1) + 1;
+	int seen = atomic_load(&deepest);
+	while (d > seen && !atomic_compare_exchange_weak(&deepest, &seen, d))
+		;
+	if (now_ns() < atomic_load_explicit(&storm_until, memory_order_relaxed)) {
+		tl_emit(sig_cat, TL_PHASE_BEGIN, 0, "handler", 0, 0, NULL, 0);
+		for (int i = 0; i < HANDLER_EVENTS; i++)
+			tl_emit(sig_cat, TL_PHASE_INSTANT, TL_EVENT_SCOPE_THREAD, "from handler", 0, 0,
+			        NULL, 0);
+		tl_emit(sig_cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
+		atomic_fetch_add_explicit(&emitted, HANDLER_EVENTS + 2, memory_order_relaxed);
+	}
+	atomic_fetch_sub(&depth, 1);
+	errno = saved_errno;
+}
+
+static void test_handlers_nested_three_deep_keep_every_event(void **state)
+{
+	(void)state;
+	start_session();
+	atomic_store(&deepest, 0);
+	for (size_t i = 0; i < 3; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = emit_nested;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		assert_int_equal(sigaction(nest_signals[i], &sa, NULL), 0);
+	}
+	/* periods a little apart, so the timers drift across each other */
+	for (size_t i = 0; i < 3; i++) {
+		struct itimerval every = {{0, 20 + 7 * (long)i}, {0, 20 + 7 * (long)i}};
+		assert_int_equal(setitimer(nest_timers[i], &every, NULL), 0);
+	}
+	uint64_t pairs = 0;
+	while (now_ns() < atomic_load(&storm_until)) {
+		for (int i = 0; i < 64; i++) {
+			TL_TRACE_EVENT_BEGIN0("main", "work");
+			TL_TRACE_EVENT_END0("main", "work");
+		}
+		pairs += 64;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		struct itimerval off = {{0, 0}, {0, 0}};
+		setitimer(nest_timers[i], &off, NULL);
+		restore(nest_signals[i]);
+	}
+	atomic_fetch_add(&emitted, 2 * pairs);
+	print_message("handlers nested %d deep at most\n", atomic_load(&deepest));
+	assert_every_event_accounted();
+	assert_int_equal(dropped(), 0);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	/* each handler's slice, and each interrupted one, is whole */
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, NULL),
+	                 tl_test_count_events(&m, TL_PHASE_END, NULL));
+	tl_model_free(&m);
+}
+
+/* An emit that finds levels 0..k-1 busy (k handlers deep) is kept at level
+ * k; with every level busy (a fourth handler) it is dropped and counted.
+ * The kept ones are in the snapshot, on the thread. */
+static void test_each_nesting_level_keeps_its_event_and_the_fifth_is_counted(void **state)
+{
+	(void)state;
+	start_session();
+	TL_TRACE_EVENT_INSTANT0("main", "registers the thread", TL_SCOPE_THREAD);
+	struct tl_slot *self = tl_self;
+	assert_ptr_not_equal(self, &tl_slot_none);
+	static const char *const names[TL_NEST_LEVELS] = {"level 0", "level 1", "level 2",
+	                                                  "level 3"};
+	uint64_t before = dropped();
+	for (unsigned k = 0; k <= TL_NEST_LEVELS; k++) {
+		for (unsigned level = 0; level < k; level++)
+			atomic_fetch_or(&tl_slot_nested(self, level)->pos, TL_SLOT_BUSY);
+		tl_emit(sig_cat, TL_PHASE_INSTANT, TL_EVENT_SCOPE_THREAD,
+		        k < TL_NEST_LEVELS ? names[k] : "no level left", 0, 0, NULL, 0);
+		for (unsigned level = 0; level < k; level++)
+			atomic_fetch_and(&tl_slot_nested(self, level)->pos, ~TL_SLOT_BUSY);
+	}
+	assert_int_equal(dropped(), before + 1);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	for (unsigned k = 0; k < TL_NEST_LEVELS; k++)
+		assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, names[k]), 1);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "no level left"), 0);
+	assert_int_equal(events_of_thread(&m, tid), m.nevents);
+	/* in the order they were emitted: the nested ones merged by time */
+	size_t at = 0;
+	for (unsigned k = 0; k < TL_NEST_LEVELS; k++) {
+		while (at < m.nevents && (!m.events[at].name || strcmp(m.events[at].name, names[k])))
+			at++;
+		assert_true(at < m.nevents);
+	}
+	tl_model_free(&m);
+}
+
+/* A call site whose category is new, run by a handler that interrupted its
+ * thread holding the category lock: no hang, the event dropped and
+ * counted, and the call site resolves on its next run. */
+static void category_site(void)
+{
+	TL_TRACE_EVENT_INSTANT0("never seen before", "late", TL_SCOPE_THREAD);
+}
+
+static void test_a_new_category_met_inside_the_category_lock_is_dropped_not_awaited(void **state)
+{
+	(void)state;
+	start_session();
+	uint64_t before = dropped();
+	tl_categories_lock(); /* as the interrupted thread holds it */
+	category_site();      /* as its handler runs the call site */
+	tl_categories_unlock();
+	assert_int_equal(dropped(), before + 1);
+	category_site();
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "late"), 1);
 	tl_model_free(&m);
 }
 
@@ -191,6 +379,7 @@ static void test_handlers_during_a_threads_first_event_neither_hang_nor_lose_cou
 	}
 	restore(SIGRTMIN);
 	assert_every_event_accounted();
+	assert_int_equal(dropped(), 0); /* none lost to registration */
 }
 
 int main(void)
@@ -198,6 +387,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(
 	        test_timer_storm_on_an_emitting_thread_loses_nothing_uncounted, teardown),
+	    cmocka_unit_test_teardown(
+	        test_timer_storm_on_a_ring_that_overwrites_counts_every_event, teardown),
+	    cmocka_unit_test_teardown(test_handlers_nested_three_deep_keep_every_event, teardown),
+	    cmocka_unit_test_teardown(
+	        test_each_nesting_level_keeps_its_event_and_the_fifth_is_counted, teardown),
+	    cmocka_unit_test_teardown(
+	        test_a_new_category_met_inside_the_category_lock_is_dropped_not_awaited, teardown),
 	    cmocka_unit_test_teardown(
 	        test_handlers_during_a_threads_first_event_neither_hang_nor_lose_counts, teardown),
 	};

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,8 @@ struct block_ref {
 	size_t order;        /* position in the file: ties keep file order */
 	const uint8_t *data; /* nwords little-endian words */
 	size_t nwords;
-	int cut; /* the file ends inside this block */
+	int cut;    /* the file ends inside this block */
+	int nested; /* TL_CHUNK_NESTED_BLOCK: a signal handler's records */
 };
 
 struct reader {
@@ -274,7 +276,7 @@ static int read_thread(struct reader *r, struct cursor *c, size_t offset)
 }
 
 /* Notes a block for the second pass. cut: the file ends inside it. */
-static int note_block(struct reader *r, struct cursor *c, size_t offset, int cut)
+static int note_block(struct reader *r, struct cursor *c, size_t offset, int cut, int nested)
 {
 	uint32_t tid, reserved;
 	uint64_t seq, nwords;
@@ -310,6 +312,7 @@ static int note_block(struct reader *r, struct cursor *c, size_t offset, int cut
 	    .data = c->p,
 	    .nwords = (size_t)nwords,
 	    .cut = cut,
+	    .nested = nested,
 	};
 	r->nblocks++;
 	return 0;
@@ -448,11 +451,49 @@ static int read_block(struct reader *r, const struct block_ref *b)
 	return 0;
 }
 
+/* Nested events by timestamp, then file order. */
+static int compare_nested(const void *pa, const void *pb)
+{
+	const tl_model_event *a = pa, *b = pb;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/*
+ * Puts a thread's nested events (a signal handler's, from nested_at to the
+ * end) between its own events [first, nested_at): each handler event,
+ * in timestamp order, goes before the first of the thread's own events
+ * with a larger timestamp, whose order is kept as written. The events'
+ * seq is renumbered in the merged order. 0 or -ENOMEM.
+ */
+static int merge_nested(tl_model *m, size_t first, size_t nested_at)
+{
+	size_t own = nested_at - first, nested = m->nevents - nested_at;
+	tl_model_event *tmp = malloc((own + nested) * sizeof *tmp);
+	if (!tmp)
+		return -ENOMEM;
+	tl_model_event *e = m->events + first;
+	memcpy(tmp, e, (own + nested) * sizeof *tmp);
+	qsort(tmp + own, nested, sizeof *tmp, compare_nested);
+	uint64_t seq = e[0].seq < e[own].seq ? e[0].seq : e[own].seq;
+	size_t i = 0, j = own, k = 0;
+	while (i < own || j < own + nested) {
+		bool take_own = j == own + nested || (i < own && tmp[i].ts_ns <= tmp[j].ts_ns);
+		e[k] = tmp[take_own ? i++ : j++];
+		e[k++].seq = seq++;
+	}
+	free(tmp);
+	return 0;
+}
+
 static int compare_blocks(const void *pa, const void *pb)
 {
 	const struct block_ref *a = pa, *b = pb;
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
+	if (a->nested != b->nested)
+		return a->nested - b->nested;
 	if (a->seq != b->seq)
 		return a->seq < b->seq ? -1 : 1;
 	return a->order < b->order ? -1 : a->order > b->order;
@@ -498,7 +539,7 @@ static int read_chunks(struct reader *r, const uint8_t *data, size_t len, size_t
 		struct cursor c = {data + off + TL_CHUNK_HEADER_BYTES,
 		                   cut ? room : (size_t)payload};
 		int rc = 0;
-		if (cut && type != TL_CHUNK_BLOCK)
+		if (cut && type != TL_CHUNK_BLOCK && type != TL_CHUNK_NESTED_BLOCK)
 			break; /* a partial chunk: the file was cut here */
 		switch (type) {
 		case TL_CHUNK_PROCESS:
@@ -517,7 +558,8 @@ static int read_chunks(struct reader *r, const uint8_t *data, size_t len, size_t
 			rc = read_thread(r, &c, off);
 			break;
 		case TL_CHUNK_BLOCK:
-			rc = note_block(r, &c, off, cut);
+		case TL_CHUNK_NESTED_BLOCK:
+			rc = note_block(r, &c, off, cut, type == TL_CHUNK_NESTED_BLOCK);
 			break;
 		case TL_CHUNK_END:
 			r->model->complete = 1;
@@ -574,10 +616,19 @@ static int read_snapshot(struct reader *r, const uint8_t *data, size_t len)
 
 	if (r->nblocks)
 		qsort(r->blocks, r->nblocks, sizeof *r->blocks, compare_blocks);
-	for (size_t i = 0; i < r->nblocks; i++) {
-		rc = read_block(r, &r->blocks[i]);
-		if (rc < 0)
-			return rc;
+	for (size_t i = 0; i < r->nblocks;) {
+		/* one thread: its own blocks, then its handlers' (nested) ones */
+		size_t first = m->nevents, nested_at = SIZE_MAX;
+		uint32_t tid = r->blocks[i].tid;
+		for (; i < r->nblocks && r->blocks[i].tid == tid; i++) {
+			if (r->blocks[i].nested && nested_at == SIZE_MAX)
+				nested_at = m->nevents;
+			rc = read_block(r, &r->blocks[i]);
+			if (rc < 0)
+				return rc;
+		}
+		if (nested_at < m->nevents && merge_nested(m, first, nested_at) < 0)
+			return NO_MEMORY(r);
 	}
 	m->stats.blocks_torn += r->bad_blocks;
 	describe_losses(r);
