@@ -33,9 +33,10 @@
  * before it reaches the recorder: the kernel stamps the write, not us. */
 #define LIVE_WINDOW_NS (100 * 1000)
 /* A thread's first event reaches the recorder after the thread's
- * registration (one lock, shared with the threads starting at that moment),
- * which a loaded machine can stretch far past the live window: that first
- * event may reach the recorder this long after its end. */
+ * registration (a walk of the thread table and two signal-mask calls),
+ * which a loaded machine can stretch far past the live window by
+ * preempting the thread: that first event may reach the recorder this long
+ * after its end. */
 #define FIRST_EVENT_GRACE_NS (1000 * 1000 * 1000)
 
 struct systrace {
@@ -64,8 +65,8 @@ struct systrace {
  *
  * A thread takes an entry at its first event with one atomic add (no lock:
  * that may be in a signal handler) and keeps it. Written only by its
- * thread (the core drops an emit that re-enters from a signal handler
- * before it gets here): plain relaxed stores, no locked instruction, no
+ * thread (the core drops an emit of a signal handler that interrupted
+ * another emit of the thread before it gets here): plain relaxed stores, no locked instruction, no
  * shared cache line. Threads past the table share the overflow entry,
  * which counts with atomic adds and caches nothing.
  */
