@@ -84,6 +84,8 @@ static int recorder_kind_from_name(const char *name, tl_recorder_kind *out)
 		{"endless", TL_RECORDER_ENDLESS},
 		{"startup", TL_RECORDER_STARTUP},
 		{"systrace", TL_RECORDER_SYSTRACE},
+		{"file", TL_RECORDER_FILE},
+		{"callback", TL_RECORDER_CALLBACK},
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		if (strcmp(name, names[i].name) == 0) {

@@ -62,6 +62,8 @@ typedef enum tl_recorder_kind {
 	TL_RECORDER_ENDLESS,
 	TL_RECORDER_STARTUP,
 	TL_RECORDER_SYSTRACE, /* one trace_marker write per event (docs/systrace.md) */
+	TL_RECORDER_FILE,     /* blocks streamed to a file as they fill (docs/recorders.md) */
+	TL_RECORDER_CALLBACK, /* each event, decoded, to a function (docs/recorders.md) */
 } tl_recorder_kind;
 
 typedef enum tl_clock_kind {
@@ -111,6 +113,13 @@ typedef struct tl_options {
 	 * while tracing is off. With the gate off, a write while tracing is off
 	 * fails and is counted in write_errors and events_dropped. */
 	bool systrace_no_gate;
+	/* file recorder: the file written (or TIMELINE_FILE); required. */
+	const char *file_path;
+	/* file recorder: the size at which the file is rotated (0 = never;
+	 * TIMELINE_FILE_MAX_KB) and how many files are kept, the current one
+	 * included (0 = 2; TIMELINE_FILE_KEEP). */
+	uint64_t file_max_bytes;
+	unsigned file_keep;
 } tl_options;
 
 /*
