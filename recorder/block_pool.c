@@ -123,6 +123,17 @@ int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigne
 		munmap(region, pool->region_bytes);
 		return rc == -ENOMEM ? rc : -ENOMEM;
 	}
+	if (flags & TL_POOL_DRAINED) {
+		pool->retired = calloc(pool->nblocks, sizeof pool->retired[0]);
+		pool->freed = calloc(pool->nblocks, sizeof pool->freed[0]);
+		if (!pool->retired || !pool->freed) {
+			free(pool->retired);
+			free(pool->freed);
+			pool->retired = pool->freed = NULL;
+			munmap(region, pool->region_bytes);
+			return -ENOMEM;
+		}
+	}
 	if (flags & TL_POOL_REUSE_OLDEST) {
 		/* a ring keeps every live thread: a reserve block per thread slot,
 		 * backed only when a thread takes it */
@@ -155,6 +166,7 @@ void tl_pool_destroy(struct tl_pool *pool)
 	if (pool->reserve)
 		munmap(pool->reserve, (size_t)TL_MAX_THREADS * TL_POOL_RESERVE_BYTES);
 	free(pool->retired);
+	free(pool->freed);
 	pthread_mutex_destroy(&pool->lock);
 	memset(pool, 0, sizeof *pool);
 }
@@ -174,6 +186,8 @@ void tl_pool_reset(struct tl_pool *pool)
 	for (uint32_t i = 0; i < TL_POOL_DEFERRED; i++)
 		atomic_store(&pool->deferred[i], 0);
 	pool->nretired = 0;
+	pool->retired_head = 0;
+	pool->nfreed = 0;
 	atomic_store(&pool->overwritten, 0);
 	atomic_store(&pool->dropped, 0);
 }
@@ -219,23 +233,25 @@ static void block_assign(struct tl_pool *pool, struct tl_block *b, const struct 
 }
 
 /* ---- the lock ---------------------------------------------------------------
- * Taken by a thread to change block. A signal handler whose emit needs a
- * block (a nested level's, slot.h) may interrupt its own thread while it
- * holds the lock: that handler gets no block (its event is dropped and
- * counted) rather than wait forever. Other threads' holds end by
+ * Taken by a thread to change block of a ring or a drained pool. A signal
+ * handler whose emit needs a block (a nested level's, slot.h) may
+ * interrupt its own thread while it holds the lock: rather than wait
+ * forever, that handler takes a never-used block or starts its own block
+ * over (a ring), and leaves what it retires on the deferred list, which
+ * the holder lists when it lets go. Other threads' holds end by
  * themselves.
  */
 static __thread volatile sig_atomic_t lock_held;
 
-static void heap_push(struct tl_pool *pool, uint32_t index);
+static void list_retired(struct tl_pool *pool, uint32_t index);
 
-/* Puts the blocks retired by signal handlers into the heap. Under lock. */
+/* Lists the blocks retired by signal handlers. Under lock. */
 static void take_deferred(struct tl_pool *pool)
 {
 	for (uint32_t i = 0; i < TL_POOL_DEFERRED; i++) {
 		uint32_t entry = atomic_load_explicit(&pool->deferred[i], memory_order_relaxed);
 		if (entry && atomic_compare_exchange_strong(&pool->deferred[i], &entry, 0))
-			heap_push(pool, entry - 1);
+			list_retired(pool, entry - 1);
 	}
 }
 
@@ -301,11 +317,20 @@ static uint32_t heap_pop(struct tl_pool *pool)
 	return top;
 }
 
+/* Lists a retired block: in a ring's heap, or a drained pool's queue. Under lock. */
+static void list_retired(struct tl_pool *pool, uint32_t index)
+{
+	if (pool->flags & TL_POOL_DRAINED)
+		pool->retired[(pool->retired_head + pool->nretired++) % pool->nblocks] = index;
+	else
+		heap_push(pool, index);
+}
+
 static void retire_locked(struct tl_pool *pool, struct tl_block *block)
 {
 	atomic_store_explicit(&block->state, TL_BLOCK_RETIRED, memory_order_release);
 	if (pool->retired && block->index < pool->nblocks) /* a reserve block is its slot's */
-		heap_push(pool, block->index);
+		list_retired(pool, block->index);
 }
 
 /* Retires a block without the lock its thread holds (a signal handler's):
@@ -392,10 +417,14 @@ struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old,
 	if (old && (locked || !pool->retired))
 		retire(pool, old, locked);
 	struct tl_block *b = claim_fresh(pool, slot);
-	if (!b && locked && pool->nretired > 0)
+	if (!b && locked && (pool->flags & TL_POOL_DRAINED) && pool->nfreed > 0) {
+		b = tl_pool_block(pool, pool->freed[--pool->nfreed]);
+		block_assign(pool, b, slot);
+	} else if (!b && locked && (pool->flags & TL_POOL_REUSE_OLDEST) && pool->nretired > 0) {
 		b = reuse(pool, tl_pool_block(pool, heap_pop(pool)), slot);
+	}
 	if (old && !locked && pool->retired) {
-		if (b)
+		if (b || (pool->flags & TL_POOL_DRAINED))
 			retire(pool, old, false);
 		else
 			b = reuse(pool, old, slot);
@@ -405,6 +434,28 @@ struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old,
 	if (locked)
 		pool_unlock(pool);
 	return b;
+}
+
+struct tl_block *tl_pool_drain_next(struct tl_pool *pool)
+{
+	struct tl_block *b = NULL;
+	if (!pool_lock(pool))
+		return NULL;
+	if (pool->nretired > 0) {
+		b = tl_pool_block(pool, pool->retired[pool->retired_head]);
+		pool->retired_head = (pool->retired_head + 1) % pool->nblocks;
+		pool->nretired--;
+	}
+	pool_unlock(pool);
+	return b;
+}
+
+void tl_pool_drain_done(struct tl_pool *pool, struct tl_block *b)
+{
+	if (!pool_lock(pool))
+		return;
+	pool->freed[pool->nfreed++] = b->index;
+	pool_unlock(pool);
 }
 
 struct tl_block *tl_pool_recorder_next_block(struct tl_recorder *rec, struct tl_slot *slot)

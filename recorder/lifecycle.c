@@ -64,6 +64,7 @@ static const struct tl_recorder_ops *const recorders[] = {
 	&tl_endless_ops,
 	&tl_startup_ops,
 	&tl_systrace_ops,
+	&tl_file_ops,
 };
 
 static const struct tl_recorder_ops *recorder_by_kind(tl_recorder_kind kind)
@@ -256,6 +257,23 @@ static int env_refuse(const char *name, const char *value, const char *expected)
 	return -EINVAL;
 }
 
+/* Decimal digits only, at most max. */
+static bool parse_decimal(const char *v, uint64_t max, uint64_t *out)
+{
+	uint64_t n = 0;
+	if (!*v)
+		return false;
+	for (const char *p = v; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		if (n > (max - (uint64_t)(*p - '0')) / 10)
+			return false;
+		n = n * 10 + (uint64_t)(*p - '0');
+	}
+	*out = n;
+	return true;
+}
+
 /* A buffer size in KiB: decimal digits only, within the bounds. */
 static bool parse_buffer_kib(const char *v, size_t *bytes)
 {
@@ -277,7 +295,8 @@ static int parse_environment(tl_options *o)
 {
 	const char *v = env_value("TIMELINE_RECORDER");
 	if (v && recorder_kind_from_name(v, &o->recorder) != 0)
-		return env_refuse("TIMELINE_RECORDER", v, "ring, endless, startup or systrace");
+		return env_refuse("TIMELINE_RECORDER", v,
+				  "ring, endless, startup, systrace, file or callback");
 	v = env_value("TIMELINE_BUFFER_KB");
 	if (v && !parse_buffer_kib(v, &o->buffer_bytes)) {
 		char expected[64];
@@ -295,6 +314,25 @@ static int parse_environment(tl_options *o)
 		return env_refuse("TIMELINE_TRACEFS_INSTANCE", v, "a tracefs instance name");
 	if (v)
 		o->tracefs_instance = v;
+	v = env_value("TIMELINE_FILE");
+	if (v && has_blanks_around(v))
+		return env_refuse("TIMELINE_FILE", v, "a path without blanks around it");
+	if (v)
+		o->file_path = v;
+	v = env_value("TIMELINE_FILE_MAX_KB");
+	if (v) {
+		uint64_t kib;
+		if (!parse_decimal(v, UINT64_MAX / 1024, &kib) || kib == 0)
+			return env_refuse("TIMELINE_FILE_MAX_KB", v, "a decimal number of KiB, 1 or more");
+		o->file_max_bytes = kib * 1024;
+	}
+	v = env_value("TIMELINE_FILE_KEEP");
+	if (v) {
+		uint64_t keep;
+		if (!parse_decimal(v, 1000, &keep) || keep == 0)
+			return env_refuse("TIMELINE_FILE_KEEP", v, "a number of files from 1 to 1000");
+		o->file_keep = (unsigned)keep;
+	}
 	/* 1 forces the vDSO clock over no_tsc = false; 0 leaves no_tsc as the
 	 * caller set it: the environment can take the TSC away, never impose it. */
 	v = env_value("TIMELINE_NO_TSC");
@@ -461,6 +499,16 @@ void tl_shutdown(void)
 	pthread_mutex_unlock(&life_lock);
 }
 
+int tl_flush(void)
+{
+	pthread_mutex_lock(&life_lock);
+	int rc = -ENODEV;
+	if (atomic_load(&tl_state) != 0)
+		rc = tl_active.ops->flush ? tl_active.ops->flush(&tl_active) : 0;
+	pthread_mutex_unlock(&life_lock);
+	return rc;
+}
+
 bool tl_is_running(void)
 {
 	return atomic_load_explicit(&tl_state, memory_order_relaxed) != 0;
@@ -510,8 +558,6 @@ void tl_stats_collect(tl_stats *out)
 	if (state) {
 		st.recorder = tl_active.ops->name;
 		st.buffer_bytes = tl_active.buffer_bytes;
-		if (tl_active.ops->stats)
-			tl_active.ops->stats(&tl_active, &st);
 		const struct tl_pool *pool = tl_recorder_blocks();
 		if (pool) {
 			uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
@@ -534,6 +580,9 @@ void tl_stats_collect(tl_stats *out)
 			st.events_dropped += atomic_load(&pool->dropped);
 			st.buffer_bytes_used = used;
 		}
+		/* after the pool's counts, which a recorder may refine */
+		if (tl_active.ops->stats)
+			tl_active.ops->stats(&tl_active, &st);
 	}
 	memcpy(out, &st, size < sizeof st ? size : sizeof st);
 }

@@ -23,6 +23,9 @@
 enum {
 	TL_POOL_PREFAULT = 1u << 0,    /* touch the whole budget at init */
 	TL_POOL_REUSE_OLDEST = 1u << 1, /* ring: recycle the oldest retired block */
+	/* file: retired blocks wait for a drain (tl_pool_drain_next), which
+	 * gives them back once written (tl_pool_drain_done) */
+	TL_POOL_DRAINED = 1u << 2,
 };
 
 struct tl_pool {
@@ -38,8 +41,14 @@ struct tl_pool {
 	_Atomic uint64_t next_seq;
 	_Atomic uint64_t overwritten;
 	_Atomic uint64_t dropped; /* events lost with no slot to count them */
-	uint32_t *retired;        /* ring: min-heap of retired block indexes by seq */
-	uint32_t nretired;        /* under lock */
+	/* Under lock. Ring: a min-heap of retired block indexes by seq.
+	 * Drained: the retired blocks in retirement order (a circular queue
+	 * from retired_head), then `freed`, the drained ones. */
+	uint32_t *retired;
+	uint32_t nretired;
+	uint32_t retired_head;
+	uint32_t *freed;
+	uint32_t nfreed;
 	/* Blocks a signal handler retired while its own thread held the lock
 	 * (index + 1; 0: empty entry), put in the heap by the next holder. */
 	_Atomic uint32_t deferred[TL_POOL_DEFERRED];
@@ -90,6 +99,12 @@ static inline size_t tl_pool_block_bytes(const struct tl_pool *pool, const struc
 {
 	return b->index >= pool->nblocks ? TL_POOL_RESERVE_BYTES : pool->block_bytes;
 }
+/* Drained pool: the oldest retired block not yet drained, its state still
+ * TL_BLOCK_RETIRED (readable by snapshots); NULL when none waits. */
+struct tl_block *tl_pool_drain_next(struct tl_pool *pool);
+/* Drained pool: block b (from tl_pool_drain_next) is written; it becomes
+ * free for the next thread that needs one. */
+void tl_pool_drain_done(struct tl_pool *pool, struct tl_block *b);
 /* Forgets every block (fork child). */
 void tl_pool_reset(struct tl_pool *pool);
 /* Records committed to a block. */

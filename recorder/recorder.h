@@ -16,6 +16,7 @@
 #include "recorder/record_view.h"
 #include "recorder/session.h"
 #include "recorder/slot.h"
+#include "recorder/snapshot_stream.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -52,9 +53,12 @@ struct tl_recorder_ops {
 	 * NULL) that the caller wants no timestamp of, the commonest events,
 	 * without a decoded event: same contract as write_event otherwise. */
 	void (*write_slice)(struct tl_recorder *rec, char phase, const char *name);
-	/* Optional: fills the recorder's own counters into *st (recorders
-	 * that write through; the pool counts for the others). Any thread,
-	 * async-signal-safe. */
+	/* Optional: writes out what the recorder holds so far (the file
+	 * recorder's partly filled blocks), for tl_flush(). 0 or -errno. */
+	int (*flush)(struct tl_recorder *rec);
+	/* Optional: fills the recorder's own counters into *st, after the
+	 * pool's counts for a recorder that keeps blocks (which it may
+	 * replace). Any thread, async-signal-safe. */
 	void (*stats)(struct tl_recorder *rec, tl_stats *st);
 	/* Optional, fork: before it (take the recorder's locks), then in the
 	 * parent, and in the child before its session restarts (the forking
@@ -75,6 +79,7 @@ extern const struct tl_recorder_ops tl_ring_ops;
 extern const struct tl_recorder_ops tl_endless_ops;
 extern const struct tl_recorder_ops tl_startup_ops;
 extern const struct tl_recorder_ops tl_systrace_ops;
+extern const struct tl_recorder_ops tl_file_ops;
 
 extern struct tl_recorder tl_active;
 

@@ -105,9 +105,9 @@ _Static_assert(offsetof(struct tl_slot, tid) == TL_CACHELINE,
  *               TL_BLOCK_MAX_BYTES / 16 = 4096)
  *   bit   0     the busy flag, set while the thread is inside an emit (or
  *               anything else that reads or moves its position). A signal
- *               handler that interrupts an emit sees it and drops its own
- *               event instead of writing over the interrupted one;
- *               shutdown waits for it to clear.
+ *               handler that interrupts an emit sees it and writes through
+ *               the next nesting level's slot instead of over the
+ *               interrupted record; shutdown waits for it to clear.
  *
  * Committing `words` more words and one record adds the constant
  * tl_pos_step(words), which also clears the busy flag set by the entry.
@@ -167,7 +167,8 @@ static inline int tl_slot_busy(const struct tl_slot *slot)
 
 /*
  * Marks the slot busy and returns its position word (busy flag clear) in
- * *pos, or returns 0 when it already is (re-entry from a signal handler).
+ * *pos, or returns 0 when it already is (a signal handler that interrupted
+ * an emit: it tries the next nesting level).
  * The signal fence orders the busy store before the caller's load of
  * tl_state against tl_shutdown, whose membarrier() supplies the other
  * half. Owner only.

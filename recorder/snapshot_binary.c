@@ -26,6 +26,7 @@
 #include "recorder/session.h"
 #include "recorder/slot.h"
 #include "recorder/snapshot_format.h"
+#include "recorder/snapshot_stream.h"
 #include "recorder/snapshot_writer.h"
 #include "recorder/stats.h"
 #include "recorder/threads.h"
@@ -56,6 +57,7 @@ static int sink_flush(struct tl_snapshot_sink *s)
 			}
 			off += (size_t)n;
 		}
+		s->written += off;
 	} else {
 		if (s->mem_len + s->buf_len > s->mem_cap) {
 			size_t cap = s->mem_cap ? s->mem_cap * 2 : 256 * 1024;
@@ -186,11 +188,14 @@ static void write_process(struct tl_snapshot_sink *s)
 	chunk_u32_string(s, TL_CHUNK_PROCESS, (uint32_t)tl_pid, name, len);
 }
 
-static void write_clock(struct tl_snapshot_sink *s)
+/* The CLOCK chunk, after a calibration pair is taken (unless the last is
+ * younger than min_interval_ns); returns the last pair's ticks, 0 if none. */
+static uint64_t write_clock(struct tl_snapshot_sink *s, int64_t min_interval_ns, size_t *npairs)
 {
-	tl_clock_calibrate(1, 0);
+	tl_clock_calibrate(1, min_interval_ns);
 	tl_clock_pair pairs[TL_CLOCK_PAIRS];
 	size_t n = tl_clock_is_tsc() ? tl_clock_pairs(pairs, TL_CLOCK_PAIRS) : 0;
+	*npairs = n;
 	uint64_t payload = 16 + 32 + n * 16;
 	chunk_begin(s, TL_CHUNK_CLOCK, payload);
 	sink_u32(s, (uint32_t)tl_clock_id);
@@ -205,7 +210,10 @@ static void write_clock(struct tl_snapshot_sink *s)
 		sink_u64(s, pairs[i].ticks);
 		sink_u64(s, (uint64_t)pairs[i].ns);
 	}
+	return n ? pairs[n - 1].ticks : 0;
 }
+
+static void write_stats_values(struct tl_snapshot_sink *s, const tl_stats *stats);
 
 static void write_stats(struct tl_snapshot_sink *s)
 {
@@ -213,6 +221,12 @@ static void write_stats(struct tl_snapshot_sink *s)
 	memset(&st, 0, sizeof st);
 	st.struct_size = sizeof st;
 	tl_stats_collect(&st);
+	write_stats_values(s, &st);
+}
+
+static void write_stats_values(struct tl_snapshot_sink *s, const tl_stats *stats)
+{
+	tl_stats st = *stats;
 	const uint64_t values[TL_SNAPSHOT_STATS_COUNT] = {
 		st.events_written, st.events_overwritten, st.events_dropped,
 		st.strings_truncated, st.args_dropped, st.unmatched_begin,
@@ -397,13 +411,23 @@ static long block_copy(const struct tl_block *b, uint64_t *out, size_t max_words
 	return (long)n;
 }
 
-static void write_block(struct tl_snapshot_sink *s, const uint64_t *words, size_t n, uint32_t tid,
-			uint64_t seq, bool nested)
+/* Writes the records of a block copy from record `from` on (the ones
+ * before were written by an earlier call); returns the records it holds. */
+static uint32_t write_block(struct tl_snapshot_sink *s, const uint64_t *words, size_t n,
+			    uint32_t tid, uint64_t seq, bool nested, uint32_t from)
 {
 	struct block_chunk chunk = {0, 0, nested ? TL_CHUNK_NESTED_BLOCK : TL_CHUNK_BLOCK};
 	uint32_t index = 0;
-	block_chunk_begin(s, &chunk, tid, 0, seq);
 	size_t at = 0;
+	for (; index < from && at < n; index++) {
+		size_t len = n - at >= 2 ? TL_REC_WORDS(words[at + 1]) : 0;
+		if (len < 2 || len > n - at)
+			return index;
+		at += len;
+	}
+	if (at >= n)
+		return index;
+	block_chunk_begin(s, &chunk, tid, index, seq);
 	while (at < n && !s->error) {
 		tl_record_view view;
 		size_t len = tl_record_decode(words + at, n - at, &view);
@@ -415,13 +439,13 @@ static void write_block(struct tl_snapshot_sink *s, const uint64_t *words, size_
 			/* staging buffer full: close this chunk, start another */
 			block_chunk_end(s, &chunk);
 			if (sink_flush(s))
-				return;
+				return index;
 			block_chunk_begin(s, &chunk, tid, index, seq);
 			got = transcode(&view, words[at + 1], s->buf + s->buf_len,
 					s->buf_cap - s->buf_len);
 			if (got == 0) {
 				s->error = -EOVERFLOW;
-				return;
+				return index;
 			}
 		}
 		s->buf_len += got * 8;
@@ -430,6 +454,7 @@ static void write_block(struct tl_snapshot_sink *s, const uint64_t *words, size_
 		index++;
 	}
 	block_chunk_end(s, &chunk);
+	return index;
 }
 
 static void write_blocks(struct tl_snapshot_sink *s)
@@ -449,7 +474,7 @@ static void write_blocks(struct tl_snapshot_sink *s)
 			continue;
 		}
 		if (n > 0)
-			write_block(s, s->scratch, (size_t)n, tid, seq, nested);
+			write_block(s, s->scratch, (size_t)n, tid, seq, nested, 0);
 	}
 }
 
@@ -457,7 +482,8 @@ int tl_snapshot_write(struct tl_snapshot_sink *s)
 {
 	write_header(s);
 	write_process(s);
-	write_clock(s);
+	size_t npairs;
+	write_clock(s, 0, &npairs);
 	write_categories(s);
 	write_threads(s);
 	write_blocks(s);
@@ -537,4 +563,139 @@ int tl_snapshot_to_memory(unsigned char **data, size_t *len)
 	*data = sink.mem;
 	*len = sink.mem_len;
 	return 0;
+}
+
+/* ---- the stream (a file recorder) ------------------------------------------------ */
+
+#define STREAM_CALIBRATION_NS 1000000000
+
+int tl_stream_open(struct tl_stream *st, int fd)
+{
+	memset(st, 0, sizeof *st);
+	st->sink.fd = fd;
+	st->sink.buf = malloc(STAGING_BYTES);
+	st->sink.buf_cap = STAGING_BYTES;
+	st->sink.scratch_words = TL_BLOCK_MAX_BYTES / 8;
+	st->sink.scratch = malloc(TL_BLOCK_MAX_BYTES);
+	if (!st->sink.buf || !st->sink.scratch)
+		return st->sink.error = -ENOMEM;
+	write_header(&st->sink);
+	write_process(&st->sink);
+	return tl_stream_metadata(st);
+}
+
+/* A CLOCK chunk when calibration pairs were added since the last one (a
+ * pair is taken at most every second). */
+static void stream_clock(struct tl_stream *st)
+{
+	tl_clock_pair pairs[TL_CLOCK_PAIRS];
+	tl_clock_calibrate(1, STREAM_CALIBRATION_NS);
+	size_t n = tl_clock_is_tsc() ? tl_clock_pairs(pairs, TL_CLOCK_PAIRS) : 0;
+	uint64_t last = n ? pairs[n - 1].ticks : 0;
+	if (st->clock_written && n == st->clock_pairs && last == st->clock_last_ticks)
+		return;
+	size_t written;
+	st->clock_last_ticks = write_clock(&st->sink, STREAM_CALIBRATION_NS, &written);
+	st->clock_pairs = (uint32_t)written;
+	st->clock_written = 1;
+}
+
+static void stream_threads(struct tl_stream *st)
+{
+	char name[TL_NAME_MAX];
+	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
+		struct tl_slot *slot = &tl_slots[i];
+		uint32_t tid = atomic_load_explicit(&slot->tid, memory_order_acquire);
+		uint32_t seq = atomic_load_explicit(&slot->name_seq, memory_order_acquire);
+		if (tid == 0 || (tid == st->thread_tid[i] && seq == st->thread_seq[i]))
+			continue;
+		size_t len = tl_slot_read_name(slot, name, sizeof name);
+		chunk_u32_string(&st->sink, TL_CHUNK_THREAD, tid, name, len);
+		st->thread_tid[i] = tid;
+		st->thread_seq[i] = seq;
+	}
+}
+
+static void stream_drops(struct tl_stream *st)
+{
+	uint32_t changed = 0;
+	uint64_t drops[TL_MAX_THREADS];
+	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
+		drops[i] = 0;
+		for (unsigned level = 0; level < TL_NEST_LEVELS; level++)
+			drops[i] += atomic_load_explicit(&tl_slot_nested(&tl_slots[i], level)->dropped,
+							 memory_order_relaxed);
+		changed += drops[i] != st->thread_drops[i];
+	}
+	if (!changed)
+		return;
+	chunk_begin(&st->sink, TL_CHUNK_THREAD_DROPS, 8 + 16 * (uint64_t)changed);
+	sink_u32(&st->sink, changed);
+	sink_u32(&st->sink, 0);
+	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
+		if (drops[i] == st->thread_drops[i])
+			continue;
+		sink_u32(&st->sink, atomic_load_explicit(&tl_slots[i].tid, memory_order_relaxed));
+		sink_u32(&st->sink, 0);
+		sink_u64(&st->sink, drops[i]);
+		st->thread_drops[i] = drops[i];
+	}
+}
+
+int tl_stream_metadata(struct tl_stream *st)
+{
+	stream_clock(st);
+	uint32_t n = tl_category_count();
+	for (; st->categories < n; st->categories++) {
+		const char *name = tl_category_name(st->categories);
+		chunk_u32_string(&st->sink, TL_CHUNK_CATEGORY, st->categories, name, strlen(name));
+	}
+	stream_threads(st);
+	stream_drops(st);
+	sink_flush(&st->sink);
+	st->bytes = st->sink.written;
+	return st->sink.error;
+}
+
+int tl_stream_block(struct tl_stream *st, const struct tl_block *b, uint32_t *from)
+{
+	uint32_t tid = 0;
+	uint64_t seq = 0;
+	bool nested = false;
+	long n = block_copy(b, st->sink.scratch, st->sink.scratch_words, &tid, &seq, &nested);
+	if (n < 0)
+		return -EAGAIN;
+	if (n > 0) {
+		uint32_t before = *from;
+		*from = write_block(&st->sink, st->sink.scratch, (size_t)n, tid, seq, nested, *from);
+		if (*from > before)
+			st->records += *from - before;
+	}
+	sink_flush(&st->sink);
+	st->bytes = st->sink.written;
+	return st->sink.error;
+}
+
+int tl_stream_close(struct tl_stream *st, int end, uint64_t records, uint64_t lost)
+{
+	if (end && !st->sink.error) {
+		stream_drops(st);
+		tl_stats stats;
+		memset(&stats, 0, sizeof stats);
+		stats.struct_size = sizeof stats;
+		tl_stats_collect(&stats); /* the session has ended: the counters only */
+		stats.recorder = "file";
+		stats.events_written = records;
+		stats.events_dropped += lost;
+		write_stats_values(&st->sink, &stats);
+		chunk_begin(&st->sink, TL_CHUNK_END, 0);
+		sink_flush(&st->sink);
+	}
+	int rc = st->sink.error;
+	free(st->sink.buf);
+	free(st->sink.scratch);
+	st->sink.buf = NULL;
+	st->sink.scratch = NULL;
+	st->bytes = st->sink.written;
+	return rc;
 }

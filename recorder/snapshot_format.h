@@ -9,6 +9,9 @@
  * supported target; the reader rejects a file whose flags say otherwise).
  *
  *   file   := header chunk* END-chunk
+ *
+ * Each file of a file recorder's rotation is one such sequence; a reader
+ * given several of them, oldest first, reads them as one trace.
  *   header := magic[8] "TLSNAP\r\n", u32 version, u32 header_bytes (32),
  *             u32 flags (TL_SNAPSHOT_F_*), u32 pid, u64 reserved (0)
  *   chunk  := u32 type, u32 reserved (0), u64 payload_bytes, payload,
@@ -78,6 +81,14 @@ enum tl_snapshot_chunk {
 	 * timestamp. Readers that skip it lose only the handlers' events.
 	 */
 	TL_CHUNK_NESTED_BLOCK = 8,
+	/*
+	 * u32 count, u32 reserved, then count x { u32 tid, u32 reserved,
+	 * u64 dropped }: events each thread dropped so far (no block free),
+	 * written by a file recorder as the counts change; a later chunk
+	 * replaces a thread's earlier count. The STATS chunk, when the file
+	 * has one, holds the total.
+	 */
+	TL_CHUNK_THREAD_DROPS = 9,
 };
 
 #define TL_SNAPSHOT_STATS_COUNT 12

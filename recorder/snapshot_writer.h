@@ -20,6 +20,7 @@ struct tl_snapshot_sink {
 	uint64_t *scratch;   /* one block's words */
 	size_t scratch_words;
 	int error;           /* first -errno */
+	uint64_t written;    /* bytes written to fd */
 };
 int tl_snapshot_write(struct tl_snapshot_sink *sink);
 /* The child of a fork: forget a snapshot another thread had in progress. */

@@ -217,6 +217,11 @@ struct tl_slot *tl_thread_slot(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (tl_self != &tl_slot_none) {
+		/* a handler that ran before the mask registered the thread */
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return tl_self;
+	}
 	slot_registering = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	slot = slot_claim();

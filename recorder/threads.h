@@ -23,9 +23,9 @@ bool tl_thread_session_enter(struct tl_slot *slot);
  * write `words` in the slot's block, changing block when it is full; or
  * NULL, the drop counted and the slot left. */
 _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words);
-/* The calling thread's slot, registering it; NULL when the table is full
- * (or a signal handler interrupted the registration): the drop counted.
- * Lock-free and async-signal-safe. */
+/* The calling thread's slot, registering it (lock-free, async-signal-safe,
+ * signals blocked meanwhile); NULL, the drop counted, when the table is
+ * full or the thread is exiting. */
 struct tl_slot *tl_thread_slot(void);
 /* For an emit that found its thread's slot busy (a signal handler that
  * interrupted an emit): the first free nesting level of the thread of

@@ -175,7 +175,7 @@ static void test_environment_recorder_with_blanks_is_refused(void **state)
 	(void)state;
 	assert_int_equal(init_with_environment("TIMELINE_RECORDER", "ring "), -EINVAL);
 	assert_string_equal(logged, "TIMELINE_RECORDER='ring ': " BLANKS
-	                            "expected ring, endless, startup or systrace");
+	                            "expected ring, endless, startup, systrace, file or callback");
 }
 
 static void test_environment_no_tsc_with_blanks_is_refused(void **state)

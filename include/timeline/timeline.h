@@ -11,9 +11,10 @@
  *
  * | operation            | writer (same thread) | writer (other thread) | snapshot     | signal snapshot | shutdown |
  * |----------------------|----------------------|-----------------------|--------------|-----------------|----------|
- * | emit (tl_emit_*)     | no (re-entry from a  | yes: per-thread       | yes          | yes             | yes: the |
- * |                      | signal handler is    | blocks, no lock       |              |                 | event is |
- * |                      | dropped and counted) |                       |              |                 | ignored  |
+ * | emit (tl_emit_*)     | yes: a signal        | yes: per-thread       | yes          | yes             | yes: the |
+ * |                      | handler's emit takes | blocks, no lock       |              |                 | event is |
+ * |                      | a nesting level (3); |                       |              |                 | ignored  |
+ * |                      | a 4th is dropped     |                       |              |                 |          |
  * | tl_snapshot_json/    | yes                  | yes                   | yes          | yes             | no       |
  * |   _ftrace            |                      |                       |              |                 |          |
  * | tl_snapshot_binary_fd| yes                  | yes                   | JSON/ftrace: | -EBUSY          | no       |
@@ -150,6 +151,15 @@ TL_API void tl_shutdown(void);
 
 /* True between tl_init and tl_shutdown. Any thread. */
 TL_API bool tl_is_running(void);
+
+/*
+ * Writes out what the recorder holds so far: the file recorder writes its
+ * full blocks and the published events of the partly filled ones, so that
+ * the file is whole up to now (the other recorders have nothing to write).
+ * Returns 0, -ENODEV when no session runs, or the -errno of the file
+ * recorder's first failed write. Not signal-safe.
+ */
+TL_API int tl_flush(void);
 
 /* Name of the active recorder ("ring", ...), or NULL. Static storage. */
 TL_API const char *tl_recorder_name(void);
@@ -352,10 +362,12 @@ TL_API int tl_process_set_name(const char *name);
 typedef struct tl_stats {
 	size_t struct_size;
 	const char *recorder;        /* static storage, NULL when not running */
-	uint64_t events_written;     /* events committed to the recorder (systrace: written) */
+	uint64_t events_written;     /* committed, overwritten ones included (systrace: written) */
 	uint64_t events_overwritten; /* ring: lost to block reuse */
-	/* no block, stopped startup, re-entry, refused thread, bad phase/cat;
-	 * systrace: a failed write, or the recorder turned itself off */
+	/* no block, stopped startup, a signal handler four deep (or any
+	 * handler's under systrace), refused thread, bad phase/cat; systrace: a
+	 * failed write, or the recorder turned itself off. Written + dropped
+	 * = emitted. */
 	uint64_t events_dropped;
 	uint64_t strings_truncated;  /* copies cut at TL_COPY_MAX */
 	uint64_t args_dropped;       /* beyond TL_MAX_ARGS, or of type NONE/unknown */

@@ -1,0 +1,365 @@
+/*
+ * file: streams a trace of any length to a file. Threads write into blocks
+ * of a fixed pool exactly as with the ring; a drain thread writes each
+ * block to the file once it is full (or its thread exited) and gives it
+ * back, so memory stays bounded by the pool whatever the run's length.
+ * Writers never wait for the disk: when the drain falls behind and no
+ * block is free, their events are dropped and counted per thread, and the
+ * counts are in the file.
+ *
+ * The file is the binary snapshot format written as a stream
+ * (snapshot_stream.h): metadata first, blocks as they fill, the stats and
+ * END at shutdown. Cut anywhere (kill -9, a full disk), it reads up to its
+ * last whole chunk. With a size limit it is rotated: PATH.1 is the
+ * previous file, PATH.2 the one before, up to `keep` files in all.
+ *
+ * A forked child records in memory only: the drain thread is the parent's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder/recorder.h"
+
+/* The drain wakes at least this often (new names, drop counts). */
+#define DRAIN_PERIOD_NS (100 * 1000 * 1000)
+#define DEFAULT_KEEP 2
+
+/* What was written of a block: its hand-out seq and records written
+ * (written by the drain, read by stats). */
+struct written {
+	_Atomic uint64_t seq;
+	_Atomic uint32_t records;
+};
+
+struct file_recorder {
+	char path[PATH_MAX];
+	uint64_t max_bytes;
+	unsigned keep;
+	int fd; /* -1: not writing (a write failed, or a forked child) */
+	struct tl_stream stream;
+	struct written *written; /* per pool block */
+	_Atomic uint64_t records; /* streamed, all files */
+	_Atomic uint64_t lost;    /* records not written (write error) */
+	int error;               /* the first write error, logged once */
+	pthread_t drain;
+	bool drain_running;
+	sem_t wake;
+	_Atomic int stopping;
+	pthread_mutex_t write_lock; /* the drain and tl_flush */
+};
+
+static int open_file(struct file_recorder *f)
+{
+	f->fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (f->fd < 0)
+		return -errno;
+	int rc = tl_stream_open(&f->stream, f->fd);
+	if (rc) {
+		tl_stream_close(&f->stream, 0, 0, 0);
+		close(f->fd);
+		f->fd = -1;
+	}
+	return rc;
+}
+
+/* Stops writing after a failed write: what is on disk stays readable. */
+static void write_failed(struct file_recorder *f, int rc)
+{
+	if (f->error)
+		return;
+	f->error = rc;
+	tl_log(TL_LOG_ERROR,
+	       "file recorder: writing %s: %s; the file ends here, later events are counted as "
+	       "dropped",
+	       f->path, strerror(-rc));
+	tl_stream_close(&f->stream, 0, 0, 0);
+	close(f->fd);
+	f->fd = -1;
+}
+
+/* PATH -> PATH.1 -> PATH.2 ...; the oldest beyond `keep` files is removed. */
+static int rotate(struct file_recorder *f)
+{
+	int rc = tl_stream_close(&f->stream, 1, f->records, f->lost);
+	if (close(f->fd) != 0 && rc == 0)
+		rc = -errno;
+	f->fd = -1;
+	if (rc)
+		return rc;
+	char from[PATH_MAX + 16], to[PATH_MAX + 16];
+	for (unsigned i = f->keep - 1; i >= 1; i--) {
+		if (i == 1)
+			snprintf(from, sizeof from, "%s", f->path);
+		else
+			snprintf(from, sizeof from, "%s.%u", f->path, i - 1);
+		snprintf(to, sizeof to, "%s.%u", f->path, i);
+		if (rename(from, to) != 0 && errno != ENOENT)
+			return -errno;
+	}
+	if (f->keep == 1)
+		unlink(f->path);
+	return open_file(f);
+}
+
+/* Writes block b from where the last write of it stopped. */
+static void write_block(struct file_recorder *f, struct tl_pool *pool, struct tl_block *b)
+{
+	struct written *w = &f->written[b->index];
+	uint64_t seq = atomic_load_explicit(&b->seq, memory_order_relaxed);
+	uint32_t done = atomic_load(&w->records);
+	if (atomic_load(&w->seq) != seq) {
+		atomic_store(&w->records, 0);
+		atomic_store(&w->seq, seq);
+		done = 0;
+	}
+	if (f->fd < 0) {
+		uint64_t records = tl_block_records(b);
+		if (records > done) {
+			atomic_fetch_add(&f->lost, records - done);
+			atomic_fetch_add_explicit(&pool->dropped, records - done,
+						  memory_order_relaxed);
+			atomic_store(&w->records, (uint32_t)records);
+		}
+		return;
+	}
+	uint32_t upto = done;
+	int rc = tl_stream_block(&f->stream, b, &upto);
+	if (rc == -EAGAIN)
+		return; /* changed hands meanwhile: a torn read, counted by nobody */
+	atomic_store(&w->records, upto);
+	atomic_fetch_add(&f->records, upto - done);
+	if (rc) {
+		write_failed(f, rc);
+		return;
+	}
+	if (f->max_bytes && f->stream.bytes >= f->max_bytes && (rc = rotate(f)) != 0)
+		write_failed(f, rc);
+}
+
+/* Writes new metadata, then every block waiting, giving each back. */
+static void drain_once(struct file_recorder *f, struct tl_pool *pool)
+{
+	pthread_mutex_lock(&f->write_lock);
+	int rc;
+	if (f->fd >= 0 && (rc = tl_stream_metadata(&f->stream)) != 0)
+		write_failed(f, rc);
+	struct tl_block *b;
+	while ((b = tl_pool_drain_next(pool)) != NULL) {
+		write_block(f, pool, b);
+		tl_pool_drain_done(pool, b);
+	}
+	pthread_mutex_unlock(&f->write_lock);
+}
+
+/* The records of blocks still owned (partly filled), as far as published. */
+static void write_owned(struct file_recorder *f, struct tl_pool *pool)
+{
+	pthread_mutex_lock(&f->write_lock);
+	int rc;
+	if (f->fd >= 0 && (rc = tl_stream_metadata(&f->stream)) != 0)
+		write_failed(f, rc);
+	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
+	for (uint32_t i = 0; i < handed; i++) {
+		struct tl_block *b = tl_pool_block(pool, i);
+		if (atomic_load_explicit(&b->state, memory_order_acquire) == TL_BLOCK_OWNED)
+			write_block(f, pool, b);
+	}
+	pthread_mutex_unlock(&f->write_lock);
+}
+
+static void *drain_main(void *arg)
+{
+	struct tl_recorder *rec = arg;
+	struct file_recorder *f = rec->backend;
+	while (!atomic_load(&f->stopping)) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += DRAIN_PERIOD_NS;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		sem_timedwait(&f->wake, &until);
+		drain_once(f, &rec->pool);
+	}
+	return NULL;
+}
+
+static int file_start(struct tl_recorder *rec, const tl_options *opts)
+{
+	if (!opts->file_path || !*opts->file_path) {
+		tl_log(TL_LOG_ERROR, "file recorder: no file given (tl_options.file_path or "
+				     "TIMELINE_FILE)");
+		return -EINVAL;
+	}
+	if (strlen(opts->file_path) >= PATH_MAX) {
+		tl_log(TL_LOG_ERROR, "file recorder: the file's path is longer than %d bytes",
+		       PATH_MAX - 1);
+		return -ENAMETOOLONG;
+	}
+	struct file_recorder *f = calloc(1, sizeof *f);
+	if (!f)
+		return -ENOMEM;
+	snprintf(f->path, sizeof f->path, "%s", opts->file_path);
+	f->max_bytes = opts->file_max_bytes;
+	f->keep = opts->file_keep ? opts->file_keep : DEFAULT_KEEP;
+	f->fd = -1;
+	int rc = tl_pool_init(&rec->pool, rec->buffer_bytes, opts->block_bytes,
+			      TL_POOL_PREFAULT | TL_POOL_DRAINED);
+	if (rc) {
+		free(f);
+		return rc;
+	}
+	f->written = calloc(rec->pool.nblocks, sizeof f->written[0]);
+	if (!f->written) {
+		rc = -ENOMEM;
+		goto fail_pool;
+	}
+	for (uint32_t i = 0; i < rec->pool.nblocks; i++)
+		atomic_store(&f->written[i].seq, UINT64_MAX);
+	if ((rc = open_file(f)) != 0) {
+		tl_log(TL_LOG_ERROR, "file recorder: cannot write %s: %s", f->path, strerror(-rc));
+		goto fail_written;
+	}
+	sem_init(&f->wake, 0, 0);
+	pthread_mutex_init(&f->write_lock, NULL);
+	rec->backend = f;
+	if ((rc = -pthread_create(&f->drain, NULL, drain_main, rec)) != 0) {
+		tl_log(TL_LOG_ERROR, "file recorder: cannot start the drain thread: %s",
+		       strerror(-rc));
+		tl_stream_close(&f->stream, 0, 0, 0);
+		close(f->fd);
+		sem_destroy(&f->wake);
+		pthread_mutex_destroy(&f->write_lock);
+		rec->backend = NULL;
+		goto fail_written;
+	}
+	f->drain_running = true;
+	return 0;
+fail_written:
+	free(f->written);
+fail_pool:
+	tl_pool_destroy(&rec->pool);
+	free(f);
+	return rc;
+}
+
+/* After the session (every thread idle): the blocks waiting, the partly
+ * filled ones, the stats and END. */
+static void file_stop(struct tl_recorder *rec)
+{
+	struct file_recorder *f = rec->backend;
+	if (f->drain_running) {
+		atomic_store(&f->stopping, 1);
+		sem_post(&f->wake);
+		pthread_join(f->drain, NULL);
+		drain_once(f, &rec->pool);
+		write_owned(f, &rec->pool);
+		if (f->fd >= 0) {
+			int rc = tl_stream_close(&f->stream, 1, f->records, f->lost);
+			if (close(f->fd) != 0 && rc == 0)
+				rc = -errno;
+			if (rc)
+				tl_log(TL_LOG_ERROR, "file recorder: ending %s: %s", f->path,
+				       strerror(-rc));
+		}
+	}
+	sem_destroy(&f->wake);
+	pthread_mutex_destroy(&f->write_lock);
+	free(f->written);
+	free(f);
+	rec->backend = NULL;
+	tl_pool_destroy(&rec->pool);
+}
+
+/* A full block goes to the drain: wake it (sem_post is async-signal-safe). */
+static struct tl_block *file_next_block(struct tl_recorder *rec, struct tl_slot *slot)
+{
+	bool had = slot->block != &tl_block_none;
+	struct tl_block *b = tl_pool_recorder_next_block(rec, slot);
+	struct file_recorder *f = rec->backend;
+	if (had && f->drain_running)
+		sem_post(&f->wake);
+	return b;
+}
+
+static void file_retire(struct tl_recorder *rec, struct tl_block *block)
+{
+	tl_pool_recorder_retire(rec, block);
+	struct file_recorder *f = rec->backend;
+	if (f->drain_running)
+		sem_post(&f->wake);
+}
+
+/* events_written: the records streamed, and those in memory not yet
+ * streamed (a block being written may count a few twice for a moment). */
+static void file_stats(struct tl_recorder *rec, tl_stats *st)
+{
+	struct file_recorder *f = rec->backend;
+	const struct tl_pool *pool = &rec->pool;
+	uint64_t pending = 0;
+	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
+	for (uint32_t i = 0; i < handed; i++) {
+		const struct tl_block *b = tl_pool_block(pool, i);
+		_Atomic uint64_t *end;
+		uint64_t records;
+		tl_block_extent(b, &end, &records);
+		const struct written *w = &f->written[i];
+		uint64_t done = atomic_load_explicit(&w->seq, memory_order_acquire) ==
+		                        atomic_load_explicit(&b->seq, memory_order_relaxed)
+		                    ? atomic_load_explicit(&w->records, memory_order_relaxed)
+		                    : 0;
+		pending += records > done ? records - done : 0;
+	}
+	st->events_written = atomic_load(&f->records) + pending;
+	st->events_overwritten = 0;
+}
+
+static int file_flush(struct tl_recorder *rec)
+{
+	struct file_recorder *f = rec->backend;
+	if (!f->drain_running)
+		return -ENODEV;
+	drain_once(f, &rec->pool);
+	write_owned(f, &rec->pool);
+	return f->error;
+}
+
+static void file_fork_child(struct tl_recorder *rec)
+{
+	tl_pool_recorder_fork_child(rec);
+	struct file_recorder *f = rec->backend;
+	/* the drain thread and the file are the parent's */
+	f->drain_running = false;
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->stream.sink.buf = NULL; /* the parent's buffers: not freed here */
+	f->stream.sink.scratch = NULL;
+	sem_init(&f->wake, 0, 0);
+	pthread_mutex_init(&f->write_lock, NULL);
+}
+
+const struct tl_recorder_ops tl_file_ops = {
+	.name = "file",
+	.kind = TL_RECORDER_FILE,
+	.default_bytes = 4u * 1024 * 1024,
+	.start = file_start,
+	.stop = file_stop,
+	.next_block = file_next_block,
+	.retire_block = file_retire,
+	.blocks = tl_pool_recorder_blocks,
+	.flush = file_flush,
+	.stats = file_stats,
+	.fork_prepare = tl_pool_recorder_fork_prepare,
+	.fork_parent = tl_pool_recorder_fork_parent,
+	.after_fork_child = file_fork_child,
+};

@@ -1,0 +1,51 @@
+/*
+ * The binary snapshot format written as a stream (snapshot_binary.c), for a
+ * recorder that writes its blocks to a file as they fill: a header and the
+ * process's metadata first, then, as they come, metadata that changed
+ * (categories, thread names, clock calibration, per-thread drops) followed
+ * by the blocks that may refer to it, and at the close the stats and the
+ * END chunk. A file cut anywhere reads up to its last whole chunk, with
+ * the names its blocks use. Internal.
+ */
+#ifndef TIMELINE_SNAPSHOT_STREAM_H
+#define TIMELINE_SNAPSHOT_STREAM_H
+
+#include <stdint.h>
+
+#include "recorder/slot.h"
+#include "recorder/snapshot_writer.h"
+
+#pragma GCC visibility push(hidden)
+
+struct tl_stream {
+	struct tl_snapshot_sink sink;
+	uint64_t bytes;                 /* written to the fd so far */
+	uint64_t records;               /* records written to the fd so far */
+	uint32_t categories;            /* written */
+	int clock_written;
+	uint32_t clock_pairs;           /* calibration pairs in the last CLOCK chunk */
+	uint64_t clock_last_ticks;      /* and the last of them */
+	uint32_t thread_tid[TL_MAX_THREADS];  /* the tid and name_seq of each slot as written */
+	uint32_t thread_seq[TL_MAX_THREADS];
+	uint64_t thread_drops[TL_MAX_THREADS]; /* drops of each slot as written */
+};
+
+/* Starts a file on fd: header, process, clock, categories and threads.
+ * 0 or -errno (the stream is then unusable; tl_stream_close frees it). */
+int tl_stream_open(struct tl_stream *st, int fd);
+/* Writes what changed since the last call: new categories, renamed or new
+ * threads, new calibration pairs, per-thread drop counts. 0 or -errno. */
+int tl_stream_metadata(struct tl_stream *st);
+/* Writes the records of block b from record *from on, and sets *from to
+ * the records written in all. A block that changed hands while being read
+ * writes nothing and returns -EAGAIN. 0 or -errno. */
+int tl_stream_block(struct tl_stream *st, const struct tl_block *b, uint32_t *from);
+/* Ends the file with the stats and the END chunk when `end` (after the
+ * session: `records` streamed in all, files before this one included, and
+ * `lost`, the records the recorder could not write), and frees the
+ * stream's buffers. 0 or -errno. */
+int tl_stream_close(struct tl_stream *st, int end, uint64_t records, uint64_t lost);
+
+#pragma GCC visibility pop
+
+#endif /* TIMELINE_SNAPSHOT_STREAM_H */
