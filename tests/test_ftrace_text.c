@@ -209,6 +209,21 @@ static void test_ftrace_file_skips_headers_and_counts_failures(void **state)
 	tl_ftrace_text_free(&t);
 }
 
+static void test_ftrace_file_keeps_the_first_failing_line(void **state)
+{
+	(void)state;
+	const char text[] = "# tracer: nop\n"
+	                    "  a-1 (1) [0] 1.0: print: B|1|x\n"
+	                    "first bad line\n"
+	                    "second bad line\n";
+	tl_ftrace_text t;
+	assert_int_equal(tl_ftrace_text_read(text, sizeof text - 1, 0, &t, NULL), 0);
+	assert_int_equal(t.parse_failures, 2);
+	assert_int_equal(t.first_failure_line, 3);
+	assert_string_equal(t.first_failure_text, "first bad line");
+	tl_ftrace_text_free(&t);
+}
+
 static void test_trace_cmd_report_after_its_cpus_line(void **state)
 {
 	(void)state;
@@ -275,6 +290,7 @@ int main(void)
 	    cmocka_unit_test(test_trace_cmd_instance_name_is_not_the_task),
 	    cmocka_unit_test(test_ftrace_sniff),
 	    cmocka_unit_test(test_ftrace_file_skips_headers_and_counts_failures),
+	    cmocka_unit_test(test_ftrace_file_keeps_the_first_failing_line),
 	    cmocka_unit_test(test_trace_cmd_report_after_its_cpus_line),
 	    cmocka_unit_test(test_ftrace_strict_mode_reports_the_line),
 	    cmocka_unit_test(test_ftrace_html_trace_data_block),

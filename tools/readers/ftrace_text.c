@@ -237,6 +237,7 @@ static void finish_line(const char *line, size_t len, size_t pos, size_t end, tl
 {
 	l->task = trimmed(line, pos);
 	l->text = trimmed(line + end, len - end);
+	l->line = (tl_str_view){line, len};
 	l->kind = TL_FTRACE_LINE_OTHER;
 	static const char *const marker_events[] = {"tracing_mark_write", "print", "0"};
 	for (size_t k = 0; k < sizeof marker_events / sizeof marker_events[0]; k++) {
@@ -386,6 +387,17 @@ static int is_empty_cpu_note(const char *line, size_t len)
 	return len - i == strlen(" is empty") && memcmp(line + i, " is empty", len - i) == 0;
 }
 
+/* Counts a line that does not tokenize, keeping the first one's text. */
+static void count_failure(tl_ftrace_reader *r, size_t line_no, const char *line, size_t len)
+{
+	if (!r->parse_failures++) {
+		r->first_failure_line = line_no;
+		size_t n = len < TL_FTRACE_FAILURE_TEXT - 1 ? len : TL_FTRACE_FAILURE_TEXT - 1;
+		memcpy(r->first_failure_text, line, n);
+		r->first_failure_text[n] = '\0';
+	}
+}
+
 int tl_ftrace_reader_line(tl_ftrace_reader *r, const char *line, size_t n, tl_ftrace_line *out,
                           tl_read_error *err)
 {
@@ -435,9 +447,7 @@ int tl_ftrace_reader_line(tl_ftrace_reader *r, const char *line, size_t n, tl_ft
 		}
 		return -EINVAL;
 	}
-	if (!r->parse_failures)
-		r->first_failure_line = line_no;
-	r->parse_failures++;
+	count_failure(r, line_no, line, n);
 	return 0;
 }
 
@@ -491,6 +501,7 @@ int tl_ftrace_text_read(const char *data, size_t len, unsigned flags, tl_ftrace_
 	tl_ftrace_reader_finish(&r, data + off, len - off);
 	out->parse_failures = r.parse_failures;
 	out->first_failure_line = r.first_failure_line;
+	memcpy(out->first_failure_text, r.first_failure_text, sizeof out->first_failure_text);
 	out->unterminated = r.unterminated;
 	out->html = r.html;
 	out->trace_cmd = r.trace_cmd;

@@ -37,6 +37,7 @@ typedef struct tl_ftrace_line {
 	tl_str_view task;  /* text before "-tid", trimmed ("<...>" when unknown) */
 	tl_str_view event; /* the event name */
 	tl_str_view text;  /* after "event:", trimmed; a marker's payload */
+	tl_str_view line;  /* the whole line, for messages */
 	tl_ftrace_line_kind kind;
 } tl_ftrace_line;
 
@@ -81,11 +82,15 @@ enum {
 	TL_FTRACE_LINES_ONLY = 1u << 1,
 };
 
+/* How much of a line that failed is kept for messages (NUL included). */
+#define TL_FTRACE_FAILURE_TEXT 160
+
 typedef struct tl_ftrace_text {
 	tl_ftrace_line *lines; /* event lines, in file order */
 	size_t nlines;
 	uint64_t parse_failures;   /* lines that did not tokenize (systrace_parse_failure) */
 	size_t first_failure_line; /* line number of the first of them, 0 when none */
+	char first_failure_text[TL_FTRACE_FAILURE_TEXT]; /* its first bytes */
 	uint64_t unterminated;     /* 1 when the last line had no '\n': not read */
 	int html;                  /* the text came from an HTML systrace file */
 	int trace_cmd;             /* `trace-cmd report` output: its first line is "cpus=N" */
@@ -127,6 +132,7 @@ typedef struct tl_ftrace_reader {
 	size_t line_no;          /* line number of the next line */
 	uint64_t parse_failures; /* as in tl_ftrace_text */
 	size_t first_failure_line;
+	char first_failure_text[TL_FTRACE_FAILURE_TEXT];
 	uint64_t unterminated;
 	int html;
 	int trace_cmd;

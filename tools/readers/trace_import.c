@@ -544,6 +544,38 @@ static void set_thread_name(importer *im, size_t thread, tl_str_view task)
 	im->out->threads[thread].name = copy_str(im, task.ptr, task.len);
 }
 
+/* Keeps the earliest line that could not be read (lines are imported in
+ * time order, not file order). */
+static void note_failure(tl_import *out, size_t line_no, const char *text, size_t len)
+{
+	if (!line_no || (out->first_failure_line && out->first_failure_line < line_no))
+		return;
+	out->first_failure_line = line_no;
+	size_t n =
+	    len < sizeof out->first_failure_text - 1 ? len : sizeof out->first_failure_text - 1;
+	memcpy(out->first_failure_text, text, n);
+	out->first_failure_text[n] = '\0';
+}
+
+/* A marker line whose payload does not parse. */
+static void marker_failed(importer *im, const tl_ftrace_line *line)
+{
+	stat_add(im, TL_STAT_SYSTRACE_PARSE_FAILURE);
+	note_failure(im->out, line->line_no, line->line.ptr, line->line.len);
+}
+
+/* What a text reader counted: lines that did not tokenize, and the last
+ * one without '\n'. */
+static void add_reader_counts(tl_import *out, uint64_t failures, size_t first_failure_line,
+                              const char *first_failure_text, uint64_t unterminated)
+{
+	out->stats[TL_STAT_SYSTRACE_PARSE_FAILURE] += failures;
+	out->stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE] += unterminated;
+	if (failures)
+		note_failure(out, first_failure_line, first_failure_text,
+		             strlen(first_failure_text));
+}
+
 static void import_marker(importer *im, const tl_ftrace_line *line)
 {
 	tl_atrace_point p;
@@ -557,7 +589,7 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 	if (line->task.len && !(line->task.len == 5 && memcmp(line->task.ptr, "<...>", 5) == 0))
 		set_thread_name(im, thread, line->task);
 	if (r == TL_ATRACE_FAIL) {
-		stat_add(im, TL_STAT_SYSTRACE_PARSE_FAILURE);
+		marker_failed(im, line);
 		return;
 	}
 	if (r == TL_ATRACE_UNSUPPORTED) {
@@ -652,7 +684,7 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 		return;
 	}
 	default:
-		stat_add(im, TL_STAT_SYSTRACE_PARSE_FAILURE);
+		marker_failed(im, line);
 		return;
 	}
 }
@@ -1118,8 +1150,8 @@ static void add_lines(const tl_ftrace_text *text, work_item *items, size_t *n, s
 		items[(*n)++] =
 		    (work_item){.ts = l->ts_ns, .order = base + i, .cls = ORDER_OTHER, .line = l};
 	}
-	out->stats[TL_STAT_SYSTRACE_PARSE_FAILURE] += text->parse_failures;
-	out->stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE] += text->unterminated;
+	add_reader_counts(out, text->parse_failures, text->first_failure_line,
+	                  text->first_failure_text, text->unterminated);
 }
 
 /* An empty import and the importer that fills it; 0 or -ENOMEM. */
@@ -1385,6 +1417,11 @@ int tl_import_model(const tl_model *model, tl_import *out)
 		rc = tl_import_build(NULL, &json, out);
 	tl_json_trace_free(&json);
 	return rc;
+}
+
+int tl_import_is_empty(const tl_import *imp)
+{
+	return imp->nslices == 0 && imp->ncounters == 0 && imp->nflows == 0;
 }
 
 void tl_import_free(tl_import *imp)
@@ -1792,8 +1829,8 @@ static int stream_ftrace(int fd, tl_import *out)
 	}
 	if (rc == 0) {
 		tl_ftrace_reader_finish(&reader, buf + start, filled - start);
-		out->stats[TL_STAT_SYSTRACE_PARSE_FAILURE] += reader.parse_failures;
-		out->stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE] += reader.unterminated;
+		add_reader_counts(out, reader.parse_failures, reader.first_failure_line,
+		                  reader.first_failure_text, reader.unterminated);
 	}
 	free(buf);
 	return importer_finish(&im, rc);

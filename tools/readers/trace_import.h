@@ -153,6 +153,14 @@ typedef struct tl_import {
 	tl_import_arg *args;
 	size_t nargs;
 	uint64_t stats[TL_STAT_COUNT];
+	/*
+	 * The first line that could not be read - a text line that does not
+	 * tokenize, or a marker whose payload does not parse: 1-based, 0 when
+	 * none - and its first bytes. The number of such lines is
+	 * stats[TL_STAT_SYSTRACE_PARSE_FAILURE].
+	 */
+	size_t first_failure_line;
+	char first_failure_text[TL_FTRACE_FAILURE_TEXT];
 	tl_str_arena strings;
 	struct tl_import_maps *maps; /* internal lookup tables */
 } tl_import;
@@ -164,6 +172,10 @@ typedef struct tl_import {
  * copied. Free with tl_import_free.
  */
 int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_import *out);
+
+/* Whether the import holds nothing: no slice, instant, async slice,
+ * counter or flow. */
+int tl_import_is_empty(const tl_import *imp);
 
 /*
  * Imports a decoded snapshot as Perfetto would read its Chrome JSON export:
