@@ -247,6 +247,30 @@ static void test_trace_cmd_report_after_its_cpus_line(void **state)
 	tl_ftrace_text_free(&t);
 }
 
+static void test_ftrace_clock_from_the_timeline_comment(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		tl_trace_clock clock;
+	} cases[] = {
+	    {"# tracer: nop\n# timeline: recorder=tracefs clock=boot instance=x\n",
+	     TL_TRACE_CLOCK_BOOT},
+	    {"# tracer: nop\n# timeline: recorder=ring clock=mono snapshot_ns=1\n",
+	     TL_TRACE_CLOCK_MONO},
+	    {"# tracer: nop\n# timeline: recorder=import clock=unknown\n", TL_TRACE_CLOCK_UNKNOWN},
+	    {"# tracer: nop\n# clock=boot\n", TL_TRACE_CLOCK_UNKNOWN},
+	    {"cpus=2\n", TL_TRACE_CLOCK_UNKNOWN},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tl_ftrace_text t;
+		assert_int_equal(
+		    tl_ftrace_text_read(cases[i].text, strlen(cases[i].text), 0, &t, NULL), 0);
+		assert_int_equal(t.clock, cases[i].clock);
+		tl_ftrace_text_free(&t);
+	}
+}
+
 static void test_ftrace_strict_mode_reports_the_line(void **state)
 {
 	(void)state;
@@ -292,6 +316,7 @@ int main(void)
 	    cmocka_unit_test(test_ftrace_file_skips_headers_and_counts_failures),
 	    cmocka_unit_test(test_ftrace_file_keeps_the_first_failing_line),
 	    cmocka_unit_test(test_trace_cmd_report_after_its_cpus_line),
+	    cmocka_unit_test(test_ftrace_clock_from_the_timeline_comment),
 	    cmocka_unit_test(test_ftrace_strict_mode_reports_the_line),
 	    cmocka_unit_test(test_ftrace_html_trace_data_block),
 	};

@@ -244,6 +244,20 @@ static void test_convert_of_trace_cmd_report_keeps_every_event(void **state)
 	}
 }
 
+static void test_convert_of_trace_cmd_report_says_its_clock_is_unknown(void **state)
+{
+	(void)state;
+	/* trace-cmd report does not name the clock: this one was boot */
+	const char *json = tl_test_path("trace-cmd-clock", ".json");
+	assert_int_equal(tl_test_run("'%s' convert '%s' -o '%s' 2>/dev/null", cli,
+	                             FIXTURES "boot-instance.report.txt", json),
+	                 0);
+	char *text = tl_test_read_file(json, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"clock\":\"unknown\",\"clock_id\":-1,"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,6 +270,7 @@ int main(void)
 	        test_slices_counts_the_kernel_events_of_trace_cmd_report_and_no_failure),
 	    cmocka_unit_test(test_slices_names_threads_after_trace_cmd_tasks),
 	    cmocka_unit_test(test_convert_of_trace_cmd_report_keeps_every_event),
+	    cmocka_unit_test(test_convert_of_trace_cmd_report_says_its_clock_is_unknown),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

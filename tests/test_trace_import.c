@@ -294,6 +294,72 @@ static void test_import_model_reads_a_snapshot_model(void **state)
 	tl_model_free(&model);
 }
 
+static void test_import_model_keeps_the_snapshot_clock(void **state)
+{
+	(void)state;
+	tl_model model = {0};
+	model.clock_id = 1;
+	tl_import imp;
+	assert_int_equal(tl_import_model(&model, &imp), 0);
+	assert_int_equal(imp.clock, TL_TRACE_CLOCK_MONO);
+	tl_import_free(&imp);
+	tl_model_free(&model);
+}
+
+/* The model's clock_id after importing text. */
+static int clock_id_of_text(const char *text)
+{
+	tl_import imp;
+	tl_model model;
+	import_text(text, &imp);
+	assert_int_equal(tl_import_to_model(&imp, &model), 0);
+	int clock_id = model.clock_id;
+	tl_model_free(&model);
+	tl_import_free(&imp);
+	return clock_id;
+}
+
+static void test_import_clock_is_the_one_the_timeline_comment_names(void **state)
+{
+	(void)state;
+	assert_int_equal(
+	    clock_id_of_text("# tracer: nop\n"
+	                     "# timeline: recorder=tracefs clock=boot instance=t cpus=2\n" LINE(
+	                         7, 10, "1.0", "B|10|a")),
+	    7);
+	assert_int_equal(
+	    clock_id_of_text("# tracer: nop\n"
+	                     "# timeline: recorder=ring clock=mono snapshot_ns=1\n" LINE(
+	                         7, 10, "1.0", "B|10|a")),
+	    1);
+}
+
+static void test_import_clock_of_text_that_does_not_name_it_is_unknown(void **state)
+{
+	(void)state;
+	assert_int_equal(clock_id_of_text("# tracer: nop\n" LINE(7, 10, "1.0", "B|10|a")),
+	                 TL_MODEL_CLOCK_UNKNOWN);
+	assert_int_equal(clock_id_of_text("cpus=2\n  a-7 [000] 1.0: print: B|10|a\n"),
+	                 TL_MODEL_CLOCK_UNKNOWN);
+}
+
+static void test_import_json_clock_is_its_metadata_clock(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json("{\"traceEvents\":[],\"metadata\":{\"recorder\":\"ring\",\"clock\":\"mono\","
+	            "\"clock_id\":1}}",
+	            &imp);
+	assert_int_equal(imp.clock, TL_TRACE_CLOCK_MONO);
+	tl_import_free(&imp);
+	import_json("{\"traceEvents\":[],\"metadata\":{\"clock\":{\"name\":\"boot\"}}}", &imp);
+	assert_int_equal(imp.clock, TL_TRACE_CLOCK_UNKNOWN);
+	tl_import_free(&imp);
+	import_json("[{\"ph\":\"B\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1}]", &imp);
+	assert_int_equal(imp.clock, TL_TRACE_CLOCK_UNKNOWN);
+	tl_import_free(&imp);
+}
+
 /* Lines 3 (a payload that does not parse, at 3 s), 4 (not an event line) and
  * 5 (a payload that does not parse, at 1 s: imported before line 3). */
 static const char failing_lines[] = "# tracer: nop\n" LINE(7, 10, "2.0", "B|10|good")
@@ -311,13 +377,14 @@ static void test_import_keeps_the_first_line_that_could_not_be_read(void **state
 	tl_import_free(&imp);
 }
 
-static void test_read_file_keeps_the_first_line_that_could_not_be_read(void **state)
+static void test_read_file_keeps_the_first_line_that_could_not_be_read_and_the_clock(void **state)
 {
 	(void)state;
 	const char *path = tl_test_path("import-failures", ".txt");
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(failing_lines, f);
+	fputs("# timeline: recorder=tracefs clock=boot\n", f);
 	fclose(f);
 	tl_import imp;
 	tl_read_error err = {0};
@@ -325,6 +392,7 @@ static void test_read_file_keeps_the_first_line_that_could_not_be_read(void **st
 	assert_int_equal(imp.stats[TL_STAT_SYSTRACE_PARSE_FAILURE], 3);
 	assert_int_equal(imp.first_failure_line, 3);
 	assert_string_equal(imp.first_failure_text, LINE_TEXT(7, 10, "3.0", "X|10|bad phase"));
+	assert_int_equal(imp.clock, TL_TRACE_CLOCK_BOOT);
 	tl_import_free(&imp);
 }
 
@@ -650,8 +718,13 @@ int main(void)
 	    cmocka_unit_test(test_import_to_model_keeps_each_process),
 	    cmocka_unit_test(test_import_to_model_flow_survives_export_and_import),
 	    cmocka_unit_test(test_import_model_reads_a_snapshot_model),
+	    cmocka_unit_test(test_import_model_keeps_the_snapshot_clock),
+	    cmocka_unit_test(test_import_clock_is_the_one_the_timeline_comment_names),
+	    cmocka_unit_test(test_import_clock_of_text_that_does_not_name_it_is_unknown),
+	    cmocka_unit_test(test_import_json_clock_is_its_metadata_clock),
 	    cmocka_unit_test(test_import_keeps_the_first_line_that_could_not_be_read),
-	    cmocka_unit_test(test_read_file_keeps_the_first_line_that_could_not_be_read),
+	    cmocka_unit_test(
+	        test_read_file_keeps_the_first_line_that_could_not_be_read_and_the_clock),
 	    cmocka_unit_test(test_read_file_streams_sorted_text_as_the_buffer_reader_reads_it),
 	    cmocka_unit_test(test_read_file_sorts_text_whose_times_go_back),
 	    cmocka_unit_test(test_read_file_streams_html_systrace),

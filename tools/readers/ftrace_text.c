@@ -387,6 +387,27 @@ static int is_empty_cpu_note(const char *line, size_t len)
 	return len - i == strlen(" is empty") && memcmp(line + i, " is empty", len - i) == 0;
 }
 
+/* "# timeline: ... clock=boot ..." (the exporters' and `timeline record`'s
+ * header): the clock it names, or TL_TRACE_CLOCK_UNKNOWN. */
+static tl_trace_clock comment_clock(const char *line, size_t len)
+{
+	static const char key[] = " clock=";
+	if (!starts_with(line, len, "# timeline:"))
+		return TL_TRACE_CLOCK_UNKNOWN;
+	const char *at = memmem(line, len, key, sizeof key - 1);
+	if (!at)
+		return TL_TRACE_CLOCK_UNKNOWN;
+	const char *value = at + sizeof key - 1;
+	size_t n = 0;
+	while (value + n < line + len && !is_space(value[n]))
+		n++;
+	if (n == 4 && memcmp(value, "boot", 4) == 0)
+		return TL_TRACE_CLOCK_BOOT;
+	if (n == 4 && memcmp(value, "mono", 4) == 0)
+		return TL_TRACE_CLOCK_MONO;
+	return TL_TRACE_CLOCK_UNKNOWN;
+}
+
 /* Counts a line that does not tokenize, keeping the first one's text. */
 static void count_failure(tl_ftrace_reader *r, size_t line_no, const char *line, size_t len)
 {
@@ -428,6 +449,8 @@ int tl_ftrace_reader_line(tl_ftrace_reader *r, const char *line, size_t n, tl_ft
 	default:
 		break;
 	}
+	if (n && line[0] == '#' && !r->clock)
+		r->clock = comment_clock(line, n);
 	if (n == 0 || line[0] == '#')
 		return 0;
 	if (r->trace_cmd && is_empty_cpu_note(line, n))
@@ -505,6 +528,7 @@ int tl_ftrace_text_read(const char *data, size_t len, unsigned flags, tl_ftrace_
 	out->unterminated = r.unterminated;
 	out->html = r.html;
 	out->trace_cmd = r.trace_cmd;
+	out->clock = r.clock;
 	return 0;
 }
 

@@ -23,6 +23,13 @@ typedef struct tl_read_error {
 	char message[200];
 } tl_read_error;
 
+/* The clock an input says its timestamps are read from. */
+typedef enum tl_trace_clock {
+	TL_TRACE_CLOCK_UNKNOWN = 0, /* the input does not say */
+	TL_TRACE_CLOCK_BOOT,        /* CLOCK_BOOTTIME: the ftrace "boot" clock */
+	TL_TRACE_CLOCK_MONO,        /* CLOCK_MONOTONIC: the ftrace "mono" clock */
+} tl_trace_clock;
+
 typedef enum tl_ftrace_line_kind {
 	TL_FTRACE_LINE_MARKER, /* tracing_mark_write, print or 0: text is an atrace payload */
 	TL_FTRACE_LINE_OTHER,  /* any other kernel event (sched_switch...): text is its fields */
@@ -94,6 +101,7 @@ typedef struct tl_ftrace_text {
 	uint64_t unterminated;     /* 1 when the last line had no '\n': not read */
 	int html;                  /* the text came from an HTML systrace file */
 	int trace_cmd;             /* `trace-cmd report` output: its first line is "cpus=N" */
+	tl_trace_clock clock;      /* from a "# timeline: ... clock=NAME" comment line */
 } tl_ftrace_text;
 
 /*
@@ -103,7 +111,8 @@ typedef struct tl_ftrace_text {
  * "cpus=N" first line the text is `trace-cmd report` output: a line
  * tl_ftrace_line_tokenize does not read goes to
  * tl_ftrace_line_tokenize_trace_cmd, and "CPU N is empty" lines are
- * skipped. On success
+ * skipped. The clock is that of the first "# timeline:" comment line
+ * naming one (the exporters and `timeline record` write it). On success
  * returns 0 and the caller frees *out with tl_ftrace_text_free. Returns
  * -ENOMEM, or -EINVAL with err filled (may be NULL) when TL_FTRACE_STRICT
  * is set and a line does not tokenize.
@@ -136,6 +145,7 @@ typedef struct tl_ftrace_reader {
 	uint64_t unterminated;
 	int html;
 	int trace_cmd;
+	tl_trace_clock clock;
 	int finished;   /* the end of an HTML file's trace data: no more lines are read */
 	int state;      /* internal: where in an HTML file */
 	int first_line; /* internal: the next line is the first after the header */

@@ -564,16 +564,19 @@ static void marker_failed(importer *im, const tl_ftrace_line *line)
 	note_failure(im->out, line->line_no, line->line.ptr, line->line.len);
 }
 
-/* What a text reader counted: lines that did not tokenize, and the last
- * one without '\n'. */
+/* What a text reader counted: lines that did not tokenize, the last one
+ * without '\n', and the clock. */
 static void add_reader_counts(tl_import *out, uint64_t failures, size_t first_failure_line,
-                              const char *first_failure_text, uint64_t unterminated)
+                              const char *first_failure_text, uint64_t unterminated,
+                              tl_trace_clock clock)
 {
 	out->stats[TL_STAT_SYSTRACE_PARSE_FAILURE] += failures;
 	out->stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE] += unterminated;
 	if (failures)
 		note_failure(out, first_failure_line, first_failure_text,
 		             strlen(first_failure_text));
+	if (!out->clock)
+		out->clock = clock;
 }
 
 static void import_marker(importer *im, const tl_ftrace_line *line)
@@ -1151,7 +1154,7 @@ static void add_lines(const tl_ftrace_text *text, work_item *items, size_t *n, s
 		    (work_item){.ts = l->ts_ns, .order = base + i, .cls = ORDER_OTHER, .line = l};
 	}
 	add_reader_counts(out, text->parse_failures, text->first_failure_line,
-	                  text->first_failure_text, text->unterminated);
+	                  text->first_failure_text, text->unterminated, text->clock);
 }
 
 /* An empty import and the importer that fills it; 0 or -ENOMEM. */
@@ -1190,6 +1193,7 @@ int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_im
 	size_t n = 0;
 	int any_complete = 0;
 	if (json) {
+		out->clock = json->clock;
 		out->stats[TL_STAT_JSON_EMPTY_EVENT] += json->empty_events;
 		out->stats[TL_STAT_JSON_DISPLAY_TIME_UNIT] += json->display_time_unit;
 		for (size_t i = 0; i < json->nevents; i++) {
@@ -1413,6 +1417,9 @@ int tl_import_model(const tl_model *model, tl_import *out)
 	}
 	for (size_t i = 0; i < model->nevents && !rc; i++)
 		rc = model_event_to_json(model, &model->events[i], &json);
+	json.clock = model->clock_id == 7   ? TL_TRACE_CLOCK_BOOT
+	             : model->clock_id == 1 ? TL_TRACE_CLOCK_MONO
+	                                    : TL_TRACE_CLOCK_UNKNOWN;
 	if (!rc)
 		rc = tl_import_build(NULL, &json, out);
 	tl_json_trace_free(&json);
@@ -1830,7 +1837,7 @@ static int stream_ftrace(int fd, tl_import *out)
 	if (rc == 0) {
 		tl_ftrace_reader_finish(&reader, buf + start, filled - start);
 		add_reader_counts(out, reader.parse_failures, reader.first_failure_line,
-		                  reader.first_failure_text, reader.unterminated);
+		                  reader.first_failure_text, reader.unterminated, reader.clock);
 	}
 	free(buf);
 	return importer_finish(&im, rc);
@@ -2087,7 +2094,9 @@ int tl_import_to_model(const tl_import *imp, tl_model *out)
 	out->pid = imp->nprocesses ? imp->processes[0].pid
 	           : imp->nthreads ? imp->threads[0].pid
 	                           : 0;
-	out->clock_id = 1; /* systrace text is CLOCK_MONOTONIC; JSON has no clock */
+	out->clock_id = imp->clock == TL_TRACE_CLOCK_BOOT   ? 7
+	                : imp->clock == TL_TRACE_CLOCK_MONO ? 1
+	                                                    : TL_MODEL_CLOCK_UNKNOWN;
 	out->complete = 1;
 	out->recorder = tl_model_intern(out, "import", 6);
 	b.event_of_slice = malloc((imp->nslices + 1) * sizeof *b.event_of_slice);
