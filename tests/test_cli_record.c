@@ -323,6 +323,27 @@ static void test_record_mono_clock_is_set(void **state)
 	run_free(&run);
 }
 
+static void test_record_json_names_the_capture_clock(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *option, *metadata;
+	} cases[] = {
+	    {"", "\"clock\":\"boot\",\"clock_id\":7,"},
+	    {"--clock mono", "\"clock\":\"mono\",\"clock_id\":1,"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char args[128];
+		snprintf(args, sizeof args, "--format json %s --duration 0.1", cases[i].option);
+		struct run run;
+		record(&run, args);
+		assert_int_equal(run.status, 0);
+		assert_non_null(run.text);
+		assert_non_null(strstr(run.text, cases[i].metadata));
+		run_free(&run);
+	}
+}
+
 static void test_record_unknown_event_is_named(void **state)
 {
 	(void)state;
@@ -403,6 +424,7 @@ int main(void)
 	    cmocka_unit_test(test_record_sigint_reaches_the_command),
 	    cmocka_unit_test(test_record_reports_missed_events),
 	    cmocka_unit_test(test_record_mono_clock_is_set),
+	    cmocka_unit_test(test_record_json_names_the_capture_clock),
 	    cmocka_unit_test(test_record_unknown_event_is_named),
 	    cmocka_unit_test(test_record_unwritable_output_is_named),
 	    cmocka_unit_test(test_record_without_tracefs_says_how_to_mount),

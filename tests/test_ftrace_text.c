@@ -83,8 +83,101 @@ static void test_ftrace_other_events_are_kept_apart(void **state)
 	assert_int_equal(tokenize("a-1 [000] 1.5: sched_switch: prev_comm=a", &l), 0);
 	assert_int_equal(l.kind, TL_FTRACE_LINE_OTHER);
 	assert_true(view_is(l.text, "prev_comm=a"));
-	assert_int_equal(tokenize("a-1 [000] 1.5: print: tracing_mark_write: B|1|x", &l), 0);
-	assert_true(view_is(l.text, "tracing_mark_write: B|1|x"));
+}
+
+static void test_ftrace_print_event_drops_the_tracing_mark_write_prefix(void **state)
+{
+	(void)state;
+	tl_ftrace_line l;
+	assert_int_equal(tokenize("a-1 [000] 1.5: print:   tracing_mark_write: B|1|x", &l), 0);
+	assert_int_equal(l.kind, TL_FTRACE_LINE_MARKER);
+	assert_true(view_is(l.text, "B|1|x"));
+	assert_int_equal(tokenize("a-1 [000] 1.5: print: B|1|y", &l), 0);
+	assert_true(view_is(l.text, "B|1|y"));
+	/* only the print event's: the kernel's own line keeps its text */
+	assert_int_equal(tokenize("a-1 [000] 1.5: tracing_mark_write: tracing_mark_write: x", &l),
+	                 0);
+	assert_true(view_is(l.text, "tracing_mark_write: x"));
+}
+
+static int tokenize_trace_cmd(const char *line, tl_ftrace_line *out)
+{
+	memset(out, 0, sizeof *out);
+	return tl_ftrace_line_tokenize_trace_cmd(line, strlen(line), out);
+}
+
+static void test_trace_cmd_default_layout(void **state)
+{
+	(void)state;
+	tl_ftrace_line l;
+	assert_int_equal(
+	    tokenize_trace_cmd("        tcm-main-24439 [001]  9445.708925: print:      "
+	                       "          tracing_mark_write: B|24439|frame",
+	                       &l),
+	    0);
+	assert_int_equal(l.tid, 24439);
+	assert_int_equal(l.tgid, 0);
+	assert_int_equal(l.cpu, 1);
+	assert_int_equal(l.ts_ns, 9445708925000);
+	assert_true(view_is(l.task, "tcm-main"));
+	assert_true(view_is(l.event, "print"));
+	assert_true(view_is(l.text, "B|24439|frame"));
+	assert_int_equal(l.kind, TL_FTRACE_LINE_MARKER);
+}
+
+static void test_trace_cmd_raw_clock_value_is_nanoseconds(void **state)
+{
+	(void)state;
+	tl_ftrace_line l;
+	assert_int_equal(tokenize_trace_cmd("        tcm-main-5676  [001]9617778041067: print:     "
+	                                    "           tracing_mark_write: B|5676|frame",
+	                                    &l),
+	                 0);
+	assert_int_equal(l.cpu, 1);
+	assert_int_equal(l.ts_ns, 9617778041067);
+	assert_true(view_is(l.text, "B|5676|frame"));
+	/* outside trace-cmd's output a timestamp still needs its dot */
+	assert_int_equal(tokenize("        tcm-main-5676  [001]9617778041067: print: B|5676|x", &l),
+	                 -EINVAL);
+}
+
+static void test_trace_cmd_latency_layout(void **state)
+{
+	(void)state;
+	tl_ftrace_line l;
+	assert_int_equal(
+	    tokenize_trace_cmd("tcm-main-24439   0...1.  9445.708925: print:           "
+	                       "     tracing_mark_write: C|24439|queue|3",
+	                       &l),
+	    0);
+	assert_int_equal(l.tid, 24439);
+	assert_int_equal(l.cpu, 0);
+	assert_int_equal(l.ts_ns, 9445708925000);
+	assert_true(view_is(l.task, "tcm-main"));
+	assert_true(view_is(l.text, "C|24439|queue|3"));
+	assert_int_equal(
+	    tokenize_trace_cmd("   ctest-15473  12d..2.9617777304341: sched_switch: x", &l), 0);
+	assert_int_equal(l.tid, 15473);
+	assert_int_equal(l.cpu, 12);
+	assert_int_equal(l.ts_ns, 9617777304341);
+	assert_int_equal(l.kind, TL_FTRACE_LINE_OTHER);
+}
+
+static void test_trace_cmd_instance_name_is_not_the_task(void **state)
+{
+	(void)state;
+	tl_ftrace_line l;
+	assert_int_equal(tokenize_trace_cmd("tcm:      kworker/u8:3-8293  [001]  9445.712510: "
+	                                    "sched_switch: x",
+	                                    &l),
+	                 0);
+	assert_true(view_is(l.task, "kworker/u8:3"));
+	assert_int_equal(tokenize_trace_cmd("tcm: tcm-main-5676    1...1.9617778041067: print: "
+	                                    "tracing_mark_write: B|5676|frame",
+	                                    &l),
+	                 0);
+	assert_true(view_is(l.task, "tcm-main"));
+	assert_int_equal(l.ts_ns, 9617778041067);
 }
 
 static void test_ftrace_sniff(void **state)
@@ -114,6 +207,68 @@ static void test_ftrace_file_skips_headers_and_counts_failures(void **state)
 	assert_int_equal(t.first_failure_line, 7);
 	assert_int_equal(t.unterminated, 1);
 	tl_ftrace_text_free(&t);
+}
+
+static void test_ftrace_file_keeps_the_first_failing_line(void **state)
+{
+	(void)state;
+	const char text[] = "# tracer: nop\n"
+	                    "  a-1 (1) [0] 1.0: print: B|1|x\n"
+	                    "first bad line\n"
+	                    "second bad line\n";
+	tl_ftrace_text t;
+	assert_int_equal(tl_ftrace_text_read(text, sizeof text - 1, 0, &t, NULL), 0);
+	assert_int_equal(t.parse_failures, 2);
+	assert_int_equal(t.first_failure_line, 3);
+	assert_string_equal(t.first_failure_text, "first bad line");
+	tl_ftrace_text_free(&t);
+}
+
+static void test_trace_cmd_report_after_its_cpus_line(void **state)
+{
+	(void)state;
+	const char text[] = "cpus=2\n"
+	                    "CPU 0 is empty\n"
+	                    "    a-7     [001]123456789: print:   tracing_mark_write: B|7|x\n"
+	                    "a-7     1...1.  0.500000: print:   tracing_mark_write: E|7\n";
+	tl_ftrace_text t;
+	assert_int_equal(tl_ftrace_text_read(text, sizeof text - 1, 0, &t, NULL), 0);
+	assert_true(t.trace_cmd);
+	assert_int_equal(t.parse_failures, 0);
+	assert_int_equal(t.nlines, 2);
+	assert_int_equal(t.lines[0].ts_ns, 123456789);
+	assert_int_equal(t.lines[1].ts_ns, 500000000);
+	tl_ftrace_text_free(&t);
+
+	/* without it, the same lines are not read (Perfetto's rules) */
+	assert_int_equal(tl_ftrace_text_read(text + 7, sizeof text - 1 - 7, 0, &t, NULL), 0);
+	assert_false(t.trace_cmd);
+	assert_int_equal(t.parse_failures, 3);
+	tl_ftrace_text_free(&t);
+}
+
+static void test_ftrace_clock_from_the_timeline_comment(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		tl_trace_clock clock;
+	} cases[] = {
+	    {"# tracer: nop\n# timeline: recorder=tracefs clock=boot instance=x\n",
+	     TL_TRACE_CLOCK_BOOT},
+	    {"# tracer: nop\n# timeline: recorder=ring clock=mono snapshot_ns=1\n",
+	     TL_TRACE_CLOCK_MONO},
+	    {"# tracer: nop\n# timeline: recorder=import clock=unknown\n", TL_TRACE_CLOCK_UNKNOWN},
+	    {"# tracer: nop\n# clock=boot\n", TL_TRACE_CLOCK_UNKNOWN},
+	    {"cpus=2\n", TL_TRACE_CLOCK_UNKNOWN},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tl_ftrace_text t;
+		assert_int_equal(
+		    tl_ftrace_text_read(cases[i].text, strlen(cases[i].text), 0, &t, NULL), 0);
+		assert_int_equal(t.clock, cases[i].clock);
+		tl_ftrace_text_free(&t);
+	}
 }
 
 static void test_ftrace_strict_mode_reports_the_line(void **state)
@@ -152,8 +307,16 @@ int main(void)
 	    cmocka_unit_test(test_ftrace_timestamp_needs_a_dot),
 	    cmocka_unit_test(test_ftrace_timestamp_truncates),
 	    cmocka_unit_test(test_ftrace_other_events_are_kept_apart),
+	    cmocka_unit_test(test_ftrace_print_event_drops_the_tracing_mark_write_prefix),
+	    cmocka_unit_test(test_trace_cmd_default_layout),
+	    cmocka_unit_test(test_trace_cmd_raw_clock_value_is_nanoseconds),
+	    cmocka_unit_test(test_trace_cmd_latency_layout),
+	    cmocka_unit_test(test_trace_cmd_instance_name_is_not_the_task),
 	    cmocka_unit_test(test_ftrace_sniff),
 	    cmocka_unit_test(test_ftrace_file_skips_headers_and_counts_failures),
+	    cmocka_unit_test(test_ftrace_file_keeps_the_first_failing_line),
+	    cmocka_unit_test(test_trace_cmd_report_after_its_cpus_line),
+	    cmocka_unit_test(test_ftrace_clock_from_the_timeline_comment),
 	    cmocka_unit_test(test_ftrace_strict_mode_reports_the_line),
 	    cmocka_unit_test(test_ftrace_html_trace_data_block),
 	};

@@ -38,8 +38,9 @@ static const tl_import_slice *slice_named(const tl_import *imp, const char *name
 	return NULL;
 }
 
-#define LINE(tid, tgid, ts, payload)                                                               \
-	"  t-" #tid " (" #tgid ") [000] .... " ts ": tracing_mark_write: " payload "\n"
+#define LINE_TEXT(tid, tgid, ts, payload)                                                          \
+	"  t-" #tid " (" #tgid ") [000] .... " ts ": tracing_mark_write: " payload
+#define LINE(tid, tgid, ts, payload) LINE_TEXT(tid, tgid, ts, payload) "\n"
 
 static void test_import_atrace_end_with_other_pid_leaves_begin_open(void **state)
 {
@@ -293,6 +294,108 @@ static void test_import_model_reads_a_snapshot_model(void **state)
 	tl_model_free(&model);
 }
 
+static void test_import_model_keeps_the_snapshot_clock(void **state)
+{
+	(void)state;
+	tl_model model = {0};
+	model.clock_id = 1;
+	tl_import imp;
+	assert_int_equal(tl_import_model(&model, &imp), 0);
+	assert_int_equal(imp.clock, TL_TRACE_CLOCK_MONO);
+	tl_import_free(&imp);
+	tl_model_free(&model);
+}
+
+/* The model's clock_id after importing text. */
+static int clock_id_of_text(const char *text)
+{
+	tl_import imp;
+	tl_model model;
+	import_text(text, &imp);
+	assert_int_equal(tl_import_to_model(&imp, &model), 0);
+	int clock_id = model.clock_id;
+	tl_model_free(&model);
+	tl_import_free(&imp);
+	return clock_id;
+}
+
+static void test_import_clock_is_the_one_the_timeline_comment_names(void **state)
+{
+	(void)state;
+	assert_int_equal(
+	    clock_id_of_text("# tracer: nop\n"
+	                     "# timeline: recorder=tracefs clock=boot instance=t cpus=2\n" LINE(
+	                         7, 10, "1.0", "B|10|a")),
+	    7);
+	assert_int_equal(
+	    clock_id_of_text("# tracer: nop\n"
+	                     "# timeline: recorder=ring clock=mono snapshot_ns=1\n" LINE(
+	                         7, 10, "1.0", "B|10|a")),
+	    1);
+}
+
+static void test_import_clock_of_text_that_does_not_name_it_is_unknown(void **state)
+{
+	(void)state;
+	assert_int_equal(clock_id_of_text("# tracer: nop\n" LINE(7, 10, "1.0", "B|10|a")),
+	                 TL_MODEL_CLOCK_UNKNOWN);
+	assert_int_equal(clock_id_of_text("cpus=2\n  a-7 [000] 1.0: print: B|10|a\n"),
+	                 TL_MODEL_CLOCK_UNKNOWN);
+}
+
+static void test_import_json_clock_is_its_metadata_clock(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json("{\"traceEvents\":[],\"metadata\":{\"recorder\":\"ring\",\"clock\":\"mono\","
+	            "\"clock_id\":1}}",
+	            &imp);
+	assert_int_equal(imp.clock, TL_TRACE_CLOCK_MONO);
+	tl_import_free(&imp);
+	import_json("{\"traceEvents\":[],\"metadata\":{\"clock\":{\"name\":\"boot\"}}}", &imp);
+	assert_int_equal(imp.clock, TL_TRACE_CLOCK_UNKNOWN);
+	tl_import_free(&imp);
+	import_json("[{\"ph\":\"B\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1}]", &imp);
+	assert_int_equal(imp.clock, TL_TRACE_CLOCK_UNKNOWN);
+	tl_import_free(&imp);
+}
+
+/* Lines 3 (a payload that does not parse, at 3 s), 4 (not an event line) and
+ * 5 (a payload that does not parse, at 1 s: imported before line 3). */
+static const char failing_lines[] = "# tracer: nop\n" LINE(7, 10, "2.0", "B|10|good")
+    LINE(7, 10, "3.0", "X|10|bad phase") "not an event line\n" LINE(7, 10, "1.0", "C|10|c|1.5");
+
+static void test_import_keeps_the_first_line_that_could_not_be_read(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_text(failing_lines, &imp);
+	assert_int_equal(imp.stats[TL_STAT_SYSTRACE_PARSE_FAILURE], 3);
+	assert_int_equal(imp.first_failure_line, 3);
+	assert_string_equal(imp.first_failure_text, LINE_TEXT(7, 10, "3.0", "X|10|bad phase"));
+	assert_false(tl_import_is_empty(&imp));
+	tl_import_free(&imp);
+}
+
+static void test_read_file_keeps_the_first_line_that_could_not_be_read_and_the_clock(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("import-failures", ".txt");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(failing_lines, f);
+	fputs("# timeline: recorder=tracefs clock=boot\n", f);
+	fclose(f);
+	tl_import imp;
+	tl_read_error err = {0};
+	assert_int_equal(tl_import_read_file(path, &imp, NULL, &err), 0);
+	assert_int_equal(imp.stats[TL_STAT_SYSTRACE_PARSE_FAILURE], 3);
+	assert_int_equal(imp.first_failure_line, 3);
+	assert_string_equal(imp.first_failure_text, LINE_TEXT(7, 10, "3.0", "X|10|bad phase"));
+	assert_int_equal(imp.clock, TL_TRACE_CLOCK_BOOT);
+	tl_import_free(&imp);
+}
+
 /* Everything an import holds, printed; malloc'd. */
 static char *import_printed(const tl_import *imp)
 {
@@ -496,6 +599,105 @@ static void test_cli_convert_reads_systrace_text(void **state)
 	free(text);
 }
 
+/* Runs `timeline CMD FILE ARGS` on text; returns the exit status, with
+ * what it printed on standard output and on standard error (malloc'd). */
+static int run_cli_on_text(const char *cmd, const char *text, const char *args, char **out,
+                           char **err)
+{
+	const char *cli = tl_test_cli();
+	if (!cli) {
+		print_message("skipped: TIMELINE_CLI is not set; run this suite through ctest\n");
+		skip();
+	}
+	static char in[4096];
+	snprintf(in, sizeof in, "%s", tl_test_path("unread", ".txt"));
+	FILE *f = fopen(in, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	const char *out_path = tl_test_path("unread", ".out");
+	const char *err_path = tl_test_path("unread", ".err");
+	int status =
+	    tl_test_run("'%s' %s '%s' %s > '%s' 2> '%s'", cli, cmd, in, args, out_path, err_path);
+	*out = tl_test_read_file(out_path, NULL);
+	*err = tl_test_read_file(err_path, NULL);
+	assert_non_null(*out);
+	assert_non_null(*err);
+	/* the message names the file */
+	if (**err)
+		assert_non_null(strstr(*err, in));
+	return status;
+}
+
+/* Every marker fails (lines 2 and 3), and line 4 is no event line. */
+static const char nothing_readable[] = "cpus=2\n"
+                                       "  a-7 [000] 1.0: print: tracing_mark_write: X|7|x\n"
+                                       "  a-7 [000] 2.0: print: tracing_mark_write: C|7|c|1.5\n"
+                                       "not an event\n";
+
+static const char nothing_readable_error[] =
+    ": nothing could be read: 3 lines failed, the first at line 2: "
+    "'  a-7 [000] 1.0: print: tracing_mark_write: X|7|x'\n";
+
+static void test_cli_slices_fails_when_no_line_could_be_read(void **state)
+{
+	(void)state;
+	char *out, *err;
+	assert_int_equal(run_cli_on_text("slices", nothing_readable, "", &out, &err), 1);
+	assert_true(strncmp(err, "timeline slices: ", 17) == 0);
+	assert_non_null(strstr(err, nothing_readable_error));
+	assert_int_equal(tl_test_count(err, "\n"), 1);
+	assert_string_equal(out, "");
+	free(out);
+	free(err);
+}
+
+static void test_cli_convert_fails_when_no_line_could_be_read(void **state)
+{
+	(void)state;
+	char *out, *err;
+	assert_int_equal(run_cli_on_text("convert", nothing_readable, "-o -", &out, &err), 1);
+	assert_true(strncmp(err, "timeline convert: ", 18) == 0);
+	assert_non_null(strstr(err, nothing_readable_error));
+	assert_int_equal(tl_test_count(err, "\n"), 1);
+	assert_string_equal(out, "");
+	free(out);
+	free(err);
+}
+
+/* Line 3 fails, lines 2 and 4 make a slice. */
+static const char partly_readable[] = "# tracer: nop\n" LINE(7, 10, "1.0", "B|10|kept")
+    LINE(7, 10, "1.5", "S|10|no cookie") LINE(7, 10, "2.0", "E|10");
+
+static const char partly_readable_warning[] =
+    ": 1 line could not be read, the first at line 3: "
+    "'  t-7 (10) [000] .... 1.5: tracing_mark_write: S|10|no cookie'; read the rest\n";
+
+static void test_cli_slices_warns_of_lines_that_could_not_be_read(void **state)
+{
+	(void)state;
+	char *out, *err;
+	assert_int_equal(run_cli_on_text("slices", partly_readable, "", &out, &err), 0);
+	assert_true(strncmp(err, "timeline slices: warning: ", 26) == 0);
+	assert_non_null(strstr(err, partly_readable_warning));
+	assert_int_equal(tl_test_count(err, "\n"), 1);
+	assert_non_null(strstr(out, "slice ts=1000000000 dur=1000000000 name=\"kept\""));
+	free(out);
+	free(err);
+}
+
+static void test_cli_convert_warns_of_lines_that_could_not_be_read(void **state)
+{
+	(void)state;
+	char *out, *err;
+	assert_int_equal(run_cli_on_text("convert", partly_readable, "-o -", &out, &err), 0);
+	assert_true(strncmp(err, "timeline convert: warning: ", 27) == 0);
+	assert_non_null(strstr(err, partly_readable_warning));
+	assert_non_null(strstr(out, "\"name\":\"kept\""));
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -516,11 +718,22 @@ int main(void)
 	    cmocka_unit_test(test_import_to_model_keeps_each_process),
 	    cmocka_unit_test(test_import_to_model_flow_survives_export_and_import),
 	    cmocka_unit_test(test_import_model_reads_a_snapshot_model),
+	    cmocka_unit_test(test_import_model_keeps_the_snapshot_clock),
+	    cmocka_unit_test(test_import_clock_is_the_one_the_timeline_comment_names),
+	    cmocka_unit_test(test_import_clock_of_text_that_does_not_name_it_is_unknown),
+	    cmocka_unit_test(test_import_json_clock_is_its_metadata_clock),
+	    cmocka_unit_test(test_import_keeps_the_first_line_that_could_not_be_read),
+	    cmocka_unit_test(
+	        test_read_file_keeps_the_first_line_that_could_not_be_read_and_the_clock),
 	    cmocka_unit_test(test_read_file_streams_sorted_text_as_the_buffer_reader_reads_it),
 	    cmocka_unit_test(test_read_file_sorts_text_whose_times_go_back),
 	    cmocka_unit_test(test_read_file_streams_html_systrace),
 	    cmocka_unit_test(test_cli_slices_reports_malformed_json_with_position),
 	    cmocka_unit_test(test_cli_convert_reads_systrace_text),
+	    cmocka_unit_test(test_cli_slices_fails_when_no_line_could_be_read),
+	    cmocka_unit_test(test_cli_convert_fails_when_no_line_could_be_read),
+	    cmocka_unit_test(test_cli_slices_warns_of_lines_that_could_not_be_read),
+	    cmocka_unit_test(test_cli_convert_warns_of_lines_that_could_not_be_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

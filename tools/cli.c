@@ -4,7 +4,10 @@
 #include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+
+#include "tools/readers/trace_import.h"
 
 int tl_cli_usage_error(const char *prefix, const char *fmt, ...)
 {
@@ -33,4 +36,35 @@ int tl_cli_reject_directory(const char *prefix, const char *path)
 		return 0;
 	fprintf(stderr, "%s: %s: is a directory\n", prefix, path);
 	return 1;
+}
+
+/* At most this many bytes of a line that could not be read are shown. */
+#define UNREAD_TEXT_SHOWN 120
+
+int tl_cli_report_unread_lines(const char *prefix, const char *path, const tl_import *imp)
+{
+	unsigned long long failed = imp->stats[TL_STAT_SYSTRACE_PARSE_FAILURE];
+	if (!failed)
+		return 0;
+	/* the line as it was, control bytes shown as '?', long ones cut */
+	char text[UNREAD_TEXT_SHOWN + 4];
+	size_t len = strlen(imp->first_failure_text), n = 0;
+	for (; n < len && n < UNREAD_TEXT_SHOWN; n++) {
+		unsigned char c = (unsigned char)imp->first_failure_text[n];
+		text[n] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	strcpy(text + n, len > n ? "..." : "");
+	const char *lines = failed == 1 ? "line" : "lines";
+	if (tl_import_is_empty(imp)) {
+		fprintf(stderr,
+		        "%s: %s: nothing could be read: %llu %s failed, the first at line %zu: "
+		        "'%s'\n",
+		        prefix, path, failed, lines, imp->first_failure_line, text);
+		return 1;
+	}
+	fprintf(stderr,
+	        "%s: warning: %s: %llu %s could not be read, the first at line %zu: '%s'; "
+	        "read the rest\n",
+	        prefix, path, failed, lines, imp->first_failure_line, text);
+	return 0;
 }

@@ -17,4 +17,17 @@ int tl_cli_option_error(const char *prefix, int opt, char **argv);
  * for it; else 0 (a path that cannot be read is the reader's to report). */
 int tl_cli_reject_directory(const char *prefix, const char *path);
 
+struct tl_import;
+
+/*
+ * After reading path into imp: when lines could not be read (a text line
+ * that is not an event, a marker whose payload does not parse), says so on
+ * stderr in one line naming the file, how many there were, and the first
+ * one's number and text. When nothing could be read at all it is an error
+ * ("PREFIX: PATH: nothing could be read: ...") and the return is 1, the
+ * exit status for it; when the rest was read, a warning ("PREFIX: warning:
+ * PATH: ...") and 0. Nothing printed, 0, when every line was read.
+ */
+int tl_cli_report_unread_lines(const char *prefix, const char *path, const struct tl_import *imp);
+
 #endif /* TIMELINE_TOOLS_CLI_H */

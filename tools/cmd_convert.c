@@ -171,7 +171,9 @@ static int write_output(const struct convert_args *args, const struct convert_fo
 /*
  * Reads IN into a model: a snapshot directly, text or JSON through the
  * importer. Same contract as tl_model_read_binary_file; err gets
- * "LINE:COLUMN: reason" for malformed text.
+ * "LINE:COLUMN: reason" for malformed text. Returns 1, the problem
+ * reported, when no line of a text could be read (a warning is printed
+ * when some could not).
  */
 static int read_input(const char *path, tl_model *model, char *err, size_t errlen)
 {
@@ -197,6 +199,10 @@ static int read_input(const char *path, tl_model *model, char *err, size_t errle
 			snprintf(err, errlen, "%s", rerr.message);
 		return rc;
 	}
+	if (tl_cli_report_unread_lines(CONVERT_PREFIX, path, &imp)) {
+		tl_import_free(&imp);
+		return 1;
+	}
 	rc = tl_import_to_model(&imp, model);
 	tl_import_free(&imp);
 	return rc;
@@ -220,6 +226,8 @@ int tl_cmd_convert(int argc, char **argv)
 	tl_model model;
 	char err[256] = "";
 	int rc = read_input(args.input, &model, err, sizeof err);
+	if (rc > 0)
+		return 1;
 	if (rc < 0) {
 		fprintf(stderr, CONVERT_PREFIX ": %s: %s\n", args.input,
 		        err[0] ? err : strerror(-rc));

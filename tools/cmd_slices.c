@@ -243,6 +243,10 @@ int tl_cmd_slices(int argc, char **argv)
 			fprintf(stderr, SLICES_PREFIX ": %s: %s\n", path, strerror(-rc));
 		return 1;
 	}
+	if (tl_cli_report_unread_lines(SLICES_PREFIX, path, &imp)) {
+		tl_import_free(&imp);
+		return 1;
+	}
 	tl_import_print(&imp, kinds | (stats ? TL_PRINT_STAT : 0), stdout);
 	tl_import_free(&imp);
 	if (fflush(stdout) != 0) {

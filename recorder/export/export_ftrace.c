@@ -205,7 +205,7 @@ static void write_metadata(tl_out *out, const tl_model *model, const tl_slice_ma
 			 "events_dropped=%llu strings_truncated=%llu args_dropped=%llu "
 			 "blocks_torn=%llu unmatched_begin=%llu unmatched_end=%llu\n",
 			 model->recorder && *model->recorder ? model->recorder : "unknown",
-			 model->clock_id == 1 ? "mono" : "boot", (long long)model->snapshot_ns,
+			 tl_model_clock_name(model->clock_id), (long long)model->snapshot_ns,
 			 (long long)model->boottime_ns, (long long)model->monotonic_ns,
 			 (long long)model->realtime_ns, model->complete,
 			 (unsigned long long)st->events_written,

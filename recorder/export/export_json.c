@@ -602,18 +602,6 @@ static void write_meta_i64(tl_out *out, const char *key, int64_t v)
 	tl_out_i64(out, v);
 }
 
-static const char *clock_name(int clock_id)
-{
-	switch (clock_id) {
-	case 7:
-		return "boot";
-	case 1:
-		return "mono";
-	default:
-		return "unknown";
-	}
-}
-
 static void write_metadata(json_writer *w)
 {
 	const tl_model *model = w->model;
@@ -625,7 +613,7 @@ static void write_metadata(json_writer *w)
 	tl_out_str(out, "\"metadata\":{\"recorder\":");
 	write_string(out, recorder ? recorder : "");
 	write_key(out, "clock");
-	write_string(out, clock_name(model->clock_id));
+	write_string(out, tl_model_clock_name(model->clock_id));
 	write_meta_i64(out, "clock_id", model->clock_id);
 	write_meta_i64(out, "snapshot_ns", model->snapshot_ns);
 	write_meta_i64(out, "boottime_ns", model->boottime_ns);

@@ -58,7 +58,7 @@ typedef struct tl_model_process {
 typedef struct tl_model {
 	uint32_t pid;
 	const char *process_name;
-	int clock_id;          /* 7 = CLOCK_BOOTTIME, 1 = CLOCK_MONOTONIC */
+	int clock_id;          /* 7 = CLOCK_BOOTTIME, 1 = CLOCK_MONOTONIC, TL_MODEL_CLOCK_UNKNOWN */
 	int64_t snapshot_ns;   /* trace clock at the snapshot */
 	int64_t boottime_ns;   /* clock snapshot */
 	int64_t monotonic_ns;
@@ -117,6 +117,15 @@ int tl_model_process_set(tl_model *model, uint32_t pid, const char *name, size_t
 /* The name of process pid: model->process_name for model->pid, else from
  * model->processes; NULL when it has none. */
 const char *tl_model_process_name(const tl_model *model, uint32_t pid);
+
+/* clock_id of a model whose source did not say its clock (an imported trace). */
+#define TL_MODEL_CLOCK_UNKNOWN (-1)
+
+/* The clock's name as the exporters write it: "boot", "mono" or "unknown". */
+static inline const char *tl_model_clock_name(int clock_id)
+{
+	return clock_id == 7 ? "boot" : clock_id == 1 ? "mono" : "unknown";
+}
 
 /* The pid an event belongs to. */
 static inline uint32_t tl_model_event_pid(const tl_model *model, const tl_model_event *event)

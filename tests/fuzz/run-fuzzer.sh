@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target for a bounded time over a fresh corpus seeded
 # from tests/fuzz/seeds/<target>/ and, for the text and JSON readers, from
-# the conformance inputs. Exits non-zero when the fuzzer finds a crash.
+# the conformance inputs (and the text reader from the trace-cmd fixtures).
+# Exits non-zero when the fuzzer finds a crash.
 # Usage: run-fuzzer.sh FUZZER SECONDS WORKDIR
 set -euo pipefail
 fuzzer=$1 seconds=$2 work=$3
@@ -16,7 +17,8 @@ fi
 conformance=$src/../shared/conformance
 case $name in
 fuzz_ftrace_text | fuzz_atrace_payload)
-	[ -d "$conformance" ] && cp "$conformance"/systrace_*.input "$conformance"/marker_*.input "$work/seeds/" ;;
+	[ -d "$conformance" ] && cp "$conformance"/systrace_*.input "$conformance"/marker_*.input "$work/seeds/"
+	[ "$name" = fuzz_atrace_payload ] || cp "$src"/tests/fixtures/trace-cmd/*.txt "$work/seeds/" ;;
 fuzz_json_reader)
 	[ -d "$conformance" ] && cp "$conformance"/json_*.input "$work/seeds/" ;;
 fuzz_binary_snapshot)

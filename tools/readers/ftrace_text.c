@@ -65,22 +65,33 @@ static int read_u32(const char *s, size_t len, size_t *i, uint32_t *out)
 	return *i > start && fits;
 }
 
+/* Timestamps: seconds with a fraction, or (trace-cmd) raw nanoseconds too. */
+enum ts_form { TS_SECONDS, TS_SECONDS_OR_NS };
+
 /*
- * From s[i] on: (\d+\.\d+):\s+(\S+):  On a match sets the timestamp, the
- * event name and *end (just past the event's ':') and returns 1.
+ * From s[i] on: (\d+\.\d+):\s+(\S+):  (with TS_SECONDS_OR_NS, (\d+(\.\d+)?)
+ * instead). On a match sets the timestamp, the event name and *end (just
+ * past the event's ':') and returns 1.
  */
-static int match_tail(const char *s, size_t len, size_t i, tl_ftrace_line *out, size_t *end)
+static int match_tail(const char *s, size_t len, size_t i, enum ts_form form, tl_ftrace_line *out,
+                      size_t *end)
 {
 	size_t ts_start = i;
 	while (i < len && is_digit(s[i]))
 		i++;
-	if (i == ts_start || i >= len || s[i] != '.')
+	if (i == ts_start || i >= len)
 		return 0;
-	size_t frac = ++i;
-	while (i < len && is_digit(s[i]))
-		i++;
-	if (i == frac || i >= len || s[i] != ':')
-		return 0;
+	int integer = s[i] == ':' && form == TS_SECONDS_OR_NS;
+	if (!integer) {
+		if (s[i] != '.')
+			return 0;
+		size_t frac = ++i;
+		while (i < len && is_digit(s[i]))
+			i++;
+		if (i == frac || i >= len || s[i] != ':')
+			return 0;
+	}
+	size_t ts_end = i;
 	i++;
 	size_t spaces = i;
 	while (i < len && is_space(s[i]))
@@ -96,16 +107,52 @@ static int match_tail(const char *s, size_t len, size_t i, tl_ftrace_line *out, 
 	if (!colon)
 		return 0;
 
-	/* s[ts_start..ts_end] is digits '.' digits followed by ':', so strtod
-	 * stops inside the line. */
-	double seconds = strtod(s + ts_start, NULL);
-	double ns = seconds * 1e9;
-	if (!(ns < 9223372036854775807.0))
-		return 0;
-	out->ts_ns = (int64_t)ns;
+	if (integer) {
+		uint64_t ns = 0;
+		for (size_t k = ts_start; k < ts_end; k++) {
+			if (ns > ((uint64_t)INT64_MAX - 9) / 10)
+				return 0;
+			ns = ns * 10 + (uint64_t)(s[k] - '0');
+		}
+		out->ts_ns = (int64_t)ns;
+	} else {
+		/* s[ts_start..ts_end) is digits '.' digits followed by ':', so
+		 * strtod stops inside the line. */
+		double ns = strtod(s + ts_start, NULL) * 1e9;
+		if (!(ns < 9223372036854775807.0))
+			return 0;
+		out->ts_ns = (int64_t)ns;
+	}
 	out->event = (tl_str_view){s + name, colon - name};
 	*end = colon + 1;
 	return 1;
+}
+
+/*
+ * From s[i]: ([a-zA-Z.]{3}[0-9a-f.]{1,2}\s*)? then the tail, the longest
+ * choice of flags first; with flags_required, no flags is not a choice.
+ */
+static int match_flags_and_tail(const char *s, size_t len, size_t i, int flags_required,
+                                enum ts_form form, tl_ftrace_line *out, size_t *end)
+{
+	for (int hex = 2; hex >= (flags_required ? 1 : 0); hex--) {
+		size_t j = i;
+		if (hex > 0) {
+			if (len - i < (size_t)(3 + hex))
+				continue;
+			int ok = is_flag_letter(s[i]) && is_flag_letter(s[i + 1]) &&
+			         is_flag_letter(s[i + 2]) && is_flag_hex(s[i + 3]) &&
+			         (hex == 1 || is_flag_hex(s[i + 4]));
+			if (!ok)
+				continue;
+			j = i + 3 + (size_t)hex;
+			while (j < len && is_space(s[j]))
+				j++;
+		}
+		if (match_tail(s, len, j, form, out, end))
+			return 1;
+	}
+	return 0;
 }
 
 /* The whole pattern, with the leading '-' at s[pos]. */
@@ -144,48 +191,114 @@ static int match_at(const char *s, size_t len, size_t pos, tl_ftrace_line *out, 
 	while (i < len && is_space(s[i]))
 		i++;
 
-	/* ([a-zA-Z.]{3}[0-9a-f.]{1,2}\s*)? : the longest choice first. */
-	for (int hex = 2; hex >= 0; hex--) {
-		size_t j = i;
-		if (hex > 0) {
-			if (len - i < (size_t)(3 + hex))
-				continue;
-			int ok = is_flag_letter(s[i]) && is_flag_letter(s[i + 1]) &&
-			         is_flag_letter(s[i + 2]) && is_flag_hex(s[i + 3]) &&
-			         (hex == 1 || is_flag_hex(s[i + 4]));
-			if (!ok)
-				continue;
-			j = i + 3 + (size_t)hex;
-			while (j < len && is_space(s[j]))
-				j++;
-		}
-		if (match_tail(s, len, j, out, end))
-			return 1;
+	return match_flags_and_tail(s, len, i, 0, TS_SECONDS, out, end);
+}
+
+/*
+ * trace-cmd report's layouts, with the leading '-' at s[pos]:
+ *   -(\d+)\s+\[(\d+)\]\s*TS:\s+(\S+):          the default
+ *   -(\d+)\s+(\d+)FLAGS\s*TS:\s+(\S+):           -l, FLAGS 5 or 4 characters
+ * TS as match_tail's TS_SECONDS_OR_NS.
+ */
+static int match_trace_cmd_at(const char *s, size_t len, size_t pos, tl_ftrace_line *out,
+                              size_t *end)
+{
+	size_t i = pos + 1;
+	if (!read_u32(s, len, &i, &out->tid))
+		return 0;
+	size_t spaces = i;
+	while (i < len && is_space(s[i]))
+		i++;
+	if (i == spaces || i >= len)
+		return 0;
+	out->tgid = 0;
+	if (s[i] == '[') {
+		i++;
+		if (!read_u32(s, len, &i, &out->cpu) || i >= len || s[i] != ']')
+			return 0;
+		i++;
+		while (i < len && is_space(s[i]))
+			i++;
+		return match_tail(s, len, i, TS_SECONDS_OR_NS, out, end);
 	}
-	return 0;
+	if (!read_u32(s, len, &i, &out->cpu))
+		return 0;
+	return match_flags_and_tail(s, len, i, 1, TS_SECONDS_OR_NS, out, end);
+}
+
+static int view_is(tl_str_view v, const char *s)
+{
+	return v.len == strlen(s) && memcmp(v.ptr, s, v.len) == 0;
+}
+
+/* Fills the views of a matched line: the task is line[0..pos), the text
+ * what follows end. */
+static void finish_line(const char *line, size_t len, size_t pos, size_t end, tl_ftrace_line *l)
+{
+	l->task = trimmed(line, pos);
+	l->text = trimmed(line + end, len - end);
+	l->line = (tl_str_view){line, len};
+	l->kind = TL_FTRACE_LINE_OTHER;
+	static const char *const marker_events[] = {"tracing_mark_write", "print", "0"};
+	for (size_t k = 0; k < sizeof marker_events / sizeof marker_events[0]; k++) {
+		if (view_is(l->event, marker_events[k]))
+			l->kind = TL_FTRACE_LINE_MARKER;
+	}
+	/* trace-cmd prints the print event as "print: tracing_mark_write: PAYLOAD" */
+	static const char mark_prefix[] = "tracing_mark_write:";
+	if (view_is(l->event, "print") && l->text.len >= sizeof mark_prefix - 1 &&
+	    memcmp(l->text.ptr, mark_prefix, sizeof mark_prefix - 1) == 0)
+		l->text = trimmed(l->text.ptr + sizeof mark_prefix - 1,
+		                  l->text.len - (sizeof mark_prefix - 1));
+}
+
+typedef int (*line_matcher)(const char *s, size_t len, size_t pos, tl_ftrace_line *out,
+                            size_t *end);
+
+/* The first '-' from which match matches; returns 0 with *l filled, or -EINVAL. */
+static int tokenize_with(const char *line, size_t len, line_matcher match, tl_ftrace_line *l)
+{
+	size_t end = 0;
+	for (size_t pos = 0; pos < len; pos++) {
+		if (line[pos] == '-' && match(line, len, pos, l, &end)) {
+			finish_line(line, len, pos, end, l);
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 int tl_ftrace_line_tokenize(const char *line, size_t len, tl_ftrace_line *out)
 {
-	tl_ftrace_line l = {0};
-	size_t end = 0;
-	size_t pos = 0;
-	for (; pos < len; pos++) {
-		if (line[pos] == '-' && match_at(line, len, pos, &l, &end))
-			break;
-	}
-	if (pos >= len)
+	tl_ftrace_line l = {.line_no = out->line_no};
+	if (tokenize_with(line, len, match_at, &l))
 		return -EINVAL;
-	l.task = trimmed(line, pos);
-	l.text = trimmed(line + end, len - end);
-	l.kind = TL_FTRACE_LINE_OTHER;
-	static const char *const marker_events[] = {"tracing_mark_write", "print", "0"};
-	for (size_t k = 0; k < sizeof marker_events / sizeof marker_events[0]; k++) {
-		if (l.event.len == strlen(marker_events[k]) &&
-		    memcmp(l.event.ptr, marker_events[k], l.event.len) == 0)
-			l.kind = TL_FTRACE_LINE_MARKER;
-	}
-	l.line_no = out->line_no;
+	*out = l;
+	return 0;
+}
+
+/*
+ * trace-cmd prints a -B buffer's lines after "NAME: "; a task name, right-
+ * aligned in its column, always has a blank before it, so a task that starts
+ * with a word ending in ':' and has more after a blank starts with the name.
+ */
+static tl_str_view without_instance(tl_str_view task)
+{
+	size_t i = 0;
+	while (i < task.len && !is_space(task.ptr[i]))
+		i++;
+	if (i == 0 || i == task.len || task.ptr[i - 1] != ':')
+		return task;
+	return trimmed(task.ptr + i, task.len - i);
+}
+
+int tl_ftrace_line_tokenize_trace_cmd(const char *line, size_t len, tl_ftrace_line *out)
+{
+	tl_ftrace_line l = {.line_no = out->line_no};
+	if (tokenize_with(line, len, match_at, &l) &&
+	    tokenize_with(line, len, match_trace_cmd_at, &l))
+		return -EINVAL;
+	l.task = without_instance(l.task);
 	*out = l;
 	return 0;
 }
@@ -259,7 +372,51 @@ static int first_line_is_cpus(tl_ftrace_reader *r, const char *line, size_t len)
 		r->html = 1;
 		return 0;
 	}
-	return starts_with(line, len, "cpus=");
+	r->trace_cmd = starts_with(line, len, "cpus=");
+	return r->trace_cmd;
+}
+
+/* trace-cmd's note for a CPU without events: "CPU 3 is empty". */
+static int is_empty_cpu_note(const char *line, size_t len)
+{
+	size_t i = 4;
+	if (!starts_with(line, len, "CPU ") || i >= len || !is_digit(line[i]))
+		return 0;
+	while (i < len && is_digit(line[i]))
+		i++;
+	return len - i == strlen(" is empty") && memcmp(line + i, " is empty", len - i) == 0;
+}
+
+/* "# timeline: ... clock=boot ..." (the exporters' and `timeline record`'s
+ * header): the clock it names, or TL_TRACE_CLOCK_UNKNOWN. */
+static tl_trace_clock comment_clock(const char *line, size_t len)
+{
+	static const char key[] = " clock=";
+	if (!starts_with(line, len, "# timeline:"))
+		return TL_TRACE_CLOCK_UNKNOWN;
+	const char *at = memmem(line, len, key, sizeof key - 1);
+	if (!at)
+		return TL_TRACE_CLOCK_UNKNOWN;
+	const char *value = at + sizeof key - 1;
+	size_t n = 0;
+	while (value + n < line + len && !is_space(value[n]))
+		n++;
+	if (n == 4 && memcmp(value, "boot", 4) == 0)
+		return TL_TRACE_CLOCK_BOOT;
+	if (n == 4 && memcmp(value, "mono", 4) == 0)
+		return TL_TRACE_CLOCK_MONO;
+	return TL_TRACE_CLOCK_UNKNOWN;
+}
+
+/* Counts a line that does not tokenize, keeping the first one's text. */
+static void count_failure(tl_ftrace_reader *r, size_t line_no, const char *line, size_t len)
+{
+	if (!r->parse_failures++) {
+		r->first_failure_line = line_no;
+		size_t n = len < TL_FTRACE_FAILURE_TEXT - 1 ? len : TL_FTRACE_FAILURE_TEXT - 1;
+		memcpy(r->first_failure_text, line, n);
+		r->first_failure_text[n] = '\0';
+	}
 }
 
 int tl_ftrace_reader_line(tl_ftrace_reader *r, const char *line, size_t n, tl_ftrace_line *out,
@@ -292,11 +449,17 @@ int tl_ftrace_reader_line(tl_ftrace_reader *r, const char *line, size_t n, tl_ft
 	default:
 		break;
 	}
+	if (n && line[0] == '#' && !r->clock)
+		r->clock = comment_clock(line, n);
 	if (n == 0 || line[0] == '#')
+		return 0;
+	if (r->trace_cmd && is_empty_cpu_note(line, n))
 		return 0;
 
 	out->line_no = line_no;
-	if (tl_ftrace_line_tokenize(line, n, out) == 0)
+	int rc = r->trace_cmd ? tl_ftrace_line_tokenize_trace_cmd(line, n, out)
+	                      : tl_ftrace_line_tokenize(line, n, out);
+	if (rc == 0)
 		return 1;
 	if (r->flags & TL_FTRACE_STRICT) {
 		if (err) {
@@ -307,9 +470,7 @@ int tl_ftrace_reader_line(tl_ftrace_reader *r, const char *line, size_t n, tl_ft
 		}
 		return -EINVAL;
 	}
-	if (!r->parse_failures)
-		r->first_failure_line = line_no;
-	r->parse_failures++;
+	count_failure(r, line_no, line, n);
 	return 0;
 }
 
@@ -363,8 +524,11 @@ int tl_ftrace_text_read(const char *data, size_t len, unsigned flags, tl_ftrace_
 	tl_ftrace_reader_finish(&r, data + off, len - off);
 	out->parse_failures = r.parse_failures;
 	out->first_failure_line = r.first_failure_line;
+	memcpy(out->first_failure_text, r.first_failure_text, sizeof out->first_failure_text);
 	out->unterminated = r.unterminated;
 	out->html = r.html;
+	out->trace_cmd = r.trace_cmd;
+	out->clock = r.clock;
 	return 0;
 }
 

@@ -23,6 +23,13 @@ typedef struct tl_read_error {
 	char message[200];
 } tl_read_error;
 
+/* The clock an input says its timestamps are read from. */
+typedef enum tl_trace_clock {
+	TL_TRACE_CLOCK_UNKNOWN = 0, /* the input does not say */
+	TL_TRACE_CLOCK_BOOT,        /* CLOCK_BOOTTIME: the ftrace "boot" clock */
+	TL_TRACE_CLOCK_MONO,        /* CLOCK_MONOTONIC: the ftrace "mono" clock */
+} tl_trace_clock;
+
 typedef enum tl_ftrace_line_kind {
 	TL_FTRACE_LINE_MARKER, /* tracing_mark_write, print or 0: text is an atrace payload */
 	TL_FTRACE_LINE_OTHER,  /* any other kernel event (sched_switch...): text is its fields */
@@ -36,7 +43,8 @@ typedef struct tl_ftrace_line {
 	uint32_t cpu;
 	tl_str_view task;  /* text before "-tid", trimmed ("<...>" when unknown) */
 	tl_str_view event; /* the event name */
-	tl_str_view text;  /* after "event:", trimmed */
+	tl_str_view text;  /* after "event:", trimmed; a marker's payload */
+	tl_str_view line;  /* the whole line, for messages */
 	tl_ftrace_line_kind kind;
 } tl_ftrace_line;
 
@@ -44,10 +52,27 @@ typedef struct tl_ftrace_line {
  * Tokenizes one line (without its '\n') with the semantics of Perfetto's
  * line regex (formats.md 2.1), unanchored:
  *   -(\d+)\s+\(?\s*(\d+|-+)?\)?\s?\[(\d+)\]\s*([a-zA-Z.]{3}[0-9a-f.]{1,2}\s*)?(\d+\.\d+):\s+(\S+):
- * Returns 0, or -EINVAL when the line does not match (or its timestamp
- * does not fit in int64 nanoseconds). line_no is left to the caller. Pure.
+ * One departure: the text of a `print` event loses a leading
+ * "tracing_mark_write: ", the symbol trace-cmd prints before the payload
+ * (Perfetto keeps it, and the marker fails); the kernel's own text never
+ * names the `print` event. Returns 0, or -EINVAL when the line does not
+ * match (or its timestamp does not fit in int64 nanoseconds). line_no is
+ * left to the caller. Pure.
  */
 int tl_ftrace_line_tokenize(const char *line, size_t len, tl_ftrace_line *out);
+
+/*
+ * A line of `trace-cmd report` (3.x): "[INSTANCE: ]COMM-PID [CPU] TS:
+ * EVENT: TEXT" (the default), or with -l the latency layout "COMM-PID
+ * CPUFLAGS TS: EVENT: TEXT" (CPU and the 4 or 5 flags run together, no
+ * brackets). TS has six decimals, nine with -t, and none for a clock
+ * trace-cmd does not print in seconds (boot, x86-tsc, counter): the raw
+ * clock value, often glued to the column before it, taken as nanoseconds.
+ * The tgid is 0 (no such column); INSTANCE (a -B buffer's name) is not
+ * part of the task. A line tl_ftrace_line_tokenize reads is read as it
+ * reads it. Returns 0 or -EINVAL. Pure.
+ */
+int tl_ftrace_line_tokenize_trace_cmd(const char *line, size_t len, tl_ftrace_line *out);
 
 /*
  * Whether data looks like systrace text to Perfetto: within its first
@@ -64,19 +89,30 @@ enum {
 	TL_FTRACE_LINES_ONLY = 1u << 1,
 };
 
+/* How much of a line that failed is kept for messages (NUL included). */
+#define TL_FTRACE_FAILURE_TEXT 160
+
 typedef struct tl_ftrace_text {
 	tl_ftrace_line *lines; /* event lines, in file order */
 	size_t nlines;
 	uint64_t parse_failures;   /* lines that did not tokenize (systrace_parse_failure) */
 	size_t first_failure_line; /* line number of the first of them, 0 when none */
+	char first_failure_text[TL_FTRACE_FAILURE_TEXT]; /* its first bytes */
 	uint64_t unterminated;     /* 1 when the last line had no '\n': not read */
 	int html;                  /* the text came from an HTML systrace file */
+	int trace_cmd;             /* `trace-cmd report` output: its first line is "cpus=N" */
+	tl_trace_clock clock;      /* from a "# timeline: ... clock=NAME" comment line */
 } tl_ftrace_text;
 
 /*
  * Reads data[0..len) (file rules of formats.md 2.2: text up to "TRACE:\n"
  * dropped, one leading "cpus=N" line dropped, '#' and empty lines skipped,
- * an unterminated last line not read, HTML trace-data blocks). On success
+ * an unterminated last line not read, HTML trace-data blocks). After a
+ * "cpus=N" first line the text is `trace-cmd report` output: a line
+ * tl_ftrace_line_tokenize does not read goes to
+ * tl_ftrace_line_tokenize_trace_cmd, and "CPU N is empty" lines are
+ * skipped. The clock is that of the first "# timeline:" comment line
+ * naming one (the exporters and `timeline record` write it). On success
  * returns 0 and the caller frees *out with tl_ftrace_text_free. Returns
  * -ENOMEM, or -EINVAL with err filled (may be NULL) when TL_FTRACE_STRICT
  * is set and a line does not tokenize.
@@ -105,8 +141,11 @@ typedef struct tl_ftrace_reader {
 	size_t line_no;          /* line number of the next line */
 	uint64_t parse_failures; /* as in tl_ftrace_text */
 	size_t first_failure_line;
+	char first_failure_text[TL_FTRACE_FAILURE_TEXT];
 	uint64_t unterminated;
 	int html;
+	int trace_cmd;
+	tl_trace_clock clock;
 	int finished;   /* the end of an HTML file's trace data: no more lines are read */
 	int state;      /* internal: where in an HTML file */
 	int first_line; /* internal: the next line is the first after the header */

@@ -920,6 +920,51 @@ static int read_system_text(parser *p)
 	return P_OK;
 }
 
+/* "metadata": {..., "clock": "boot", ...} as the JSON exporter writes it;
+ * any other value is skipped. */
+static int read_metadata(parser *p)
+{
+	if (peek(p) != '{')
+		return skip_value(p);
+	if (++p->depth > MAX_NESTING)
+		return fail(p, p->pos, "nesting deeper than %d", MAX_NESTING);
+	p->pos++;
+	for (;;) {
+		int c = peek(p);
+		if (c < 0)
+			return P_EOF;
+		if (c == '}') {
+			p->pos++;
+			p->depth--;
+			return P_OK;
+		}
+		if (c != '"')
+			return fail(p, p->pos, "expected a key string");
+		int rc = read_string(p);
+		if (rc)
+			return rc;
+		int is_clock = key_is(p, "clock");
+		if ((c = peek(p)) < 0)
+			return P_EOF;
+		if (c != ':')
+			return fail(p, p->pos, "expected ':' after a key");
+		p->pos++;
+		tl_json_value v;
+		if ((rc = read_value(p, &v, 0)))
+			return rc;
+		if (is_clock && v.type == TL_JSON_STRING)
+			p->t->clock = key_is(p, "boot")   ? TL_TRACE_CLOCK_BOOT
+			              : key_is(p, "mono") ? TL_TRACE_CLOCK_MONO
+			                                  : TL_TRACE_CLOCK_UNKNOWN;
+		if ((c = peek(p)) < 0)
+			return P_EOF;
+		if (c == ',')
+			p->pos++;
+		else if (c != '}')
+			return fail(p, p->pos, "expected ',' or '}'");
+	}
+}
+
 static int read_top_object(parser *p)
 {
 	p->pos++;
@@ -939,6 +984,7 @@ static int read_top_object(parser *p)
 		int which = key_is(p, "traceEvents")         ? 1
 		            : key_is(p, "systemTraceEvents") ? 2
 		            : key_is(p, "displayTimeUnit")   ? 3
+		            : key_is(p, "metadata")          ? 4
 		                                             : 0;
 		if ((c = peek(p)) < 0)
 			return P_EOF;
@@ -949,6 +995,8 @@ static int read_top_object(parser *p)
 			rc = read_event_array(p);
 		else if (which == 2)
 			rc = read_system_text(p);
+		else if (which == 4)
+			rc = read_metadata(p);
 		else
 			rc = skip_value(p);
 		if (rc)

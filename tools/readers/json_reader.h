@@ -107,6 +107,7 @@ typedef struct tl_json_trace {
 	int bare_array;             /* the file was a bare array */
 	int truncated;              /* a bare array that ended early: complete events kept */
 	uint64_t display_time_unit; /* 1 when "displayTimeUnit" was set (ignored) */
+	tl_trace_clock clock;       /* "metadata": {"clock": "boot" or "mono"} (the exporter's) */
 	uint64_t empty_events;      /* {} elements skipped */
 	tl_str_arena strings;
 

@@ -544,6 +544,41 @@ static void set_thread_name(importer *im, size_t thread, tl_str_view task)
 	im->out->threads[thread].name = copy_str(im, task.ptr, task.len);
 }
 
+/* Keeps the earliest line that could not be read (lines are imported in
+ * time order, not file order). */
+static void note_failure(tl_import *out, size_t line_no, const char *text, size_t len)
+{
+	if (!line_no || (out->first_failure_line && out->first_failure_line < line_no))
+		return;
+	out->first_failure_line = line_no;
+	size_t n =
+	    len < sizeof out->first_failure_text - 1 ? len : sizeof out->first_failure_text - 1;
+	memcpy(out->first_failure_text, text, n);
+	out->first_failure_text[n] = '\0';
+}
+
+/* A marker line whose payload does not parse. */
+static void marker_failed(importer *im, const tl_ftrace_line *line)
+{
+	stat_add(im, TL_STAT_SYSTRACE_PARSE_FAILURE);
+	note_failure(im->out, line->line_no, line->line.ptr, line->line.len);
+}
+
+/* What a text reader counted: lines that did not tokenize, the last one
+ * without '\n', and the clock. */
+static void add_reader_counts(tl_import *out, uint64_t failures, size_t first_failure_line,
+                              const char *first_failure_text, uint64_t unterminated,
+                              tl_trace_clock clock)
+{
+	out->stats[TL_STAT_SYSTRACE_PARSE_FAILURE] += failures;
+	out->stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE] += unterminated;
+	if (failures)
+		note_failure(out, first_failure_line, first_failure_text,
+		             strlen(first_failure_text));
+	if (!out->clock)
+		out->clock = clock;
+}
+
 static void import_marker(importer *im, const tl_ftrace_line *line)
 {
 	tl_atrace_point p;
@@ -557,7 +592,7 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 	if (line->task.len && !(line->task.len == 5 && memcmp(line->task.ptr, "<...>", 5) == 0))
 		set_thread_name(im, thread, line->task);
 	if (r == TL_ATRACE_FAIL) {
-		stat_add(im, TL_STAT_SYSTRACE_PARSE_FAILURE);
+		marker_failed(im, line);
 		return;
 	}
 	if (r == TL_ATRACE_UNSUPPORTED) {
@@ -652,7 +687,7 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 		return;
 	}
 	default:
-		stat_add(im, TL_STAT_SYSTRACE_PARSE_FAILURE);
+		marker_failed(im, line);
 		return;
 	}
 }
@@ -1118,8 +1153,8 @@ static void add_lines(const tl_ftrace_text *text, work_item *items, size_t *n, s
 		items[(*n)++] =
 		    (work_item){.ts = l->ts_ns, .order = base + i, .cls = ORDER_OTHER, .line = l};
 	}
-	out->stats[TL_STAT_SYSTRACE_PARSE_FAILURE] += text->parse_failures;
-	out->stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE] += text->unterminated;
+	add_reader_counts(out, text->parse_failures, text->first_failure_line,
+	                  text->first_failure_text, text->unterminated, text->clock);
 }
 
 /* An empty import and the importer that fills it; 0 or -ENOMEM. */
@@ -1158,6 +1193,7 @@ int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_im
 	size_t n = 0;
 	int any_complete = 0;
 	if (json) {
+		out->clock = json->clock;
 		out->stats[TL_STAT_JSON_EMPTY_EVENT] += json->empty_events;
 		out->stats[TL_STAT_JSON_DISPLAY_TIME_UNIT] += json->display_time_unit;
 		for (size_t i = 0; i < json->nevents; i++) {
@@ -1381,10 +1417,18 @@ int tl_import_model(const tl_model *model, tl_import *out)
 	}
 	for (size_t i = 0; i < model->nevents && !rc; i++)
 		rc = model_event_to_json(model, &model->events[i], &json);
+	json.clock = model->clock_id == 7   ? TL_TRACE_CLOCK_BOOT
+	             : model->clock_id == 1 ? TL_TRACE_CLOCK_MONO
+	                                    : TL_TRACE_CLOCK_UNKNOWN;
 	if (!rc)
 		rc = tl_import_build(NULL, &json, out);
 	tl_json_trace_free(&json);
 	return rc;
+}
+
+int tl_import_is_empty(const tl_import *imp)
+{
+	return imp->nslices == 0 && imp->ncounters == 0 && imp->nflows == 0;
 }
 
 void tl_import_free(tl_import *imp)
@@ -1792,8 +1836,8 @@ static int stream_ftrace(int fd, tl_import *out)
 	}
 	if (rc == 0) {
 		tl_ftrace_reader_finish(&reader, buf + start, filled - start);
-		out->stats[TL_STAT_SYSTRACE_PARSE_FAILURE] += reader.parse_failures;
-		out->stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE] += reader.unterminated;
+		add_reader_counts(out, reader.parse_failures, reader.first_failure_line,
+		                  reader.first_failure_text, reader.unterminated, reader.clock);
 	}
 	free(buf);
 	return importer_finish(&im, rc);
@@ -2050,7 +2094,9 @@ int tl_import_to_model(const tl_import *imp, tl_model *out)
 	out->pid = imp->nprocesses ? imp->processes[0].pid
 	           : imp->nthreads ? imp->threads[0].pid
 	                           : 0;
-	out->clock_id = 1; /* systrace text is CLOCK_MONOTONIC; JSON has no clock */
+	out->clock_id = imp->clock == TL_TRACE_CLOCK_BOOT   ? 7
+	                : imp->clock == TL_TRACE_CLOCK_MONO ? 1
+	                                                    : TL_MODEL_CLOCK_UNKNOWN;
 	out->complete = 1;
 	out->recorder = tl_model_intern(out, "import", 6);
 	b.event_of_slice = malloc((imp->nslices + 1) * sizeof *b.event_of_slice);

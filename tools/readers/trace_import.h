@@ -153,17 +153,31 @@ typedef struct tl_import {
 	tl_import_arg *args;
 	size_t nargs;
 	uint64_t stats[TL_STAT_COUNT];
+	/*
+	 * The first line that could not be read - a text line that does not
+	 * tokenize, or a marker whose payload does not parse: 1-based, 0 when
+	 * none - and its first bytes. The number of such lines is
+	 * stats[TL_STAT_SYSTRACE_PARSE_FAILURE].
+	 */
+	size_t first_failure_line;
+	char first_failure_text[TL_FTRACE_FAILURE_TEXT];
+	tl_trace_clock clock; /* what the input says its clock is */
 	tl_str_arena strings;
 	struct tl_import_maps *maps; /* internal lookup tables */
 } tl_import;
 
 /*
  * Imports ftrace text and/or a JSON trace (either may be NULL; a JSON
- * trace's systemTraceEvents are included) into *out, merged by time.
- * Returns 0 or -ENOMEM. The inputs must outlive nothing: strings are
- * copied. Free with tl_import_free.
+ * trace's systemTraceEvents are included) into *out, merged by time. The
+ * clock is the JSON trace's when it names one, else the text's. Returns 0
+ * or -ENOMEM. The inputs must outlive nothing: strings are copied. Free
+ * with tl_import_free.
  */
 int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_import *out);
+
+/* Whether the import holds nothing: no slice, instant, async slice,
+ * counter or flow. */
+int tl_import_is_empty(const tl_import *imp);
 
 /*
  * Imports a decoded snapshot as Perfetto would read its Chrome JSON export:
@@ -201,7 +215,8 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
                         tl_read_error *err);
 
 /*
- * Builds a trace model from an import, for the exporters: ended thread
+ * Builds a trace model from an import, for the exporters (its clock_id is
+ * the import's clock, TL_MODEL_CLOCK_UNKNOWN when it has none): ended thread
  * slices become COMPLETE events and open ones a BEGIN (closed at the end of
  * the trace by the exporters); instants keep their scope (a process track's
  * name becomes the category); async slices become b/e pairs, one id per
