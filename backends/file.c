@@ -47,6 +47,7 @@ struct file_recorder {
 	struct tl_stream stream;
 	struct written *written; /* per pool block */
 	_Atomic uint64_t records; /* streamed, all files */
+	_Atomic uint64_t progress; /* odd while `written` and `records` change */
 	_Atomic uint64_t lost;    /* records not written (write error) */
 	int error;               /* the first write error, logged once */
 	pthread_t drain;
@@ -109,24 +110,32 @@ static int rotate(struct file_recorder *f)
 	return open_file(f);
 }
 
+/* Notes that block `seq` has `records` written, `more` of them just now:
+ * one short update that stats sees whole (the progress count is odd while
+ * it changes). */
+static void note_written(struct file_recorder *f, struct written *w, uint64_t seq,
+                         uint32_t records, uint32_t more)
+{
+	atomic_fetch_add(&f->progress, 1);
+	atomic_store(&w->seq, seq);
+	atomic_store(&w->records, records);
+	atomic_fetch_add(&f->records, more);
+	atomic_fetch_add(&f->progress, 1);
+}
+
 /* Writes block b from where the last write of it stopped. */
 static void write_block(struct file_recorder *f, struct tl_pool *pool, struct tl_block *b)
 {
 	struct written *w = &f->written[b->index];
 	uint64_t seq = atomic_load_explicit(&b->seq, memory_order_relaxed);
-	uint32_t done = atomic_load(&w->records);
-	if (atomic_load(&w->seq) != seq) {
-		atomic_store(&w->records, 0);
-		atomic_store(&w->seq, seq);
-		done = 0;
-	}
+	uint32_t done = atomic_load(&w->seq) == seq ? atomic_load(&w->records) : 0;
 	if (f->fd < 0) {
 		uint64_t records = tl_block_records(b);
 		if (records > done) {
 			atomic_fetch_add(&f->lost, records - done);
 			atomic_fetch_add_explicit(&pool->dropped, records - done,
 						  memory_order_relaxed);
-			atomic_store(&w->records, (uint32_t)records);
+			note_written(f, w, seq, (uint32_t)records, 0);
 		}
 		return;
 	}
@@ -134,8 +143,7 @@ static void write_block(struct file_recorder *f, struct tl_pool *pool, struct tl
 	int rc = tl_stream_block(&f->stream, b, &upto);
 	if (rc == -EAGAIN)
 		return; /* changed hands meanwhile: a torn read, counted by nobody */
-	atomic_store(&w->records, upto);
-	atomic_fetch_add(&f->records, upto - done);
+	note_written(f, w, seq, upto, upto - done);
 	if (rc) {
 		write_failed(f, rc);
 		return;
@@ -299,12 +307,30 @@ static void file_retire(struct tl_recorder *rec, struct tl_block *block)
 		sem_post(&f->wake);
 }
 
+static uint64_t pending_records(struct file_recorder *f, const struct tl_pool *pool);
+
 /* events_written: the records streamed, and those in memory not yet
- * streamed (a block being written may count a few twice for a moment). */
+ * streamed. */
 static void file_stats(struct tl_recorder *rec, tl_stats *st)
 {
 	struct file_recorder *f = rec->backend;
 	const struct tl_pool *pool = &rec->pool;
+	uint64_t pending = 0, records = 0;
+	/* a few tries for a view the drain did not change meanwhile */
+	for (int attempt = 0; attempt < 8; attempt++) {
+		uint64_t before = atomic_load(&f->progress);
+		pending = pending_records(f, pool);
+		records = atomic_load(&f->records);
+		if (!(before & 1) && atomic_load(&f->progress) == before)
+			break;
+	}
+	st->events_written = records + pending;
+	st->events_overwritten = 0;
+}
+
+/* The records in memory not yet streamed. */
+static uint64_t pending_records(struct file_recorder *f, const struct tl_pool *pool)
+{
 	uint64_t pending = 0;
 	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
 	for (uint32_t i = 0; i < handed; i++) {
@@ -319,8 +345,7 @@ static void file_stats(struct tl_recorder *rec, tl_stats *st)
 		                    : 0;
 		pending += records > done ? records - done : 0;
 	}
-	st->events_written = atomic_load(&f->records) + pending;
-	st->events_overwritten = 0;
+	return pending;
 }
 
 static int file_flush(struct tl_recorder *rec)

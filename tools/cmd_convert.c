@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -19,18 +20,21 @@
 
 #include "recorder/atomic_file.h"
 #include "recorder/export/trace_model.h"
+#include "recorder/snapshot_format.h"
 #include "tools/readers/trace_import.h"
 
 #define CONVERT_PREFIX "timeline convert"
 
 static const char convert_usage[] =
-    "usage: timeline convert IN -o OUT [--format json|ftrace]\n"
+    "usage: timeline convert IN... -o OUT [--format json|ftrace]\n"
     "\n"
     "Reads IN - a binary snapshot (written by tl_snapshot_binary(), also from a\n"
-    "signal handler), ftrace/systrace text or Chrome JSON, recognised by content -\n"
-    "and writes it as Chrome JSON, for Perfetto and chrome://tracing, or as ftrace\n"
-    "text, for systrace and trace-cmd style tools. Text and JSON are read the way\n"
-    "Perfetto reads them (see 'timeline slices').\n"
+    "signal handler, or by the file recorder), ftrace/systrace text or Chrome JSON,\n"
+    "recognised by content - and writes it as Chrome JSON, for Perfetto and\n"
+    "chrome://tracing, or as ftrace text, for systrace and trace-cmd style tools.\n"
+    "Text and JSON are read the way Perfetto reads them (see 'timeline slices').\n"
+    "Several inputs are the files of one file recorder's rotation, oldest first\n"
+    "(PATH.2 PATH.1 PATH), read as one trace.\n"
     "\n"
     "options:\n"
     "  -o, --output OUT      the file to write; '-' for standard output\n"
@@ -71,6 +75,10 @@ static const struct convert_format *format_from_path(const char *path)
 
 struct convert_args {
 	const char *input;
+	/* every input: more than one only for binary files that continue one
+	 * another (a file recorder's rotation, oldest first) */
+	const char *const *inputs;
+	size_t ninputs;
 	const char *output;
 	const struct convert_format *format; /* NULL: from the output's extension */
 	int help;
@@ -108,9 +116,9 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 	}
 	if (optind == argc)
 		return usage_error("missing the input file");
-	if (argc - optind > 1)
-		return usage_error("unexpected argument '%s'", argv[optind + 1]);
 	args->input = argv[optind];
+	args->inputs = (const char *const *)argv + optind;
+	args->ninputs = (size_t)(argc - optind);
 	if (!args->output)
 		return usage_error("missing -o OUT");
 	return 0;
@@ -168,6 +176,18 @@ static int write_output(const struct convert_args *args, const struct convert_fo
 	return 0;
 }
 
+/* Whether path starts as a binary snapshot does (an unreadable file: no). */
+static bool is_binary_snapshot(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	char head[TL_SNAPSHOT_MAGIC_LEN];
+	size_t n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	return n == sizeof head && memcmp(head, TL_SNAPSHOT_MAGIC, sizeof head) == 0;
+}
+
 /*
  * Reads IN into a model: a snapshot directly, text or JSON through the
  * importer. Same contract as tl_model_read_binary_file; err gets
@@ -221,11 +241,29 @@ int tl_cmd_convert(int argc, char **argv)
 	const struct convert_format *format =
 	    args.format ? args.format : format_from_path(args.output);
 
-	if (tl_cli_reject_directory(CONVERT_PREFIX, args.input))
-		return 1;
+	for (size_t i = 0; i < args.ninputs; i++)
+		if (tl_cli_reject_directory(CONVERT_PREFIX, args.inputs[i]))
+			return 1;
 	tl_model model;
 	char err[256] = "";
-	int rc = read_input(args.input, &model, err, sizeof err);
+	int rc;
+	if (args.ninputs > 1) {
+		/* the files of one rotation: binary snapshots, read as one */
+		for (size_t i = 0; i < args.ninputs; i++) {
+			if (!is_binary_snapshot(args.inputs[i])) {
+				fprintf(stderr,
+				        CONVERT_PREFIX ": %s: not a binary snapshot; several inputs must "
+				                       "be the files of one file recorder's rotation, "
+				                       "oldest first\n",
+				        args.inputs[i]);
+				return 1;
+			}
+		}
+		rc = tl_model_read_binary_files(args.inputs, args.ninputs, &model, err, sizeof err);
+		args.input = args.inputs[args.ninputs - 1];
+	} else {
+		rc = read_input(args.input, &model, err, sizeof err);
+	}
 	if (rc > 0)
 		return 1;
 	if (rc < 0) {

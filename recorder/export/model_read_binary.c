@@ -63,6 +63,14 @@ struct reader {
 	uint64_t *scratch; /* aligned copy of a block when the input is not */
 	size_t scratch_words;
 
+	/* THREAD_DROPS: each thread's latest count, and their sum */
+	struct thread_drops {
+		uint32_t tid;
+		uint64_t dropped;
+	} *drops;
+	size_t ndrops;
+	uint64_t thread_drops_total;
+
 	uint64_t seq; /* next event's seq */
 	uint64_t bad_blocks;
 	uint64_t bad_words;
@@ -273,6 +281,33 @@ static int read_thread(struct reader *r, struct cursor *c, size_t offset)
 	if (!take_u32(c, &tid) || !take_string(c, &name, &len))
 		return FAIL(r, -EINVAL, "corrupt THREAD chunk at offset %zu", offset);
 	return tl_model_thread_set(r->model, tid, name, len) < 0 ? NO_MEMORY(r) : 0;
+}
+
+static int read_thread_drops(struct reader *r, struct cursor *c, size_t offset)
+{
+	uint32_t count, reserved;
+	if (!take_u32(c, &count) || !take_u32(c, &reserved) || count > c->left / 16)
+		return FAIL(r, -EINVAL, "corrupt THREAD_DROPS chunk at offset %zu", offset);
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t tid = 0;
+		uint64_t dropped = 0;
+		take_u32(c, &tid);
+		take_u32(c, &reserved);
+		take_u64(c, &dropped);
+		size_t k = 0;
+		while (k < r->ndrops && r->drops[k].tid != tid)
+			k++;
+		if (k == r->ndrops) {
+			struct thread_drops *grown = realloc(r->drops, (k + 1) * sizeof *grown);
+			if (!grown)
+				return NO_MEMORY(r);
+			r->drops = grown;
+			r->drops[r->ndrops++] = (struct thread_drops){tid, 0};
+		}
+		r->thread_drops_total += dropped - r->drops[k].dropped;
+		r->drops[k].dropped = dropped;
+	}
+	return 0;
 }
 
 /* Notes a block for the second pass. cut: the file ends inside it. */
@@ -529,8 +564,12 @@ static int read_header(struct reader *r, const uint8_t *data, size_t len, size_t
 }
 
 /* First pass: every chunk in file order. Sets model->complete on END. */
-static int read_chunks(struct reader *r, const uint8_t *data, size_t len, size_t off)
+/* Reads chunks from off to the END chunk; *next is where the bytes after
+ * END start (len when the file ends before it). */
+static int read_chunks(struct reader *r, const uint8_t *data, size_t len, size_t off,
+                       size_t *next)
 {
+	*next = len;
 	while (len - off >= TL_CHUNK_HEADER_BYTES) {
 		uint32_t type = load_u32(data + off);
 		uint64_t payload = load_u64(data + off + 8);
@@ -563,7 +602,11 @@ static int read_chunks(struct reader *r, const uint8_t *data, size_t len, size_t
 			break;
 		case TL_CHUNK_END:
 			r->model->complete = 1;
+			*next = off + TL_CHUNK_HEADER_BYTES;
 			return 0;
+		case TL_CHUNK_THREAD_DROPS:
+			rc = read_thread_drops(r, &c, off);
+			break;
 		default:
 			break; /* a chunk type from a newer writer */
 		}
@@ -606,13 +649,26 @@ static int read_snapshot(struct reader *r, const uint8_t *data, size_t len)
 	if (!m->process_name || !r->unknown_category)
 		return NO_MEMORY(r);
 
-	size_t off;
-	int rc = read_header(r, data, len, &off);
-	if (rc < 0)
-		return rc;
-	rc = read_chunks(r, data, len, off);
-	if (rc < 0)
-		return rc;
+	/* one snapshot, or several in a row: the files of a file recorder's
+	 * rotation, oldest first, read as one trace */
+	size_t at = 0;
+	do {
+		size_t off, next;
+		r->model->complete = 0;
+		int rc = read_header(r, data + at, len - at, &off);
+		if (rc < 0)
+			return rc;
+		rc = read_chunks(r, data, len, at + off, &next);
+		if (rc < 0)
+			return rc;
+		at = next;
+	} while (at < len && len - at >= TL_SNAPSHOT_MAGIC_LEN &&
+	         memcmp(data + at, TL_SNAPSHOT_MAGIC, TL_SNAPSHOT_MAGIC_LEN) == 0 &&
+	         r->model->complete);
+	/* a cut file's drops are in its THREAD_DROPS chunks only */
+	if (r->thread_drops_total > m->stats.events_dropped)
+		m->stats.events_dropped = r->thread_drops_total;
+	int rc;
 
 	if (r->nblocks)
 		qsort(r->blocks, r->nblocks, sizeof *r->blocks, compare_blocks);
@@ -643,6 +699,7 @@ int tl_model_read_binary(const void *data, size_t len, tl_model *out, char *err,
 	struct reader r = {.model = out, .err = err, .errlen = errlen};
 	int rc = read_snapshot(&r, data, len);
 	free(r.pairs);
+	free(r.drops);
 	free(r.categories);
 	free(r.blocks);
 	free(r.scratch);
@@ -688,6 +745,37 @@ static int read_all(int fd, uint8_t **data, size_t *len)
 	*data = buf;
 	*len = n;
 	return 0;
+}
+
+int tl_model_read_binary_files(const char *const *paths, size_t n, tl_model *out, char *err,
+                               size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	uint8_t *all = NULL;
+	size_t all_len = 0;
+	for (size_t i = 0; i < n; i++) {
+		int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+		uint8_t *data = NULL;
+		size_t len = 0;
+		int rc = fd < 0 ? -errno : read_all(fd, &data, &len);
+		if (fd >= 0)
+			close(fd);
+		uint8_t *grown = rc ? NULL : realloc(all, all_len + len + 1);
+		if (rc || !grown) {
+			rc = rc ? rc : -ENOMEM;
+			set_message(err, errlen, "%s: %s", paths[i], strerror(-rc));
+			free(data);
+			free(all);
+			return rc;
+		}
+		all = grown;
+		memcpy(all + all_len, data, len);
+		all_len += len;
+		free(data);
+	}
+	int rc = tl_model_read_binary(all, all_len, out, err, errlen);
+	free(all);
+	return rc;
 }
 
 int tl_model_read_binary_file(const char *path, tl_model *out, char *err, size_t errlen)

@@ -95,6 +95,11 @@ int tl_model_read_binary(const void *data, size_t len, tl_model *out, char *err,
 /* Reads a whole file with tl_model_read_binary. Same returns, plus -errno. */
 int tl_model_read_binary_file(const char *path, tl_model *out, char *err, size_t errlen);
 
+/* Reads files that continue one another (a file recorder's rotation, oldest
+ * first) as one trace. Same returns; err names the file that failed. */
+int tl_model_read_binary_files(const char *const *paths, size_t n, tl_model *out, char *err,
+                               size_t errlen);
+
 void tl_model_free(tl_model *model);
 
 /* Copies a string into the model's arena. NULL on allocation failure. */

@@ -1,0 +1,418 @@
+/*
+ * The file recorder: every event of a run in the file, with names; a file
+ * cut anywhere (a killed process, a full disk) still reads up to its last
+ * whole chunk; rotation; drops when the drain falls behind, counted per
+ * thread in the file; tl_flush.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "support/test_support.h"
+
+#include <timeline/trace_event.h>
+
+#include "recorder/export/trace_model.h"
+
+#define THREADS 4
+
+static const char *file_path;
+
+static void start(size_t buffer_bytes, uint64_t max_bytes, unsigned keep)
+{
+	tl_options o = {.struct_size = sizeof o,
+	                .recorder = TL_RECORDER_FILE,
+	                .buffer_bytes = buffer_bytes,
+	                .block_bytes = 4096,
+	                .file_path = file_path,
+	                .file_max_bytes = max_bytes,
+	                .file_keep = keep};
+	assert_int_equal(tl_init(&o), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	file_path = tl_test_path("file-recorder", ".tl");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	return 0;
+}
+
+static void read_file(tl_model *m, char *err, size_t errlen)
+{
+	int rc = tl_model_read_binary_file(file_path, m, err, errlen);
+	if (rc)
+		print_error("reading %s: %s\n", file_path, err);
+	assert_int_equal(rc, 0);
+}
+
+static int thread_named(const tl_model *m, const char *name)
+{
+	for (size_t i = 0; i < m->nthreads; i++)
+		if (m->threads[i].name && strcmp(m->threads[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+struct writer {
+	pthread_t thread;
+	int index;
+	int pairs;
+};
+
+static void *write_pairs(void *arg)
+{
+	struct writer *w = arg;
+	char name[32];
+	snprintf(name, sizeof name, "writer %d", w->index);
+	tl_thread_set_name(name);
+	for (int i = 0; i < w->pairs; i++) {
+		TL_TRACE_EVENT_BEGIN1("file", "pair", "i", i);
+		TL_TRACE_EVENT_END0("file", "pair");
+	}
+	return NULL;
+}
+
+static void run_writers(int pairs)
+{
+	struct writer w[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct writer){.index = i, .pairs = pairs};
+		assert_int_equal(pthread_create(&w[i].thread, NULL, write_pairs, &w[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(w[i].thread, NULL);
+}
+
+/* With a pool large enough to wait for the drain, every event of four
+ * threads is in the file, once, with the threads' names and the stats. */
+static void test_every_event_of_a_run_is_in_the_file_once(void **state)
+{
+	(void)state;
+	start(64u * 1024 * 1024, 0, 0);
+	run_writers(20000);
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.events_dropped, 0);
+	assert_int_equal(st.events_written, THREADS * 40000);
+	tl_shutdown();
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_string_equal(err, "");
+	assert_true(m.complete);
+	assert_int_equal(m.nevents, THREADS * 40000);
+	assert_int_equal(m.stats.events_written, THREADS * 40000);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "pair"), THREADS * 20000);
+	for (int i = 0; i < THREADS; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "writer %d", i);
+		assert_true(thread_named(&m, name));
+	}
+	tl_model_free(&m);
+}
+
+/* tl_flush writes the partly filled blocks; their later records follow
+ * without repeating the flushed ones. */
+static void test_flush_writes_partly_filled_blocks_and_nothing_twice(void **state)
+{
+	(void)state;
+	start(1024 * 1024, 0, 0);
+	for (int i = 0; i < 10; i++)
+		TL_TRACE_EVENT_INSTANT1("file", "before flush", TL_SCOPE_THREAD, "i", i);
+	assert_int_equal(tl_flush(), 0);
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_false(m.complete); /* the session runs: no END yet */
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "before flush"), 10);
+	tl_model_free(&m);
+	for (int i = 0; i < 5; i++)
+		TL_TRACE_EVENT_INSTANT0("file", "after flush", TL_SCOPE_THREAD);
+	tl_shutdown();
+	read_file(&m, err, sizeof err);
+	assert_true(m.complete);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "before flush"), 10);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "after flush"), 5);
+	tl_model_free(&m);
+}
+
+/* A process killed with SIGKILL leaves a file that reads up to its last
+ * whole chunk, with the thread's name. */
+static void test_a_killed_writers_file_still_converts(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		start(64u * 1024 * 1024, 0, 0); /* room for all: the drain never drops */
+		tl_thread_set_name("doomed writer");
+		for (int i = 0; i < 100000; i++) {
+			TL_TRACE_EVENT_BEGIN0("file", "before kill");
+			TL_TRACE_EVENT_END0("file", "before kill");
+		}
+		tl_flush();
+		raise(SIGKILL);
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_false(m.complete);
+	print_message("killed writer: %zu events read; %s\n", m.nevents, err);
+	assert_non_null(strstr(err, "truncated"));
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "before kill"), 100000);
+	assert_true(thread_named(&m, "doomed writer"));
+	tl_model_free(&m);
+}
+
+/* Cut at any byte, a file reads without error (past its header), keeps
+ * the names, and holds a growing prefix of the events. */
+static void test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk(void **state)
+{
+	(void)state;
+	start(256 * 1024, 0, 0);
+	tl_thread_set_name("cut writer");
+	for (int i = 0; i < 3000; i++) {
+		TL_TRACE_EVENT_BEGIN0("file", "cut");
+		TL_TRACE_EVENT_END0("file", "cut");
+	}
+	tl_shutdown();
+	size_t len = 0;
+	char *whole = tl_test_read_file(file_path, &len);
+	assert_non_null(whole);
+	size_t previous = 0;
+	for (size_t cut = 64; cut <= len; cut += len / 97 + 1) {
+		tl_model m;
+		char err[256] = "";
+		assert_int_equal(tl_model_read_binary(whole, cut, &m, err, sizeof err), 0);
+		assert_true(m.nevents >= previous);
+		previous = m.nevents;
+		if (m.nevents)
+			assert_true(thread_named(&m, "cut writer"));
+		tl_model_free(&m);
+	}
+	free(whole);
+}
+
+/* A size limit rotates the file: PATH, PATH.1 and PATH.2 are kept, the
+ * older ones removed, and the three read as one trace hold the newest
+ * events. */
+static void test_rotation_keeps_the_newest_files_which_read_as_one(void **state)
+{
+	(void)state;
+	start(16u * 1024 * 1024, 64 * 1024, 3); /* room to wait for the drain */
+	for (int i = 0; i < 50000; i++) {
+		TL_TRACE_EVENT_BEGIN1("file", "rotated", "i", i);
+		TL_TRACE_EVENT_END0("file", "rotated");
+	}
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.events_dropped, 0);
+	tl_shutdown();
+	char p1[512], p2[512], p3[512];
+	snprintf(p1, sizeof p1, "%s.1", file_path);
+	snprintf(p2, sizeof p2, "%s.2", file_path);
+	snprintf(p3, sizeof p3, "%s.3", file_path);
+	struct stat sb;
+	assert_int_equal(stat(p1, &sb), 0);
+	assert_int_equal(stat(p2, &sb), 0);
+	assert_int_not_equal(stat(p3, &sb), 0);
+	const char *set[] = {p2, p1, file_path};
+	tl_model all;
+	char err[256] = "";
+	assert_int_equal(tl_model_read_binary_files(set, 3, &all, err, sizeof err), 0);
+	assert_true(all.complete);
+	size_t sum = 0;
+	for (size_t i = 0; i < 3; i++) {
+		tl_model one;
+		assert_int_equal(tl_model_read_binary_file(set[i], &one, err, sizeof err), 0);
+		assert_true(one.complete);
+		sum += one.nevents;
+		tl_model_free(&one);
+	}
+	assert_int_equal(all.nevents, sum);
+	/* the newest pair is there */
+	int last_found = 0;
+	for (size_t i = 0; i < all.nevents; i++)
+		if (all.events[i].phase == TL_PHASE_BEGIN && all.events[i].nargs == 1 &&
+		    all.events[i].args[0].v.i == 49999)
+			last_found = 1;
+	assert_true(last_found);
+	tl_model_free(&all);
+}
+
+/* ---- a drain that falls behind ------------------------------------------ */
+
+/* The file is a FIFO whose reader holds off until the writers are done:
+ * the drain blocks in write(2), the pool fills, and the writers drop. */
+static const char *fifo_copy;
+static _Atomic int reader_go;
+
+static void *fifo_reader(void *arg)
+{
+	(void)arg;
+	int in = open(file_path, O_RDONLY);
+	if (in < 0)
+		return (void *)1;
+	while (!atomic_load(&reader_go))
+		usleep(1000);
+	int out = open(fifo_copy, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			break;
+	close(out);
+	close(in);
+	return NULL;
+}
+
+static void test_a_drain_behind_drops_and_the_file_counts_them_per_thread(void **state)
+{
+	(void)state;
+	fifo_copy = tl_test_path("file-recorder-fifo-copy", ".tl");
+	unlink(file_path);
+	assert_int_equal(mkfifo(file_path, 0644), 0);
+	atomic_store(&reader_go, 0);
+	pthread_t reader;
+	assert_int_equal(pthread_create(&reader, NULL, fifo_reader, NULL), 0);
+	start(64 * 1024, 0, 0);
+	run_writers(5000);
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	print_message("drain held back: written %llu, dropped %llu of %d\n",
+	              (unsigned long long)st.events_written, (unsigned long long)st.events_dropped,
+	              THREADS * 10000);
+	assert_true(st.events_dropped > 0);
+	assert_int_equal(st.events_written + st.events_dropped, THREADS * 10000);
+	atomic_store(&reader_go, 1);
+	tl_shutdown();
+	pthread_join(reader, NULL);
+	tl_model m;
+	char err[256] = "";
+	assert_int_equal(tl_model_read_binary_file(fifo_copy, &m, err, sizeof err), 0);
+	assert_true(m.complete);
+	assert_int_equal(m.nevents, st.events_written);
+	assert_int_equal(m.stats.events_dropped, st.events_dropped);
+	tl_model_free(&m);
+	unlink(file_path);
+}
+
+/* ---- a full disk ------------------------------------------------------------ */
+
+static char full_dir[256];
+
+static void test_a_full_disk_ends_the_file_and_counts_what_is_lost(void **state)
+{
+	(void)state;
+	snprintf(full_dir, sizeof full_dir, "%s", tl_test_path("file-recorder-tmpfs", ""));
+	assert_int_equal(mkdir(full_dir, 0755), 0);
+	if (mount("none", full_dir, "tmpfs", 0, "size=128k") != 0) {
+		int e = errno;
+		rmdir(full_dir);
+		print_message("skipped: cannot mount a 128 KiB tmpfs (%s): needs root\n", strerror(e));
+		skip();
+	}
+	char path[512];
+	snprintf(path, sizeof path, "%s/trace.tl", full_dir);
+	file_path = path;
+	start(256 * 1024, 0, 0);
+	for (int i = 0; i < 100000; i++) {
+		TL_TRACE_EVENT_BEGIN0("file", "disk");
+		TL_TRACE_EVENT_END0("file", "disk");
+	}
+	assert_int_equal(tl_flush(), -ENOSPC);
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	tl_shutdown();
+	print_message("full disk: written %llu, dropped %llu of 200000\n",
+	              (unsigned long long)st.events_written, (unsigned long long)st.events_dropped);
+	assert_true(st.events_dropped > 0);
+	tl_model m;
+	char err[256] = "";
+	assert_int_equal(tl_model_read_binary_file(path, &m, err, sizeof err), 0);
+	assert_false(m.complete);
+	assert_true(m.nevents > 0);
+	assert_true(m.nevents + st.events_dropped <= 200000);
+	tl_model_free(&m);
+	umount(full_dir);
+	rmdir(full_dir);
+}
+
+/* ---- configuration ------------------------------------------------------------ */
+
+static void test_the_file_recorder_without_a_path_is_refused(void **state)
+{
+	(void)state;
+	tl_options o = {.struct_size = sizeof o, .recorder = TL_RECORDER_FILE};
+	assert_int_equal(tl_init(&o), -EINVAL);
+	assert_false(tl_is_running());
+}
+
+static void test_the_environment_selects_the_file_and_its_rotation(void **state)
+{
+	(void)state;
+	setenv("TIMELINE_RECORDER", "file", 1);
+	setenv("TIMELINE_FILE", file_path, 1);
+	setenv("TIMELINE_FILE_MAX_KB", "64", 1);
+	setenv("TIMELINE_FILE_KEEP", "2", 1);
+	assert_int_equal(tl_init(NULL), 0);
+	assert_string_equal(tl_recorder_name(), "file");
+	TL_TRACE_EVENT_INSTANT0("file", "from the environment", TL_SCOPE_THREAD);
+	tl_shutdown();
+	tl_test_clear_environment();
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "from the environment"), 1);
+	tl_model_free(&m);
+	setenv("TIMELINE_FILE_KEEP", "0", 1);
+	assert_int_equal(tl_init(NULL), -EINVAL);
+	tl_test_clear_environment();
+}
+
+int main(void)
+{
+	tl_test_clear_environment();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_every_event_of_a_run_is_in_the_file_once, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_flush_writes_partly_filled_blocks_and_nothing_twice,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_still_converts, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rotation_keeps_the_newest_files_which_read_as_one,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_a_drain_behind_drops_and_the_file_counts_them_per_thread, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_a_full_disk_ends_the_file_and_counts_what_is_lost,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_the_file_recorder_without_a_path_is_refused, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_the_environment_selects_the_file_and_its_rotation,
+	                                    setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
