@@ -123,8 +123,10 @@ static void note_written(struct file_recorder *f, struct written *w, uint64_t se
 	atomic_fetch_add(&f->progress, 1);
 }
 
-/* Writes block b from where the last write of it stopped. */
-static void write_block(struct file_recorder *f, struct tl_pool *pool, struct tl_block *b)
+/* Writes block b from where the last write of it stopped; `settled`: a
+ * retired block the drain holds. */
+static void write_block(struct file_recorder *f, struct tl_pool *pool, struct tl_block *b,
+                        int settled)
 {
 	struct written *w = &f->written[b->index];
 	uint64_t seq = atomic_load_explicit(&b->seq, memory_order_relaxed);
@@ -140,7 +142,7 @@ static void write_block(struct file_recorder *f, struct tl_pool *pool, struct tl
 		return;
 	}
 	uint32_t upto = done;
-	int rc = tl_stream_block(&f->stream, b, &upto);
+	int rc = tl_stream_block(&f->stream, b, &upto, settled);
 	if (rc == -EAGAIN)
 		return; /* changed hands meanwhile: a torn read, counted by nobody */
 	note_written(f, w, seq, upto, upto - done);
@@ -161,7 +163,7 @@ static void drain_once(struct file_recorder *f, struct tl_pool *pool)
 		write_failed(f, rc);
 	struct tl_block *b;
 	while ((b = tl_pool_drain_next(pool)) != NULL) {
-		write_block(f, pool, b);
+		write_block(f, pool, b, 1);
 		tl_pool_drain_done(pool, b);
 	}
 	pthread_mutex_unlock(&f->write_lock);
@@ -178,7 +180,7 @@ static void write_owned(struct file_recorder *f, struct tl_pool *pool)
 	for (uint32_t i = 0; i < handed; i++) {
 		struct tl_block *b = tl_pool_block(pool, i);
 		if (atomic_load_explicit(&b->state, memory_order_acquire) == TL_BLOCK_OWNED)
-			write_block(f, pool, b);
+			write_block(f, pool, b, 0);
 	}
 	pthread_mutex_unlock(&f->write_lock);
 }

@@ -355,6 +355,49 @@ static size_t transcode(const tl_record_view *v, uint64_t header_word, unsigned 
 	return words;
 }
 
+/*
+ * The commonest records, re-encoded without decoding them: a plain end (two
+ * words) and a plain begin with a kept name (three), neither with
+ * arguments. Gives the same words as transcode; 0 for any other record, or
+ * when it does not fit in `room` bytes at p. The last kept name's length
+ * is remembered: a kept name never changes (timeline.h).
+ */
+static size_t transcode_plain(struct tl_snapshot_sink *s, const uint64_t *rec, size_t len,
+			      unsigned char *p, size_t room)
+{
+	uint64_t header = rec[1];
+	unsigned flags = TL_REC_FLAGS(header);
+	if (((header >> TL_REC_ARGTYPES_SHIFT) != 0) ||
+	    (flags & (TL_REC_F_NAME_INLINE | TL_REC_F_NAME_NUMBER | TL_REC_F_STRINGS_INLINE)))
+		return 0;
+	char phase = TL_REC_PHASE(header);
+	uint64_t flags_mask = (uint64_t)0xff << TL_REC_FLAGS_SHIFT;
+	if (phase == TL_PHASE_END && len == 2) {
+		if (room < 16)
+			return 0;
+		put_word(&p, rec[0]);
+		put_word(&p, header | ((uint64_t)TL_REC_F_STRINGS_INLINE << TL_REC_FLAGS_SHIFT));
+		return 2;
+	}
+	if (phase != TL_PHASE_BEGIN || len != 3)
+		return 0;
+	const char *name = (const char *)(uintptr_t)rec[2];
+	if (name != s->last_name) {
+		s->last_name = name;
+		s->last_name_len = kept_length(name);
+	}
+	size_t words = 2 + string_words(s->last_name_len);
+	if (words * 8 > room)
+		return 0;
+	flags |= TL_REC_F_STRINGS_INLINE | TL_REC_F_NAME_INLINE;
+	header = (header & ~((uint64_t)0xffff << TL_REC_WORDS_SHIFT) & ~flags_mask) |
+		 ((uint64_t)words << TL_REC_WORDS_SHIFT) | ((uint64_t)flags << TL_REC_FLAGS_SHIFT);
+	put_word(&p, rec[0]);
+	put_word(&p, header);
+	put_string(&p, name ? name : "", s->last_name_len);
+	return words;
+}
+
 struct block_chunk {
 	size_t header_at; /* offset of the chunk header in the staging buffer */
 	uint64_t words;
@@ -429,12 +472,24 @@ static uint32_t write_block(struct tl_snapshot_sink *s, const uint64_t *words, s
 		return index;
 	block_chunk_begin(s, &chunk, tid, index, seq);
 	while (at < n && !s->error) {
+		size_t len = n - at >= 2 ? TL_REC_WORDS(words[at + 1]) : 0;
+		size_t got = len >= 2 && len <= n - at
+		                 ? transcode_plain(s, words + at, len, s->buf + s->buf_len,
+		                                   s->buf_cap - s->buf_len)
+		                 : 0;
+		if (got) {
+			s->buf_len += got * 8;
+			chunk.words += got;
+			at += len;
+			index++;
+			continue;
+		}
 		tl_record_view view;
-		size_t len = tl_record_decode(words + at, n - at, &view);
+		len = tl_record_decode(words + at, n - at, &view);
 		if (len == 0)
 			break; /* cannot happen for published records; stop rather than guess */
-		size_t got = transcode(&view, words[at + 1], s->buf + s->buf_len,
-				       s->buf_cap - s->buf_len);
+		got = transcode(&view, words[at + 1], s->buf + s->buf_len,
+				s->buf_cap - s->buf_len);
 		if (got == 0) {
 			/* staging buffer full: close this chunk, start another */
 			block_chunk_end(s, &chunk);
@@ -657,17 +712,29 @@ int tl_stream_metadata(struct tl_stream *st)
 	return st->sink.error;
 }
 
-int tl_stream_block(struct tl_stream *st, const struct tl_block *b, uint32_t *from)
+int tl_stream_block(struct tl_stream *st, const struct tl_block *b, uint32_t *from, int settled)
 {
 	uint32_t tid = 0;
 	uint64_t seq = 0;
 	bool nested = false;
-	long n = block_copy(b, st->sink.scratch, st->sink.scratch_words, &tid, &seq, &nested);
+	const uint64_t *words = st->sink.scratch;
+	long n;
+	if (settled) {
+		/* retired and not handed out again until the caller lets go:
+		 * read in place */
+		tid = atomic_load_explicit(&b->tid, memory_order_relaxed);
+		seq = atomic_load_explicit(&b->seq, memory_order_relaxed);
+		nested = atomic_load_explicit(&b->level, memory_order_relaxed) != 0;
+		n = atomic_load_explicit(&b->cur, memory_order_acquire) - b->data;
+		words = (const uint64_t *)(const void *)b->data;
+	} else {
+		n = block_copy(b, st->sink.scratch, st->sink.scratch_words, &tid, &seq, &nested);
+	}
 	if (n < 0)
 		return -EAGAIN;
 	if (n > 0) {
 		uint32_t before = *from;
-		*from = write_block(&st->sink, st->sink.scratch, (size_t)n, tid, seq, nested, *from);
+		*from = write_block(&st->sink, words, (size_t)n, tid, seq, nested, *from);
 		if (*from > before)
 			st->records += *from - before;
 	}

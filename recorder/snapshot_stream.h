@@ -37,9 +37,11 @@ int tl_stream_open(struct tl_stream *st, int fd);
  * threads, new calibration pairs, per-thread drop counts. 0 or -errno. */
 int tl_stream_metadata(struct tl_stream *st);
 /* Writes the records of block b from record *from on, and sets *from to
- * the records written in all. A block that changed hands while being read
- * writes nothing and returns -EAGAIN. 0 or -errno. */
-int tl_stream_block(struct tl_stream *st, const struct tl_block *b, uint32_t *from);
+ * the records written in all. `settled`: b is retired and will not be
+ * handed out until the caller lets go of it (read in place); else it is
+ * copied first, and a block that changed hands meanwhile writes nothing
+ * and returns -EAGAIN. 0 or -errno. */
+int tl_stream_block(struct tl_stream *st, const struct tl_block *b, uint32_t *from, int settled);
 /* Ends the file with the stats and the END chunk when `end` (after the
  * session: `records` streamed in all, files before this one included, and
  * `lost`, the records the recorder could not write), and frees the

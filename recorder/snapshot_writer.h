@@ -21,6 +21,8 @@ struct tl_snapshot_sink {
 	size_t scratch_words;
 	int error;           /* first -errno */
 	uint64_t written;    /* bytes written to fd */
+	const char *last_name; /* the last kept name written, and its length */
+	size_t last_name_len;
 };
 int tl_snapshot_write(struct tl_snapshot_sink *sink);
 /* The child of a fork: forget a snapshot another thread had in progress. */

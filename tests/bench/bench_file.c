@@ -1,0 +1,145 @@
+/*
+ * timeline-bench-file: the file recorder, side by side with the ring in one
+ * run (docs/bench.md).
+ *
+ * 1. A thread's event cost: begin+end pairs on one thread into the file
+ *    recorder (a pool large enough that nothing drops while the drain
+ *    writes) and into the ring; the best of several runs of each, and
+ *    their ratio (target: file <= 1.1 x ring).
+ * 2. The drain: two threads writing begin/end pairs flat out for a while
+ *    into the file recorder with its default pool; events emitted per
+ *    second, the share dropped because the drain was behind, and what the
+ *    drain wrote per second (target: no drop).
+ *
+ * Prints a table and exits 0 whatever the figures are: it is not a test.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <timeline/trace_event.h>
+
+#define RUNS 5
+#define PAIRS_PER_RUN 2000000
+#define TARGET_FILE_OVER_RING 1.10
+
+static char path[4096];
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void start(tl_recorder_kind kind, size_t bytes)
+{
+	tl_options o = {.struct_size = sizeof o, .recorder = kind, .buffer_bytes = bytes};
+	if (kind == TL_RECORDER_FILE)
+		o.file_path = path;
+	int rc = tl_init(&o);
+	if (rc) {
+		fprintf(stderr, "timeline-bench-file: tl_init: %s\n", strerror(-rc));
+		exit(1);
+	}
+}
+
+/* ns per event of PAIRS_PER_RUN pairs on this thread, best of RUNS. */
+static double event_cost(tl_recorder_kind kind, size_t bytes, uint64_t *dropped)
+{
+	double best = 1e30;
+	*dropped = 0;
+	for (int run = 0; run < RUNS; run++) {
+		start(kind, bytes);
+		for (int i = 0; i < 1000; i++) { /* warm: the first blocks */
+			TL_TRACE_EVENT_BEGIN0("bench", "warm");
+			TL_TRACE_EVENT_END0("bench", "warm");
+		}
+		double t0 = now_s();
+		for (int i = 0; i < PAIRS_PER_RUN; i++) {
+			TL_TRACE_EVENT_BEGIN0("bench", "pair");
+			TL_TRACE_EVENT_END0("bench", "pair");
+		}
+		double ns = (now_s() - t0) * 1e9 / (2.0 * PAIRS_PER_RUN);
+		tl_stats st = {.struct_size = sizeof st};
+		tl_stats_get(&st);
+		*dropped += st.events_dropped;
+		tl_shutdown();
+		if (ns < best)
+			best = ns;
+	}
+	return best;
+}
+
+static _Atomic int stop;
+static _Atomic uint64_t emitted;
+
+static void *flat_out(void *arg)
+{
+	(void)arg;
+	uint64_t n = 0;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		for (int i = 0; i < 1024; i++) {
+			TL_TRACE_EVENT_BEGIN0("bench", "pair");
+			TL_TRACE_EVENT_END0("bench", "pair");
+		}
+		n += 2048;
+	}
+	atomic_fetch_add(&emitted, n);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 && strcmp(argv[1], "--quick") == 0 ? 0.5 : 2.0;
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	snprintf(path, sizeof path, "%s/timeline-bench-file-%d.tl", dir, (int)getpid());
+
+	uint64_t ring_dropped, file_dropped;
+	double ring = event_cost(TL_RECORDER_RING, 1u << 20, &ring_dropped);
+	double file = event_cost(TL_RECORDER_FILE, 256u << 20, &file_dropped);
+
+	start(TL_RECORDER_FILE, 0); /* the default pool */
+	pthread_t t[2];
+	double t0 = now_s();
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, flat_out, NULL);
+	struct timespec pause = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+	nanosleep(&pause, NULL);
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	double elapsed = now_s() - t0;
+	tl_stats st = {.struct_size = sizeof st};
+	tl_stats_get(&st);
+	tl_shutdown();
+	struct stat sb;
+	double file_bytes = stat(path, &sb) == 0 ? (double)sb.st_size : 0;
+	unlink(path);
+
+	double total = (double)atomic_load(&emitted);
+	double drop_share = total > 0 ? (double)st.events_dropped / total : 0;
+	printf("file recorder (docs/bench.md)\n");
+	printf("  begin+end, 1 thread: ring %.2f ns/event, file %.2f ns/event: %.2f x (target <= "
+	       "%.2f x: %s)%s\n",
+	       ring, file, file / ring, TARGET_FILE_OVER_RING,
+	       file / ring <= TARGET_FILE_OVER_RING ? "PASS" : "MISS",
+	       file_dropped ? " (the file runs dropped events)" : "");
+	printf("  2 threads flat out for %.1f s, default 4 MiB pool: %.1f M events/s emitted, "
+	       "%.1f %% dropped (target: none: %s); the drain wrote %.1f M events/s, %.0f MB/s\n",
+	       elapsed, total / elapsed / 1e6, 100 * drop_share,
+	       st.events_dropped == 0 ? "PASS" : "MISS",
+	       (double)(st.events_written) / elapsed / 1e6, file_bytes / elapsed / 1e6);
+	printf("{\"file_over_ring\":%.3f,\"ring_ns\":%.3f,\"file_ns\":%.3f,"
+	       "\"flat_out_events_per_s\":%.0f,\"dropped_share\":%.4f,\"drain_events_per_s\":%.0f,"
+	       "\"drain_bytes_per_s\":%.0f}\n",
+	       file / ring, ring, file, total / elapsed, drop_share,
+	       (double)st.events_written / elapsed, file_bytes / elapsed);
+	return 0;
+}
