@@ -368,6 +368,7 @@ static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, 
 			/* a recorder that writes through keeps per-thread state
 			 * that a nested write would tear: dropped, counted */
 			count(&r.slot->dropped, 1);
+			tl_recorder_note_nested_drop();
 			reserve_cancel(&r);
 			return 0;
 		}

@@ -52,6 +52,12 @@ struct tl_recorder_ops {
 	 * NULL) that the caller wants no timestamp of, the commonest events,
 	 * without a decoded event: same contract as write_event otherwise. */
 	void (*write_slice)(struct tl_recorder *rec, char phase, const char *name);
+	/* Optional, write-through: an emit of the calling thread came while
+	 * its emit was in progress (a signal handler that interrupted it, or
+	 * the recorder's own write_event emitting, as a callback may) and was
+	 * dropped, counted in events_dropped: for the recorder's own count.
+	 * On that thread, inside the nested emit. Async-signal-safe. */
+	void (*nested_dropped)(struct tl_recorder *rec);
 	/* Optional: fills the recorder's own counters into *st (recorders
 	 * that write through; the pool counts for the others). Any thread,
 	 * async-signal-safe. */
@@ -114,6 +120,28 @@ static inline bool tl_recorder_writes_slices(void)
 static inline void tl_recorder_write_slice(char phase, const char *name)
 {
 	tl_active.ops->write_slice(&tl_active, phase, name);
+}
+
+/* Tells a recorder that writes through that a nested emit was dropped. */
+static inline void tl_recorder_note_nested_drop(void)
+{
+	if (tl_active.ops->nested_dropped)
+		tl_active.ops->nested_dropped(&tl_active);
+}
+
+/* The calling thread, for a recorder that writes through and keeps state
+ * per thread: its index in the thread table (below TL_MAX_THREADS; the
+ * thread's own until it exits, then a later thread's) and its tid. Only
+ * on the emitting thread, inside write_event, write_slice or
+ * nested_dropped (the thread is registered). Async-signal-safe. */
+static inline uint32_t tl_recorder_thread_index(void)
+{
+	return (uint32_t)(tl_self - tl_slots);
+}
+
+static inline uint32_t tl_recorder_thread_tid(void)
+{
+	return atomic_load_explicit(&tl_self->tid, memory_order_relaxed);
 }
 
 /* Stops recording for everyone (startup recorder full); drops are counted. */
