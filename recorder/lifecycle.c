@@ -64,6 +64,7 @@ static const struct tl_recorder_ops *const recorders[] = {
 	&tl_endless_ops,
 	&tl_startup_ops,
 	&tl_systrace_ops,
+	&tl_callback_ops,
 };
 
 static const struct tl_recorder_ops *recorder_by_kind(tl_recorder_kind kind)

@@ -81,6 +81,7 @@ extern const struct tl_recorder_ops tl_ring_ops;
 extern const struct tl_recorder_ops tl_endless_ops;
 extern const struct tl_recorder_ops tl_startup_ops;
 extern const struct tl_recorder_ops tl_systrace_ops;
+extern const struct tl_recorder_ops tl_callback_ops;
 
 extern struct tl_recorder tl_active;
 
