@@ -205,7 +205,9 @@ static unsigned event_view(const struct event *ev, tl_timestamp ts, tl_record_vi
 {
 	v->ts = ts;
 	v->phase = ev->phase;
-	v->flags = (ev->numbered ? TL_REC_F_NAME_NUMBER : 0) |
+	bool copy_name = (ev->flags & TL_EVENT_COPY_NAME) && tl_record_has_name(ev->phase);
+	v->flags = (copy_name ? TL_REC_F_NAME_INLINE : 0) |
+	           (ev->numbered ? TL_REC_F_NAME_NUMBER : 0) |
 	           (((ev->flags & TL_EVENT_SCOPE_MASK) >> 1) << TL_REC_F_SCOPE_SHIFT) |
 	           ((ev->flags & TL_EVENT_COUNTER_DOUBLE) ? TL_REC_F_COUNTER_DOUBLE : 0);
 	v->category = ev->cat->index;
@@ -366,6 +368,7 @@ static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, 
 			/* a recorder that writes through keeps per-thread state
 			 * that a nested write would tear: dropped, counted */
 			count(&r.slot->dropped, 1);
+			tl_recorder_note_nested_drop();
 			reserve_cancel(&r);
 			return 0;
 		}

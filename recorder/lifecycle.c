@@ -65,6 +65,7 @@ static const struct tl_recorder_ops *const recorders[] = {
 	&tl_startup_ops,
 	&tl_systrace_ops,
 	&tl_file_ops,
+	&tl_callback_ops,
 };
 
 static const struct tl_recorder_ops *recorder_by_kind(tl_recorder_kind kind)

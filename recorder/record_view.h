@@ -14,7 +14,10 @@
 
 /* A record's flags, as its header holds them and a decoded record
  * (tl_record_view.flags) gives them. */
-#define TL_REC_F_NAME_INLINE (1u << 0)    /* the name is an inline string */
+/* The name is an inline string; in an event a recorder that writes
+ * through receives, a copied name (the caller's bytes, name_len cut at
+ * TL_COPY_MAX): the pointer is not to be kept. */
+#define TL_REC_F_NAME_INLINE (1u << 0)
 #define TL_REC_F_SCOPE_SHIFT 1            /* 2 bits: TL_EVENT_SCOPE_* >> 1 */
 #define TL_REC_F_COUNTER_DOUBLE (1u << 3) /* counter value is a double */
 #define TL_REC_F_STRINGS_INLINE (1u << 4) /* every string inline (binary snapshot) */

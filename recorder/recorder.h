@@ -56,6 +56,12 @@ struct tl_recorder_ops {
 	/* Optional: writes out what the recorder holds so far (the file
 	 * recorder's partly filled blocks), for tl_flush(). 0 or -errno. */
 	int (*flush)(struct tl_recorder *rec);
+	/* Optional, write-through: an emit of the calling thread came while
+	 * its emit was in progress (a signal handler that interrupted it, or
+	 * the recorder's own write_event emitting, as a callback may) and was
+	 * dropped, counted in events_dropped: for the recorder's own count.
+	 * On that thread, inside the nested emit. Async-signal-safe. */
+	void (*nested_dropped)(struct tl_recorder *rec);
 	/* Optional: fills the recorder's own counters into *st, after the
 	 * pool's counts for a recorder that keeps blocks (which it may
 	 * replace). Any thread, async-signal-safe. */
@@ -80,6 +86,7 @@ extern const struct tl_recorder_ops tl_endless_ops;
 extern const struct tl_recorder_ops tl_startup_ops;
 extern const struct tl_recorder_ops tl_systrace_ops;
 extern const struct tl_recorder_ops tl_file_ops;
+extern const struct tl_recorder_ops tl_callback_ops;
 
 extern struct tl_recorder tl_active;
 
@@ -119,6 +126,28 @@ static inline bool tl_recorder_writes_slices(void)
 static inline void tl_recorder_write_slice(char phase, const char *name)
 {
 	tl_active.ops->write_slice(&tl_active, phase, name);
+}
+
+/* Tells a recorder that writes through that a nested emit was dropped. */
+static inline void tl_recorder_note_nested_drop(void)
+{
+	if (tl_active.ops->nested_dropped)
+		tl_active.ops->nested_dropped(&tl_active);
+}
+
+/* The calling thread, for a recorder that writes through and keeps state
+ * per thread: its index in the thread table (below TL_MAX_THREADS; the
+ * thread's own until it exits, then a later thread's) and its tid. Only
+ * on the emitting thread, inside write_event, write_slice or
+ * nested_dropped (the thread is registered). Async-signal-safe. */
+static inline uint32_t tl_recorder_thread_index(void)
+{
+	return (uint32_t)(tl_self - tl_slots);
+}
+
+static inline uint32_t tl_recorder_thread_tid(void)
+{
+	return atomic_load_explicit(&tl_self->tid, memory_order_relaxed);
 }
 
 /* Stops recording for everyone (startup recorder full); drops are counted. */

@@ -190,6 +190,26 @@ static void test_copied_names_are_cut_and_counted_as_truncated(void **state)
 	assert_int_equal(st.strings_truncated, 1);
 }
 
+/* A copied begin name is read when it is emitted, not kept by its
+ * pointer: one buffer reused for each name writes each. */
+static void test_copied_begin_names_from_one_buffer_write_each_name(void **state)
+{
+	(void)state;
+	start();
+	char name[32];
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof name, "item %d", i);
+		TL_TRACE_EVENT_COPY_BEGIN0("systest", name);
+		TL_TRACE_EVENT_END0("systest", name);
+	}
+	tl_stats st;
+	size_t n = finish(&st);
+	assert_int_equal(n, 6);
+	assert_string_equal(markers[0].payload, expect("B", "|item 0"));
+	assert_string_equal(markers[2].payload, expect("B", "|item 1"));
+	assert_string_equal(markers[4].payload, expect("B", "|item 2"));
+}
+
 static void test_async_events_write_s_and_f_with_stable_cookies(void **state)
 {
 	(void)state;
@@ -549,6 +569,7 @@ int main(void)
 	                              fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_counters_write_integers_and_round_doubles, fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_copied_names_are_cut_and_counted_as_truncated, fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_copied_begin_names_from_one_buffer_write_each_name, fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_async_events_write_s_and_f_with_stable_cookies,
 	                              fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_async_events_naming_a_track_write_g_h_and_n, fixture_session_teardown),

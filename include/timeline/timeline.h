@@ -81,6 +81,19 @@ typedef enum tl_log_level {
 /* Called from the thread that hit the condition; never from the hot path. */
 typedef void (*tl_log_fn)(tl_log_level level, const char *message, void *user);
 
+/* An event as the callback recorder hands it over (declared with the events, below). */
+typedef struct tl_event tl_event;
+
+/*
+ * The callback recorder's function (tl_options.callback): called once per
+ * event, on the thread that emitted it, inside the emit. `event` and all
+ * it points to are valid until it returns, except the category name and
+ * the kept strings (see tl_event). An emit it makes itself is dropped and
+ * counted, not delivered. It may run wherever an emit runs, a signal
+ * handler included. docs/recorders.md#callback.
+ */
+typedef void (*tl_event_callback)(const tl_event *event, void *user);
+
 /*
  * Options for tl_init(). Zero-initialise, set struct_size to sizeof, fill in
  * what you need. New fields are only ever appended.
@@ -121,6 +134,12 @@ typedef struct tl_options {
 	 * included (0 = 2; TIMELINE_FILE_KEEP). */
 	uint64_t file_max_bytes;
 	unsigned file_keep;
+	/* callback recorder: the function that receives every event, and the
+	 * pointer passed to it unchanged; required (also with
+	 * TIMELINE_RECORDER=callback, which cannot name a function). Not read
+	 * by the other recorders. */
+	tl_event_callback callback;
+	void *callback_user;
 } tl_options;
 
 /*
@@ -135,7 +154,8 @@ typedef struct tl_options {
  * recorder ignores the buffer sizes and returns -EINVAL for an instance
  * name with '/' (or "." or ".."), and -errno from open(2) of trace_marker:
  * -ENOENT when tracefs or the named instance is missing, -EACCES when it
- * is not writable (logged with the path).
+ * is not writable (logged with the path). The callback recorder returns
+ * -EINVAL, logged, when tl_options.callback is NULL.
  * Not thread-safe against tl_init/tl_shutdown; safe against emitters.
  */
 TL_API int tl_init(const tl_options *opts);
@@ -335,6 +355,59 @@ TL_API void tl_emit_counter_double(const tl_category *cat, const char *name, dou
 TL_API void tl_emit_complete(const tl_category *cat, const char *name, tl_timestamp start,
 			     tl_timestamp end);
 
+/*
+ * One event as the callback recorder passes it to tl_options.callback:
+ * decoded, its timestamps in nanoseconds of the trace clock (as
+ * tl_now_ns reads it and as snapshots write them). Filled by the library
+ * on the emitting thread's stack; nothing is allocated per event.
+ *
+ * Extensible: fields are only ever appended, and struct_size is the size
+ * the library filled. A callback built against a newer header reads a
+ * field only when struct_size covers it (offsetof(tl_event, field) +
+ * sizeof(field) <= struct_size); the fields a callback was compiled with
+ * are always there.
+ *
+ * Lifetimes: the category name lives until the process exits. A kept name
+ * and a TL_ARG_STRING argument are the caller's own pointers (they live as
+ * long as the caller promised: literals, or strings that outlive the
+ * trace). A copied name (flags has TL_EVENT_COPY_NAME), a
+ * TL_ARG_STRING_COPY argument, the args array and the event itself live in
+ * the emitting frame: valid until the callback returns, to be copied by a
+ * callback that keeps them.
+ */
+struct tl_event {
+	size_t struct_size; /* sizeof(tl_event) of the library */
+	tl_phase phase;
+	/* TL_EVENT_COPY_NAME: the name was copied (cut at TL_COPY_MAX bytes as
+	 * a recording keeps it, NUL-terminated in the emitting frame);
+	 * TL_EVENT_COUNTER_DOUBLE: the counter's value is counter_double. */
+	unsigned flags;
+	/* TL_EVENT_SCOPE_THREAD, _PROCESS or _GLOBAL: instants' scope, flows'
+	 * global ids; TL_EVENT_SCOPE_THREAD (0) for the other events. */
+	unsigned scope;
+	const char *category; /* the category's name, never NULL */
+	/* NUL-terminated, name_len bytes; NULL (and 0) for TL_PHASE_END. */
+	const char *name;
+	size_t name_len;
+	/* tl_emit_begin_numbered: the slice's name is name, a space and
+	 * number in decimal ("frame 42"), not formatted here. */
+	bool numbered;
+	uint64_t number;
+	int64_t ts_ns;  /* the event's time; TL_PHASE_COMPLETE: its start */
+	int64_t end_ns; /* TL_PHASE_COMPLETE: its end; else 0 */
+	uint32_t tid;   /* the emitting thread, as snapshots name it */
+	/* Async and flow events: the id; else 0. */
+	uint64_t id;
+	/* TL_PHASE_COUNTER: the value, in counter_double with
+	 * TL_EVENT_COUNTER_DOUBLE, else in counter_int; the other reads 0. */
+	int64_t counter_int;
+	double counter_double;
+	/* The arguments kept (as a recording keeps them: at most TL_MAX_ARGS,
+	 * none of type TL_ARG_NONE); NULL when nargs is 0. */
+	const tl_arg *args;
+	unsigned nargs;
+};
+
 /* ---------------------------------------------------------------------------
  * Threads and process
  * ------------------------------------------------------------------------- */
@@ -362,10 +435,12 @@ TL_API int tl_process_set_name(const char *name);
 typedef struct tl_stats {
 	size_t struct_size;
 	const char *recorder;        /* static storage, NULL when not running */
-	uint64_t events_written;     /* committed, overwritten ones included (systrace: written) */
+	uint64_t events_written;     /* committed, overwritten ones included (systrace:
+	                              * written; callback: delivered) */
 	uint64_t events_overwritten; /* ring: lost to block reuse */
 	/* no block, stopped startup, a signal handler four deep (or any
-	 * handler's under systrace), refused thread, bad phase/cat; systrace: a
+	 * handler's under a recorder that writes through, and an emit from
+	 * inside the callback), refused thread, bad phase/cat; systrace: a
 	 * failed write, or the recorder turned itself off. Written + dropped
 	 * = emitted. */
 	uint64_t events_dropped;
@@ -389,6 +464,10 @@ typedef struct tl_stats {
 	uint64_t flows_lost;               /* flow events: atrace has no flows */
 	uint64_t events_tracing_off;       /* skipped by the tracing_on gate */
 	uint64_t write_errors;             /* failed write(2)s; those events are dropped */
+	/* callback recorder; 0 for the others: emits a thread made while its
+	 * callback ran (from the callback, or a signal handler interrupting
+	 * it), not delivered; each also counted in events_dropped. */
+	uint64_t events_reentered;
 } tl_stats;
 
 /* Fills *out (set out->struct_size first). Returns 0, -EINVAL. Any thread,
