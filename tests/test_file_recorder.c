@@ -128,6 +128,43 @@ static void test_every_event_of_a_run_is_in_the_file_once(void **state)
 	tl_model_free(&m);
 }
 
+/* Snapshots taken while four threads write and the drain runs: each
+ * reads back whole, and the file still holds every event once. */
+static _Atomic int writers_done;
+
+static void *snapshot_loop(void *arg)
+{
+	int *taken = arg;
+	while (!atomic_load(&writers_done) || *taken < 3) {
+		tl_model m;
+		tl_test_snapshot_model(&m);
+		tl_model_free(&m);
+		(*taken)++;
+	}
+	return NULL;
+}
+
+static void test_snapshots_during_writes_and_drains_leave_the_file_whole(void **state)
+{
+	(void)state;
+	start(64u * 1024 * 1024, 0, 0);
+	atomic_store(&writers_done, 0);
+	int taken = 0;
+	pthread_t snapshots;
+	assert_int_equal(pthread_create(&snapshots, NULL, snapshot_loop, &taken), 0);
+	run_writers(100000);
+	atomic_store(&writers_done, 1);
+	pthread_join(snapshots, NULL);
+	print_message("%d snapshots taken meanwhile\n", taken);
+	tl_shutdown();
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_true(m.complete);
+	assert_int_equal(m.nevents, THREADS * 200000);
+	tl_model_free(&m);
+}
+
 /* tl_flush writes the partly filled blocks; their later records follow
  * without repeating the flushed ones. */
 static void test_flush_writes_partly_filled_blocks_and_nothing_twice(void **state)
@@ -397,6 +434,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_every_event_of_a_run_is_in_the_file_once, setup,
 	                                    teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_snapshots_during_writes_and_drains_leave_the_file_whole, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_flush_writes_partly_filled_blocks_and_nothing_twice,
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_still_converts, setup,

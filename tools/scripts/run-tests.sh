@@ -101,6 +101,7 @@ CC=clang CXX=clang++ run_suite fuzz build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo
 if [ -x build/tests/bench/timeline-bench ]; then
 	echo "=== benchmarks (informational)"
 	build/tests/bench/timeline-bench --quick || true
+	[ -x build/tests/bench/timeline-bench-file ] && { build/tests/bench/timeline-bench-file --quick || true; }
 fi
 
 echo "=== summary"
