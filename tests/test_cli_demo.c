@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEMO_SECONDS "0.3"
 
@@ -452,6 +453,56 @@ static void test_demo_unwritable_output_exits_1_naming_the_file(void **state)
 	free(out);
 }
 
+/* The callback recorder: one line per event, as the callback got it. */
+static void test_demo_callback_recorder_writes_one_line_per_event(void **state)
+{
+	(void)state;
+	const struct demo_run *run =
+	    demo_run_once("callback", "--recorder callback --seconds " DEMO_SECONDS, ".txt");
+	assert_int_equal(run->status, 0);
+	char *lines = read_or_fail(run->output);
+	char *out = read_or_fail(run->out_log);
+	assert_non_null(strstr(out, "with the callback recorder"));
+	assert_true(tl_test_count(lines, " B engine frame\n") > 0);
+	assert_true(tl_test_count(lines, " C jobs queue_depth value=") > 0);
+	/* as many lines as events written */
+	const char *w = strstr(out, "events   ");
+	assert_non_null(w);
+	unsigned long long written = strtoull(w + strlen("events   "), NULL, 10);
+	assert_int_equal(tl_test_count(lines, "\n"), written);
+	free(lines);
+	free(out);
+}
+
+/* The systrace recorder writes no file: -o is refused with the way to
+ * capture it. */
+static void test_demo_systrace_with_an_output_exits_2_saying_how_to_capture(void **state)
+{
+	(void)state;
+	char *err, *out;
+	assert_int_equal(demo_run_quick("--recorder systrace -o x.json", &err, &out), 2);
+	assert_non_null(strstr(err, "timeline record"));
+	free(err);
+	free(out);
+}
+
+/* The systrace recorder writes its markers and says where they went. */
+static void test_demo_systrace_writes_markers_and_says_where(void **state)
+{
+	(void)state;
+	if (access("/sys/kernel/tracing/trace_marker", W_OK) != 0) {
+		print_message("skipped: /sys/kernel/tracing/trace_marker is not writable here "
+		              "(needs root and a mounted tracefs)\n");
+		skip();
+	}
+	char *err, *out;
+	assert_int_equal(demo_run_quick("--recorder systrace --seconds 0.1", &err, &out), 0);
+	assert_non_null(strstr(out, "written to trace_marker"));
+	assert_non_null(strstr(out, "timeline record"));
+	free(err);
+	free(out);
+}
+
 static void test_demo_help_exits_0_with_usage(void **state)
 {
 	(void)state;
@@ -482,13 +533,16 @@ static int write_checker(void **state)
 static char recorder_ring[] = "ring";
 static char recorder_endless[] = "endless";
 static char recorder_startup[] = "startup";
+static char recorder_file[] = "file";
 
-/* The test once per in-memory recorder, named "test(recorder)". */
+/* The test once per recorder that writes the trace as a file, named
+ * "test(recorder)". */
 #define PER_RECORDER(f)                                                                            \
 	{#f "(ring)", f, NULL, NULL, recorder_ring},                                               \
 	    {#f "(endless)", f, NULL, NULL, recorder_endless},                                     \
+	    {#f "(startup)", f, NULL, NULL, recorder_startup},                                     \
 	{                                                                                          \
-#f "(startup)", f, NULL, NULL, recorder_startup                                    \
+#f "(file)", f, NULL, NULL, recorder_file                                          \
 	}
 
 int main(void)
@@ -518,6 +572,9 @@ int main(void)
 	    cmocka_unit_test(test_demo_missing_value_exits_2_with_message),
 	    cmocka_unit_test(test_demo_unwritable_output_exits_1_naming_the_file),
 	    cmocka_unit_test(test_demo_help_exits_0_with_usage),
+	    cmocka_unit_test(test_demo_callback_recorder_writes_one_line_per_event),
+	    cmocka_unit_test(test_demo_systrace_with_an_output_exits_2_saying_how_to_capture),
+	    cmocka_unit_test(test_demo_systrace_writes_markers_and_says_where),
 	};
 	return cmocka_run_group_tests(tests, write_checker, NULL);
 }

@@ -323,6 +323,30 @@ static void test_record_mono_clock_is_set(void **state)
 	run_free(&run);
 }
 
+/* The product's own demo, captured by the product's own capture tool: the
+ * capture's slices are the demo's frames and stages, on its threads. */
+static void test_record_of_the_demo_holds_its_slices(void **state)
+{
+	(void)state;
+	char args[1024];
+	snprintf(args, sizeof args, "-- '%s' demo --seconds 0.3", cli);
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 0);
+	assert_non_null(run.text);
+	assert_true(line_has(run.text, "tracing_mark_write: B|", "|frame", NULL));
+	assert_true(line_has(run.text, "tracing_mark_write: B|", "|update", NULL));
+	assert_true(line_has(run.text, "tracing_mark_write: C|", "queue_depth", NULL));
+	char *slices_out = (char *)tl_test_path("record-demo-slices", ".txt");
+	assert_int_equal(tl_test_run("'%s' slices '%s' >'%s'", cli, run.trace, slices_out), 0);
+	char *slices = tl_test_read_file(slices_out, NULL);
+	assert_non_null(slices);
+	assert_true(tl_test_count(slices, "name=\"frame\"") >= 10);
+	assert_true(tl_test_count(slices, "thread_name=\"worker") > 0);
+	free(slices);
+	run_free(&run);
+}
+
 static void test_record_json_names_the_capture_clock(void **state)
 {
 	(void)state;
@@ -425,6 +449,7 @@ int main(void)
 	    cmocka_unit_test(test_record_reports_missed_events),
 	    cmocka_unit_test(test_record_mono_clock_is_set),
 	    cmocka_unit_test(test_record_json_names_the_capture_clock),
+	    cmocka_unit_test(test_record_of_the_demo_holds_its_slices),
 	    cmocka_unit_test(test_record_unknown_event_is_named),
 	    cmocka_unit_test(test_record_unwritable_output_is_named),
 	    cmocka_unit_test(test_record_without_tracefs_says_how_to_mount),

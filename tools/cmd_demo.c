@@ -1,13 +1,16 @@
 /*
- * `timeline demo`: records the simulated engine of demo_engine.c with one of
- * the in-memory recorders and writes the trace as Chrome JSON, ftrace text
- * or a binary snapshot.
+ * `timeline demo`: records the simulated engine of demo_engine.c with any
+ * recorder: the in-memory ones and the file recorder write the trace as
+ * Chrome JSON, ftrace text or a binary snapshot; the systrace recorder
+ * writes atrace markers for a capture (`timeline record -- timeline demo`);
+ * the callback recorder writes one line per event it is handed.
  */
 #include "tools/commands.h"
 #include "tools/demo_engine.h"
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,9 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <timeline/timeline.h>
+#include <timeline/trace_event.h>
 
 #include "recorder/atomic_file.h"
+#include "recorder/export/trace_model.h"
 
 #define DEMO_DEFAULT_SECONDS 3.0
 #define DEMO_MAX_SECONDS 3600.0
@@ -41,14 +45,19 @@ struct demo_args {
 };
 
 static const char demo_usage[] =
-    "usage: timeline demo [--recorder ring|endless|startup] [-o FILE] [--seconds S]\n"
+    "usage: timeline demo [--recorder KIND] [-o FILE] [--seconds S]\n"
     "                     [--format json|ftrace|binary]\n"
     "\n"
     "Runs a simulated game engine (a 60 Hz main loop, 3 worker threads, job flows,\n"
     "async asset loads, counters) instrumented with the TRACE_EVENT macros, records\n"
-    "it in memory and writes the trace.\n"
+    "it and writes the trace.\n"
     "\n"
-    "  --recorder KIND   in-memory recorder: ring (default), endless or startup;\n"
+    "  --recorder KIND   ring (default), endless or startup (in memory, the trace\n"
+    "                    written at the end); file (streamed to FILE.tl as it runs,\n"
+    "                    then written like the others); systrace (atrace markers to\n"
+    "                    the kernel's trace_marker, no FILE: capture them with\n"
+    "                    'timeline record -- timeline demo'); callback (one line\n"
+    "                    per event, as the callback receives it, to FILE).\n"
     "                    TIMELINE_RECORDER in the environment takes precedence\n"
     "  -o, --output FILE where to write the trace (default timeline-demo.json)\n"
     "  --seconds S       how long to run, fractions allowed (default 3);\n"
@@ -74,7 +83,17 @@ static int demo_bad_value(const char *option, const char *expected, const char *
 	return -EINVAL;
 }
 
+static int demo_parse_recorder_quiet(const char *value, tl_recorder_kind *out);
+
 static int demo_parse_recorder(const char *value, tl_recorder_kind *out)
+{
+	if (demo_parse_recorder_quiet(value, out) == 0)
+		return 0;
+	return demo_bad_value("--recorder", "ring, endless, startup, file, systrace or callback",
+	                      value);
+}
+
+static int demo_parse_recorder_quiet(const char *value, tl_recorder_kind *out)
 {
 	if (strcmp(value, "ring") == 0)
 		*out = TL_RECORDER_RING;
@@ -82,8 +101,14 @@ static int demo_parse_recorder(const char *value, tl_recorder_kind *out)
 		*out = TL_RECORDER_ENDLESS;
 	else if (strcmp(value, "startup") == 0)
 		*out = TL_RECORDER_STARTUP;
+	else if (strcmp(value, "file") == 0)
+		*out = TL_RECORDER_FILE;
+	else if (strcmp(value, "systrace") == 0)
+		*out = TL_RECORDER_SYSTRACE;
+	else if (strcmp(value, "callback") == 0)
+		*out = TL_RECORDER_CALLBACK;
 	else
-		return demo_bad_value("--recorder", "ring, endless or startup", value);
+		return -EINVAL;
 	return 0;
 }
 
@@ -265,7 +290,8 @@ static void demo_print_summary(const char *recorder, const struct demo_engine_re
 		       (unsigned long long)stats->unmatched_begin,
 		       (unsigned long long)stats->unmatched_end);
 	printf("  threads  %u\n", (unsigned)stats->threads);
-	printf("  output   %s (%s, ", path, demo_format_label(format));
+	bool lines = strcmp(recorder, "callback") == 0;
+	printf("  output   %s (%s, ", path, lines ? "one line per event" : demo_format_label(format));
 	demo_print_size(size);
 	printf(")\n");
 
@@ -279,7 +305,10 @@ static void demo_print_summary(const char *recorder, const struct demo_engine_re
 		printf("The endless recorder reached its cap; raise TIMELINE_BUFFER_KB to keep "
 		       "everything.\n");
 
-	if (format == DEMO_FORMAT_BINARY) {
+	if (lines) {
+		printf("Each line: timestamp (ns), tid, phase, category, name, then the id or "
+		       "value.\n");
+	} else if (format == DEMO_FORMAT_BINARY) {
 		printf("Convert it with: timeline convert %s -o trace.json\n", path);
 		printf("then open https://ui.perfetto.dev and drag trace.json in.\n");
 	} else if (format == DEMO_FORMAT_JSON) {
@@ -313,24 +342,124 @@ static const char *demo_recorder_label(tl_recorder_kind kind)
 		return "endless";
 	case TL_RECORDER_STARTUP:
 		return "startup";
+	case TL_RECORDER_FILE:
+		return "file";
+	case TL_RECORDER_SYSTRACE:
+		return "systrace";
+	case TL_RECORDER_CALLBACK:
+		return "callback";
 	default:
 		return "ring";
 	}
 }
 
-/*
- * Starts the recorder, runs the engine, writes the snapshot to out and
- * commits it. Returns 0 with the summary printed, or 1 with the problem
- * reported on stderr (out is then still to be aborted). The caller shuts the
- * recorder down either way.
- */
-static int demo_record_and_write(const struct demo_args *args, enum demo_format format,
-                                 const char *path, struct tl_atomic_file *out)
+/* The recorder tl_init will start: TIMELINE_RECORDER when set (it takes
+ * precedence; a bad value is tl_init's to report), else --recorder. */
+static tl_recorder_kind demo_effective_recorder(const struct demo_args *args)
 {
+	const char *env = getenv("TIMELINE_RECORDER");
+	tl_recorder_kind kind;
+	if (env && *env && demo_parse_recorder_quiet(env, &kind) == 0)
+		return kind;
+	return args->recorder;
+}
+
+/* ---- the callback recorder: one line per event ---------------------------- */
+
+static pthread_mutex_t demo_lines_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *demo_lines;
+static unsigned long long demo_lines_count;
+
+/* ts_ns tid phase category name [id|value]: the fields the callback gets. */
+static void demo_write_line(const tl_event *e, void *user)
+{
+	(void)user;
+	pthread_mutex_lock(&demo_lines_lock);
+	fprintf(demo_lines, "%lld %u %c %s %.*s", (long long)e->ts_ns, (unsigned)e->tid,
+	        (char)e->phase, e->category, (int)(e->name ? e->name_len : 0),
+	        e->name ? e->name : "");
+	if (e->phase == TL_PHASE_COUNTER) {
+		if (e->flags & TL_EVENT_COUNTER_DOUBLE)
+			fprintf(demo_lines, " value=%g", e->counter_double);
+		else
+			fprintf(demo_lines, " value=%lld", (long long)e->counter_int);
+	} else if (e->id) {
+		fprintf(demo_lines, " id=%llu", (unsigned long long)e->id);
+	}
+	fputc('\n', demo_lines);
+	demo_lines_count++;
+	pthread_mutex_unlock(&demo_lines_lock);
+}
+
+/* The file recorder's file, beside the output: FILE.tl-PID (removed once
+ * the trace is written). */
+static void demo_stream_path(const char *path, char *out, size_t size)
+{
+	snprintf(out, size, "%s.tl-%d", path, (int)getpid());
+}
+
+/* The trace of a file recorder run, written to out in `format`. */
+static int demo_convert_stream(const char *stream, enum demo_format format, int fd)
+{
+	if (format == DEMO_FORMAT_BINARY) {
+		FILE *in = fopen(stream, "rb");
+		if (!in)
+			return -errno;
+		char buf[65536];
+		size_t n;
+		int rc = 0;
+		while (rc == 0 && (n = fread(buf, 1, sizeof buf, in)) > 0)
+			for (size_t off = 0; off < n;) {
+				ssize_t w = write(fd, buf + off, n - off);
+				if (w < 0) {
+					rc = -errno;
+					break;
+				}
+				off += (size_t)w;
+			}
+		fclose(in);
+		return rc;
+	}
+	tl_model model;
+	char err[256] = "";
+	int rc = tl_model_read_binary_file(stream, &model, err, sizeof err);
+	if (rc < 0)
+		return rc;
+	rc = format == DEMO_FORMAT_FTRACE ? tl_export_ftrace(&model, fd, NULL)
+	                                  : tl_export_json(&model, fd, NULL);
+	tl_model_free(&model);
+	return rc;
+}
+
+/*
+ * Starts the recorder, runs the engine, writes the trace to out and
+ * commits it. Returns 0 with the summary printed, or 1 with the problem
+ * reported on stderr (out is then still to be aborted). Shuts the recorder
+ * down.
+ */
+static int demo_record_and_write(const struct demo_args *args, tl_recorder_kind kind,
+                                 enum demo_format format, const char *path,
+                                 struct tl_atomic_file *out)
+{
+	char stream[4096 + 32] = "";
 	tl_options opts = {0};
 	opts.struct_size = sizeof opts;
 	opts.recorder = args->recorder;
 	opts.process_name = DEMO_PROCESS_NAME;
+	if (kind == TL_RECORDER_FILE) {
+		demo_stream_path(path, stream, sizeof stream);
+		opts.file_path = stream;
+		opts.buffer_bytes = 32u << 20; /* room while the drain writes: nothing dropped */
+	}
+	if (kind == TL_RECORDER_CALLBACK) {
+		demo_lines = fdopen(dup(out->fd), "w");
+		if (!demo_lines) {
+			fprintf(stderr, "timeline demo: cannot write %s: %s\n", path, strerror(errno));
+			return 1;
+		}
+		demo_lines_count = 0;
+		opts.callback = demo_write_line;
+	}
 	int rc = tl_init(&opts);
 	if (rc < 0) {
 		/* The environment overrides --recorder inside tl_init: name what failed. */
@@ -339,28 +468,43 @@ static int demo_record_and_write(const struct demo_args *args, enum demo_format 
 		fprintf(stderr, "timeline demo: %s: cannot start the %s recorder%s: %s\n", path,
 		        from_env ? env : demo_recorder_label(args->recorder),
 		        from_env ? " (from TIMELINE_RECORDER)" : "", strerror(-rc));
+		if (demo_lines)
+			fclose(demo_lines);
+		demo_lines = NULL;
 		return 1;
 	}
 	tl_process_set_name(DEMO_PROCESS_NAME);
-
 	const char *recorder = tl_recorder_name();
-	if (!recorder || strcmp(recorder, "systrace") == 0) {
-		fprintf(stderr,
-		        "timeline demo: %s: the systrace recorder (from TIMELINE_RECORDER) keeps "
-		        "no buffer to write; unset it, or capture with timeline record\n",
-		        path);
-		return 1;
-	}
 
 	struct demo_engine_report run;
 	rc = demo_record(args, &run);
 	if (rc < 0) {
 		fprintf(stderr, "timeline demo: %s: cannot start the engine's worker threads: %s\n",
 		        path, strerror(-rc));
+		tl_shutdown();
+		if (stream[0])
+			unlink(stream);
 		return 1;
 	}
 
-	rc = demo_write_snapshot(format, out->fd);
+	tl_stats stats = {0};
+	stats.struct_size = sizeof stats;
+	if (kind == TL_RECORDER_FILE || kind == TL_RECORDER_CALLBACK) {
+		tl_stats_get(&stats);
+		tl_shutdown(); /* the file ends, every callback has returned */
+		rc = 0;
+		if (kind == TL_RECORDER_FILE)
+			rc = demo_convert_stream(stream, format, out->fd);
+		else if (fclose(demo_lines) != 0)
+			rc = -errno;
+		demo_lines = NULL;
+		if (stream[0])
+			unlink(stream);
+	} else {
+		rc = demo_write_snapshot(format, out->fd);
+		tl_stats_get(&stats);
+		tl_shutdown();
+	}
 	struct stat st;
 	off_t size = rc == 0 && fstat(out->fd, &st) == 0 ? st.st_size : 0;
 	if (rc == 0)
@@ -369,11 +513,54 @@ static int demo_record_and_write(const struct demo_args *args, enum demo_format 
 		fprintf(stderr, "timeline demo: cannot write %s: %s\n", path, strerror(-rc));
 		return 1;
 	}
+	demo_print_summary(recorder, &run, &stats, path, format, size);
+	if (kind == TL_RECORDER_CALLBACK)
+		printf("The callback recorder handed each event to a function, which wrote it as "
+		       "one line.\n");
+	return 0;
+}
 
+/* The systrace recorder: markers to the kernel's trace_marker, no file. */
+static int demo_run_systrace(const struct demo_args *args)
+{
+	tl_options opts = {0};
+	opts.struct_size = sizeof opts;
+	opts.recorder = TL_RECORDER_SYSTRACE;
+	opts.process_name = DEMO_PROCESS_NAME;
+	int rc = tl_init(&opts);
+	if (rc < 0) {
+		fprintf(stderr,
+		        "timeline demo: cannot start the systrace recorder: %s (it needs a mounted "
+		        "tracefs with a writable trace_marker: run as root, or mount it with 'mount "
+		        "-t tracefs nodev /sys/kernel/tracing')\n",
+		        strerror(-rc));
+		return 1;
+	}
+	tl_process_set_name(DEMO_PROCESS_NAME);
+	struct demo_engine_report run;
+	rc = demo_record(args, &run);
 	tl_stats stats = {0};
 	stats.struct_size = sizeof stats;
 	tl_stats_get(&stats);
-	demo_print_summary(recorder, &run, &stats, path, format, size);
+	tl_shutdown();
+	if (rc < 0) {
+		fprintf(stderr, "timeline demo: cannot start the engine's worker threads: %s\n",
+		        strerror(-rc));
+		return 1;
+	}
+	const char *instance = getenv("TIMELINE_TRACEFS_INSTANCE");
+	printf("timeline demo: recorded %.2f s with the systrace recorder%s\n", run.seconds,
+	       demo_interrupted ? " (stopped by Ctrl-C)" : "");
+	printf("  frames   %u at %d Hz (%u over budget), %u jobs on %u workers, %u async loads\n",
+	       run.frames, DEMO_ENGINE_FPS, run.slow_frames, run.jobs, run.workers,
+	       run.asset_loads);
+	printf("  events   %llu written to trace_marker%s%s%s, %llu dropped\n",
+	       (unsigned long long)stats.events_written, instance && *instance ? " of tracefs instance '" : " (the top-level tracefs buffer)",
+	       instance && *instance ? instance : "", instance && *instance ? "'" : "",
+	       (unsigned long long)stats.events_dropped);
+	if (!instance || !*instance)
+		printf("Nothing keeps them unless a capture runs: record one with "
+		       "'timeline record -o trace.json -- timeline demo'.\n");
 	return 0;
 }
 
@@ -389,10 +576,28 @@ int tl_cmd_demo(int argc, char **argv)
 		fputs(demo_usage, stdout);
 		return 0;
 	}
+	tl_recorder_kind kind = demo_effective_recorder(&args);
+	if (kind == TL_RECORDER_SYSTRACE) {
+		if (args.output || args.format != DEMO_FORMAT_UNSET) {
+			fprintf(stderr, "timeline demo: %s: the systrace recorder writes markers to the "
+			                "kernel's trace_marker, not a file; capture them with 'timeline "
+			                "record -o FILE -- timeline demo --recorder systrace'\n",
+			        args.output ? "-o" : "--format");
+			return 2;
+		}
+		return demo_run_systrace(&args);
+	}
+	if (kind == TL_RECORDER_CALLBACK && args.format != DEMO_FORMAT_UNSET) {
+		fprintf(stderr, "timeline demo: --format: the callback recorder writes one line per "
+		                "event, in no other format\n");
+		return 2;
+	}
 	enum demo_format format = args.format;
 	if (format == DEMO_FORMAT_UNSET)
 		format = args.output ? demo_format_from_path(args.output) : DEMO_FORMAT_JSON;
-	const char *path = args.output ? args.output : demo_default_output(format);
+	const char *path = args.output ? args.output
+	                   : kind == TL_RECORDER_CALLBACK ? "timeline-demo-events.txt"
+	                                                  : demo_default_output(format);
 
 	/* Open the output first: a bad path fails now, not after the run. The
 	 * trace appears whole under its name or not at all. */
@@ -402,8 +607,8 @@ int tl_cmd_demo(int argc, char **argv)
 		fprintf(stderr, "timeline demo: cannot write %s: %s\n", path, strerror(-rc));
 		return 1;
 	}
-	int status = demo_record_and_write(&args, format, path, &out);
-	tl_shutdown();
+	int status = demo_record_and_write(&args, kind, format, path, &out);
+	tl_shutdown(); /* when it stopped early */
 	tl_atomic_file_abort(&out); /* nothing left to do once committed */
 	return status;
 }
