@@ -134,15 +134,9 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* A 20 µs timer whose handler emits 50 events, on the thread that emits
- * begin/end pairs flat out. */
-static void test_timer_storm_on_an_emitting_thread_loses_nothing_uncounted(void **state)
+/* Emits begin/end pairs flat out until the storm ends; counts them. */
+static void emit_pairs_through_the_storm(void)
 {
-	(void)state;
-	start_session();
-	install(SIGALRM);
-	struct itimerval every = {{0, 20}, {0, 20}};
-	assert_int_equal(setitimer(ITIMER_REAL, &every, NULL), 0);
 	uint64_t pairs = 0;
 	while (now_ns() < atomic_load(&storm_until)) {
 		for (int i = 0; i < 64; i++) {
@@ -151,10 +145,28 @@ static void test_timer_storm_on_an_emitting_thread_loses_nothing_uncounted(void 
 		}
 		pairs += 64;
 	}
+	atomic_fetch_add(&emitted, 2 * pairs);
+}
+
+/* A 20 µs SIGALRM timer whose handler emits, around the pairs above. */
+static void alarm_storm(void)
+{
+	install(SIGALRM);
+	struct itimerval every = {{0, 20}, {0, 20}};
+	assert_int_equal(setitimer(ITIMER_REAL, &every, NULL), 0);
+	emit_pairs_through_the_storm();
 	struct itimerval off = {{0, 0}, {0, 0}};
 	setitimer(ITIMER_REAL, &off, NULL);
 	restore(SIGALRM);
-	atomic_fetch_add(&emitted, 2 * pairs);
+}
+
+/* A 20 µs timer whose handler emits 50 events, on the thread that emits
+ * begin/end pairs flat out. */
+static void test_timer_storm_on_an_emitting_thread_loses_nothing_uncounted(void **state)
+{
+	(void)state;
+	start_session();
+	alarm_storm();
 	assert_every_event_accounted();
 	assert_int_equal(dropped(), 0); /* the handlers' events are kept, not dropped */
 	tl_model m;
@@ -173,21 +185,7 @@ static void test_timer_storm_on_a_ring_that_overwrites_counts_every_event(void *
 {
 	(void)state;
 	start_session_with(TL_RECORDER_RING, 256 * 1024);
-	install(SIGALRM);
-	struct itimerval every = {{0, 20}, {0, 20}};
-	assert_int_equal(setitimer(ITIMER_REAL, &every, NULL), 0);
-	uint64_t pairs = 0;
-	while (now_ns() < atomic_load(&storm_until)) {
-		for (int i = 0; i < 64; i++) {
-			TL_TRACE_EVENT_BEGIN0("main", "work");
-			TL_TRACE_EVENT_END0("main", "work");
-		}
-		pairs += 64;
-	}
-	struct itimerval off = {{0, 0}, {0, 0}};
-	setitimer(ITIMER_REAL, &off, NULL);
-	restore(SIGALRM);
-	atomic_fetch_add(&emitted, 2 * pairs);
+	alarm_storm();
 	assert_every_event_accounted();
 	tl_stats st = {.struct_size = sizeof st};
 	assert_int_equal(tl_stats_get(&st), 0);
@@ -241,20 +239,12 @@ static void test_handlers_nested_three_deep_keep_every_event(void **state)
 		struct itimerval every = {{0, 20 + 7 * (long)i}, {0, 20 + 7 * (long)i}};
 		assert_int_equal(setitimer(nest_timers[i], &every, NULL), 0);
 	}
-	uint64_t pairs = 0;
-	while (now_ns() < atomic_load(&storm_until)) {
-		for (int i = 0; i < 64; i++) {
-			TL_TRACE_EVENT_BEGIN0("main", "work");
-			TL_TRACE_EVENT_END0("main", "work");
-		}
-		pairs += 64;
-	}
+	emit_pairs_through_the_storm();
 	for (size_t i = 0; i < 3; i++) {
 		struct itimerval off = {{0, 0}, {0, 0}};
 		setitimer(nest_timers[i], &off, NULL);
 		restore(nest_signals[i]);
 	}
-	atomic_fetch_add(&emitted, 2 * pairs);
 	print_message("handlers nested %d deep at most\n", atomic_load(&deepest));
 	assert_every_event_accounted();
 	assert_int_equal(dropped(), 0);
