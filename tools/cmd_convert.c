@@ -1,9 +1,10 @@
 /*
- * `timeline convert IN -o OUT [--format json|ftrace]`: reads a binary
- * snapshot (tl_snapshot_binary, or one written from a signal handler),
- * ftrace/systrace text or Chrome JSON (told apart by content) and writes it
- * as Chrome JSON or ftrace text. Text and JSON inputs go through the
- * importer (tools/readers/trace_import.h), so what is written is what Perfetto
+ * `timeline convert IN -o OUT [--format json|ftrace|perfetto]`: reads a
+ * binary snapshot (tl_snapshot_binary, or one written from a signal
+ * handler), ftrace/systrace text, Chrome JSON or a Perfetto trace (told
+ * apart by content) and writes it as Chrome JSON, ftrace text or Perfetto's
+ * protobuf format. Text, JSON and Perfetto inputs go through the importer
+ * (tools/readers/trace_import.h), so what is written is what Perfetto
  * would read from IN.
  */
 #include "tools/cli.h"
@@ -24,18 +25,22 @@
 #define CONVERT_PREFIX "timeline convert"
 
 static const char convert_usage[] =
-    "usage: timeline convert IN -o OUT [--format json|ftrace]\n"
+    "usage: timeline convert IN -o OUT [--format json|ftrace|perfetto]\n"
     "\n"
     "Reads IN - a binary snapshot (written by tl_snapshot_binary(), also from a\n"
-    "signal handler), ftrace/systrace text or Chrome JSON, recognised by content -\n"
-    "and writes it as Chrome JSON, for Perfetto and chrome://tracing, or as ftrace\n"
-    "text, for systrace and trace-cmd style tools. Text and JSON are read the way\n"
-    "Perfetto reads them (see 'timeline slices').\n"
+    "signal handler), ftrace/systrace text, Chrome JSON or a Perfetto trace,\n"
+    "recognised by content - and writes it as Chrome JSON, for Perfetto and\n"
+    "chrome://tracing, as ftrace text, for systrace and trace-cmd style tools, or\n"
+    "in Perfetto's own protobuf format, for ui.perfetto.dev and trace_processor.\n"
+    "Text, JSON and Perfetto traces are read the way Perfetto reads them (see\n"
+    "'timeline slices').\n"
     "\n"
     "options:\n"
     "  -o, --output OUT      the file to write; '-' for standard output\n"
-    "  -f, --format FORMAT   json or ftrace; without it, from OUT's extension:\n"
-    "                        .txt, .ftrace, .systrace give ftrace, anything else json\n"
+    "  -f, --format FORMAT   json, ftrace or perfetto; without it, from OUT's\n"
+    "                        extension: .txt, .ftrace, .systrace give ftrace,\n"
+    "                        .perfetto-trace, .pftrace, .pb give perfetto,\n"
+    "                        anything else json\n"
     "  -h, --help            print this help\n";
 
 struct convert_format {
@@ -45,6 +50,7 @@ struct convert_format {
 
 static const struct convert_format format_json = {"json", tl_export_json};
 static const struct convert_format format_ftrace = {"ftrace", tl_export_ftrace};
+static const struct convert_format format_perfetto = {"perfetto", tl_export_perfetto};
 
 static const struct convert_format *format_by_name(const char *name)
 {
@@ -52,17 +58,25 @@ static const struct convert_format *format_by_name(const char *name)
 		return &format_json;
 	if (strcmp(name, format_ftrace.name) == 0)
 		return &format_ftrace;
+	if (strcmp(name, format_perfetto.name) == 0)
+		return &format_perfetto;
 	return NULL;
 }
 
 static const struct convert_format *format_from_path(const char *path)
 {
 	static const char *const ftrace_extensions[] = {".txt", ".ftrace", ".systrace"};
+	static const char *const perfetto_extensions[] = {".perfetto-trace", ".pftrace", ".pb"};
 	const char *base = strrchr(path, '/');
 	const char *ext = strrchr(base ? base : path, '.');
 	for (size_t i = 0; ext && i < sizeof ftrace_extensions / sizeof ftrace_extensions[0]; i++) {
 		if (strcasecmp(ext, ftrace_extensions[i]) == 0)
 			return &format_ftrace;
+	}
+	for (size_t i = 0; ext && i < sizeof perfetto_extensions / sizeof perfetto_extensions[0];
+	     i++) {
+		if (strcasecmp(ext, perfetto_extensions[i]) == 0)
+			return &format_perfetto;
 	}
 	return &format_json;
 }
@@ -96,8 +110,8 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 		case 'f':
 			args->format = format_by_name(optarg);
 			if (!args->format)
-				return usage_error("--format: expected json or ftrace, got '%s'",
-				                   optarg);
+				return usage_error(
+				    "--format: expected json, ftrace or perfetto, got '%s'", optarg);
 			break;
 		case 'h':
 			args->help = 1;
