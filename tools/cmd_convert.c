@@ -111,7 +111,8 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 			args->format = format_by_name(optarg);
 			if (!args->format)
 				return usage_error(
-				    "--format: expected json, ftrace or perfetto, got '%s'", optarg);
+				    "--format: expected json, ftrace or perfetto, got '%s'",
+				    optarg);
 			break;
 		case 'h':
 			args->help = 1;

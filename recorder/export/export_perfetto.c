@@ -650,7 +650,7 @@ static void write_event(pf_writer *w, const tl_model_event *ev)
 /* Flows */
 
 typedef struct flow_order {
-	uint64_t id; /* the flow's Perfetto id */
+	uint64_t id;    /* the flow's Perfetto id */
 	size_t written; /* position in tl_flow_refs order */
 } flow_order;
 
@@ -762,7 +762,10 @@ static void fill_records(const pf_writer *w, const tl_match_thread *t, pf_record
 	for (size_t i = 0; i < t->nitems; i++) {
 		const tl_match_item *item = &match->items[t->first_item + i];
 		pf_record *r = &records[i];
-		*r = (pf_record){.ts = item->ts_ns, .order = item->order, .rank = 1, .flow_rank = 3,
+		*r = (pf_record){.ts = item->ts_ns,
+		                 .order = item->order,
+		                 .rank = 1,
+		                 .flow_rank = 3,
 		                 .item = item};
 		if (item->kind == TL_ITEM_EVENT)
 			continue;

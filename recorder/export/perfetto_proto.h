@@ -12,15 +12,15 @@
 #define TL_PF_TRACE_PACKET 1 /* repeated TracePacket */
 
 /* message TracePacket */
-#define TL_PF_PACKET_CHROME_EVENTS 5      /* ChromeEventBundle */
-#define TL_PF_PACKET_CLOCK_SNAPSHOT 6     /* ClockSnapshot */
-#define TL_PF_PACKET_TIMESTAMP 8          /* uint64 */
-#define TL_PF_PACKET_SEQUENCE_ID 10       /* uint32 trusted_packet_sequence_id */
-#define TL_PF_PACKET_TRACK_EVENT 11       /* TrackEvent */
-#define TL_PF_PACKET_INTERNED_DATA 12     /* InternedData */
-#define TL_PF_PACKET_SEQUENCE_FLAGS 13    /* uint32 */
-#define TL_PF_PACKET_DEFAULTS 59          /* TracePacketDefaults */
-#define TL_PF_PACKET_TRACK_DESCRIPTOR 60  /* TrackDescriptor */
+#define TL_PF_PACKET_CHROME_EVENTS 5     /* ChromeEventBundle */
+#define TL_PF_PACKET_CLOCK_SNAPSHOT 6    /* ClockSnapshot */
+#define TL_PF_PACKET_TIMESTAMP 8         /* uint64 */
+#define TL_PF_PACKET_SEQUENCE_ID 10      /* uint32 trusted_packet_sequence_id */
+#define TL_PF_PACKET_TRACK_EVENT 11      /* TrackEvent */
+#define TL_PF_PACKET_INTERNED_DATA 12    /* InternedData */
+#define TL_PF_PACKET_SEQUENCE_FLAGS 13   /* uint32 */
+#define TL_PF_PACKET_DEFAULTS 59         /* TracePacketDefaults */
+#define TL_PF_PACKET_TRACK_DESCRIPTOR 60 /* TrackDescriptor */
 #define TL_PF_SEQ_INCREMENTAL_STATE_CLEARED 1
 #define TL_PF_SEQ_NEEDS_INCREMENTAL_STATE 2
 
@@ -54,17 +54,17 @@
 #define TL_PF_THREAD_NAME 5 /* string thread_name */
 
 /* message TrackEvent and enum TrackEvent.Type */
-#define TL_PF_EVENT_CATEGORY_IIDS 3          /* repeated uint64 */
-#define TL_PF_EVENT_DEBUG_ANNOTATIONS 4      /* repeated DebugAnnotation */
-#define TL_PF_EVENT_TYPE 9                   /* Type */
-#define TL_PF_EVENT_NAME_IID 10              /* uint64 */
-#define TL_PF_EVENT_TRACK_UUID 11            /* uint64 */
-#define TL_PF_EVENT_CATEGORIES 22            /* repeated string (read only) */
-#define TL_PF_EVENT_NAME 23                  /* string (read only) */
-#define TL_PF_EVENT_COUNTER_VALUE 30         /* int64 */
-#define TL_PF_EVENT_DOUBLE_COUNTER_VALUE 44  /* double */
-#define TL_PF_EVENT_FLOW_IDS 47              /* repeated fixed64 */
-#define TL_PF_EVENT_TERMINATING_FLOW_IDS 48  /* repeated fixed64 */
+#define TL_PF_EVENT_CATEGORY_IIDS 3         /* repeated uint64 */
+#define TL_PF_EVENT_DEBUG_ANNOTATIONS 4     /* repeated DebugAnnotation */
+#define TL_PF_EVENT_TYPE 9                  /* Type */
+#define TL_PF_EVENT_NAME_IID 10             /* uint64 */
+#define TL_PF_EVENT_TRACK_UUID 11           /* uint64 */
+#define TL_PF_EVENT_CATEGORIES 22           /* repeated string (read only) */
+#define TL_PF_EVENT_NAME 23                 /* string (read only) */
+#define TL_PF_EVENT_COUNTER_VALUE 30        /* int64 */
+#define TL_PF_EVENT_DOUBLE_COUNTER_VALUE 44 /* double */
+#define TL_PF_EVENT_FLOW_IDS 47             /* repeated fixed64 */
+#define TL_PF_EVENT_TERMINATING_FLOW_IDS 48 /* repeated fixed64 */
 #define TL_PF_TYPE_SLICE_BEGIN 1
 #define TL_PF_TYPE_SLICE_END 2
 #define TL_PF_TYPE_INSTANT 3
@@ -88,11 +88,11 @@
 #define TL_PF_INTERNED_NAME 2 /* string */
 
 /* message ChromeEventBundle and ChromeMetadata */
-#define TL_PF_BUNDLE_METADATA 2   /* repeated ChromeMetadata */
-#define TL_PF_METADATA_NAME 1     /* string */
-#define TL_PF_METADATA_STRING 2   /* string string_value */
-#define TL_PF_METADATA_BOOL 3     /* bool bool_value */
-#define TL_PF_METADATA_INT 4      /* int64 int_value */
+#define TL_PF_BUNDLE_METADATA 2 /* repeated ChromeMetadata */
+#define TL_PF_METADATA_NAME 1   /* string */
+#define TL_PF_METADATA_STRING 2 /* string string_value */
+#define TL_PF_METADATA_BOOL 3   /* bool bool_value */
+#define TL_PF_METADATA_INT 4    /* int64 int_value */
 
 /* The trusted_packet_sequence_id of every packet the exporter writes. */
 #define TL_PF_SEQUENCE 1

@@ -144,7 +144,8 @@ void tl_proto_string(tl_proto *p, uint32_t field, const char *s)
 			p->len += n;
 			i += n;
 		} else {
-			memcpy(p->buf + p->len, TL_UTF8_REPLACEMENT, sizeof TL_UTF8_REPLACEMENT - 1);
+			memcpy(p->buf + p->len, TL_UTF8_REPLACEMENT,
+			       sizeof TL_UTF8_REPLACEMENT - 1);
 			p->len += sizeof TL_UTF8_REPLACEMENT - 1;
 			i++;
 		}

@@ -136,9 +136,9 @@ void tl_arg_list_collect(tl_arg_list *out, const tl_model_event *a, const tl_mod
  * than the flow's previous event as written.
  */
 typedef struct tl_flow_ref {
-	size_t slice;   /* index in tl_slice_match.slices */
-	uint64_t id;    /* the id written */
-	int64_t ts_ns;  /* the time it is written at */
+	size_t slice;  /* index in tl_slice_match.slices */
+	uint64_t id;   /* the id written */
+	int64_t ts_ns; /* the time it is written at */
 	const tl_model_event *event;
 } tl_flow_ref;
 
