@@ -184,8 +184,8 @@ static int write_output(const struct convert_args *args, const struct convert_fo
 }
 
 /*
- * Reads IN into a model: a snapshot directly, text or JSON through the
- * importer. Same contract as tl_model_read_binary_file; err gets
+ * Reads IN into a model: a snapshot directly, text, JSON or a Perfetto
+ * trace through the importer. Same contract as tl_model_read_binary_file; err gets
  * "LINE:COLUMN: reason" for malformed text.
  */
 static int read_input(const char *path, tl_model *model, char *err, size_t errlen)
@@ -196,9 +196,10 @@ static int read_input(const char *path, tl_model *model, char *err, size_t errle
 	char head[4096];
 	size_t n = fread(head, 1, sizeof head, f);
 	fclose(f);
-	tl_trace_format format = tl_json_sniff(head, n)           ? TL_TRACE_FORMAT_JSON
+	tl_trace_format format = tl_json_sniff(head, n)          ? TL_TRACE_FORMAT_JSON
+	                         : tl_perfetto_sniff(head, n)    ? TL_TRACE_FORMAT_PERFETTO
 	                         : tl_ftrace_text_sniff(head, n) ? TL_TRACE_FORMAT_FTRACE
-	                                                          : TL_TRACE_FORMAT_BINARY;
+	                                                         : TL_TRACE_FORMAT_BINARY;
 	if (format == TL_TRACE_FORMAT_BINARY)
 		return tl_model_read_binary_file(path, model, err, errlen);
 
