@@ -720,7 +720,8 @@ static void import_args(importer *im, const tl_json_arg *args, size_t n, size_t 
 
 static void json_args(importer *im, const tl_json_trace *json, const tl_json_event *e, size_t slice)
 {
-	import_args(im, &json->args[e->first_arg], e->nargs, slice);
+	if (e->nargs)
+		import_args(im, &json->args[e->first_arg], e->nargs, slice);
 }
 
 /* A flow id: an integer, or a string of hex digits ("0x" allowed). */
@@ -1535,7 +1536,8 @@ static void import_perfetto_event(importer *im, const tl_perfetto_trace *t,
 		if (s == TL_IMPORT_NONE)
 			return;
 	}
-	import_args(im, &t->args[e->first_arg], e->nargs, s);
+	if (e->nargs)
+		import_args(im, &t->args[e->first_arg], e->nargs, s);
 	perfetto_flows(im, t, e, s);
 }
 
