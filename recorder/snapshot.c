@@ -1,5 +1,5 @@
 /*
- * The JSON and ftrace snapshots: the binary snapshot written to memory,
+ * The JSON, ftrace and Perfetto snapshots: the binary snapshot written to memory,
  * read back into a trace model, exported. Going through the binary form
  * means a live snapshot and `timeline convert` of a dump give the same
  * output, and every snapshot exercises the signal-safe writer.
@@ -73,4 +73,14 @@ int tl_snapshot_ftrace_fd(int fd)
 int tl_snapshot_ftrace(const char *path)
 {
 	return snapshot_export_path(path, tl_export_ftrace);
+}
+
+int tl_snapshot_perfetto_fd(int fd)
+{
+	return snapshot_export(fd, tl_export_perfetto);
+}
+
+int tl_snapshot_perfetto(const char *path)
+{
+	return snapshot_export_path(path, tl_export_perfetto);
 }

@@ -172,7 +172,7 @@ struct demo_run {
 	char err_log[512];
 };
 
-static struct demo_run demo_runs[8];
+static struct demo_run demo_runs[16];
 
 static const char *cli_or_skip(void)
 {
@@ -334,6 +334,21 @@ static void test_demo_format_option_overrides_extension(void **state)
 	char *text = read_or_fail(run->output);
 	assert_true(strncmp(text, "# tracer: nop\n", 14) == 0);
 	free(text);
+}
+
+static void test_demo_perfetto_output_decodes_with_its_slices(void **state)
+{
+	(void)state;
+	const struct demo_run *run =
+	    demo_run_once("perfetto", "--seconds " DEMO_SECONDS, ".perfetto-trace");
+	assert_int_equal(run->status, 0);
+	char *text = tl_test_perfetto_decode(run->output);
+	assert_non_null(strstr(text, "name: \"frame\""));
+	assert_non_null(strstr(text, "thread_name: \"worker-1\""));
+	free(text);
+	char *out = read_or_fail(run->out_log);
+	assert_non_null(strstr(out, "(Perfetto, "));
+	free(out);
 }
 
 static void test_demo_binary_output_converts_to_json_with_its_slices(void **state)
@@ -563,6 +578,7 @@ int main(void)
 	                              recorder_ring),
 	    cmocka_unit_test(test_demo_txt_output_is_ftrace_text),
 	    cmocka_unit_test(test_demo_format_option_overrides_extension),
+	    cmocka_unit_test(test_demo_perfetto_output_decodes_with_its_slices),
 	    cmocka_unit_test(test_demo_binary_output_converts_to_json_with_its_slices),
 	    cmocka_unit_test(test_demo_binary_summary_says_how_to_convert),
 	    cmocka_unit_test(test_demo_bad_seconds_exits_2_with_message),

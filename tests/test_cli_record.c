@@ -183,6 +183,30 @@ static void test_record_markers_become_tracing_mark_write_lines(void **state)
 	run_free(&run);
 }
 
+static void test_record_perfetto_output_has_markers_and_cpu_slices(void **state)
+{
+	(void)state;
+	const char *trace = tl_test_path("record", ".perfetto-trace");
+	const char *err = tl_test_path("record", ".err");
+	int status = tl_test_run(
+	    "'%s' record -o '%s' -- sh -c 'echo \"B|$$|perfetto-hello\" >" MARKER_OF_INSTANCE
+	    "; sleep 0.05; echo \"E|$$\" >" MARKER_OF_INSTANCE "' 2>'%s'",
+	    cli, trace, err);
+	char *summary = tl_test_read_file(err, NULL);
+	printf("%s", summary ? summary : "(no standard error)\n");
+	assert_int_equal(status, 0);
+	assert_non_null(strstr(summary, "(Perfetto, "));
+	free(summary);
+	char *text = tl_test_perfetto_decode(trace);
+	assert_non_null(strstr(text, "name: \"perfetto-hello\""));
+	assert_non_null(strstr(text, "process_name: \"CPUs\""));
+	assert_non_null(strstr(text, "thread_name: \"CPU "));
+	free(text);
+	char *items = tl_test_slices(trace);
+	assert_true(line_has(items, "slice ", "name=\"perfetto-hello\"", NULL));
+	free(items);
+}
+
 static void test_record_lines_are_sorted_by_timestamp(void **state)
 {
 	(void)state;
@@ -441,6 +465,7 @@ int main(void)
 	    cmocka_unit_test(test_record_help_prints_usage),
 	    cmocka_unit_test(test_record_bad_options_exit_2_with_one_line),
 	    cmocka_unit_test(test_record_markers_become_tracing_mark_write_lines),
+	    cmocka_unit_test(test_record_perfetto_output_has_markers_and_cpu_slices),
 	    cmocka_unit_test(test_record_lines_are_sorted_by_timestamp),
 	    cmocka_unit_test(test_record_instance_removed_after_command_fails),
 	    cmocka_unit_test(test_record_command_not_found_exits_127),

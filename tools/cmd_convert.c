@@ -1,9 +1,10 @@
 /*
- * `timeline convert IN -o OUT [--format json|ftrace]`: reads a binary
- * snapshot (tl_snapshot_binary, or one written from a signal handler),
- * ftrace/systrace text or Chrome JSON (told apart by content) and writes it
- * as Chrome JSON or ftrace text. Text and JSON inputs go through the
- * importer (tools/readers/trace_import.h), so what is written is what Perfetto
+ * `timeline convert IN -o OUT [--format json|ftrace|perfetto]`: reads a
+ * binary snapshot (tl_snapshot_binary, or one written from a signal
+ * handler), ftrace/systrace text, Chrome JSON or a Perfetto trace (told
+ * apart by content) and writes it as Chrome JSON, ftrace text or Perfetto's
+ * protobuf format. Text, JSON and Perfetto inputs go through the importer
+ * (tools/readers/trace_import.h), so what is written is what Perfetto
  * would read from IN.
  */
 #include "tools/cli.h"
@@ -26,20 +27,23 @@
 #define CONVERT_PREFIX "timeline convert"
 
 static const char convert_usage[] =
-    "usage: timeline convert IN... -o OUT [--format json|ftrace]\n"
+    "usage: timeline convert IN... -o OUT [--format json|ftrace|perfetto]\n"
     "\n"
     "Reads IN - a binary snapshot (written by tl_snapshot_binary(), also from a\n"
-    "signal handler, or by the file recorder), ftrace/systrace text or Chrome JSON,\n"
-    "recognised by content - and writes it as Chrome JSON, for Perfetto and\n"
-    "chrome://tracing, or as ftrace text, for systrace and trace-cmd style tools.\n"
-    "Text and JSON are read the way Perfetto reads them (see 'timeline slices').\n"
-    "Several inputs are the files of one file recorder's rotation, oldest first\n"
-    "(PATH.2 PATH.1 PATH), read as one trace.\n"
+    "signal handler, or by the file recorder), ftrace/systrace text, Chrome JSON or\n"
+    "a Perfetto trace, recognised by content - and writes it as Chrome JSON, for\n"
+    "Perfetto and chrome://tracing, as ftrace text, for systrace and trace-cmd style\n"
+    "tools, or in Perfetto's own protobuf format, for ui.perfetto.dev and\n"
+    "trace_processor. Text, JSON and Perfetto traces are read the way Perfetto reads\n"
+    "them (see 'timeline slices'). Several inputs are the files of one file\n"
+    "recorder's rotation, oldest first (PATH.2 PATH.1 PATH), read as one trace.\n"
     "\n"
     "options:\n"
     "  -o, --output OUT      the file to write; '-' for standard output\n"
-    "  -f, --format FORMAT   json or ftrace; without it, from OUT's extension:\n"
-    "                        .txt, .ftrace, .systrace give ftrace, anything else json\n"
+    "  -f, --format FORMAT   json, ftrace or perfetto; without it, from OUT's\n"
+    "                        extension: .txt, .ftrace, .systrace give ftrace,\n"
+    "                        .perfetto-trace, .pftrace, .pb give perfetto,\n"
+    "                        anything else json\n"
     "  -h, --help            print this help\n";
 
 struct convert_format {
@@ -49,6 +53,7 @@ struct convert_format {
 
 static const struct convert_format format_json = {"json", tl_export_json};
 static const struct convert_format format_ftrace = {"ftrace", tl_export_ftrace};
+static const struct convert_format format_perfetto = {"perfetto", tl_export_perfetto};
 
 static const struct convert_format *format_by_name(const char *name)
 {
@@ -56,17 +61,25 @@ static const struct convert_format *format_by_name(const char *name)
 		return &format_json;
 	if (strcmp(name, format_ftrace.name) == 0)
 		return &format_ftrace;
+	if (strcmp(name, format_perfetto.name) == 0)
+		return &format_perfetto;
 	return NULL;
 }
 
 static const struct convert_format *format_from_path(const char *path)
 {
 	static const char *const ftrace_extensions[] = {".txt", ".ftrace", ".systrace"};
+	static const char *const perfetto_extensions[] = {".perfetto-trace", ".pftrace", ".pb"};
 	const char *base = strrchr(path, '/');
 	const char *ext = strrchr(base ? base : path, '.');
 	for (size_t i = 0; ext && i < sizeof ftrace_extensions / sizeof ftrace_extensions[0]; i++) {
 		if (strcasecmp(ext, ftrace_extensions[i]) == 0)
 			return &format_ftrace;
+	}
+	for (size_t i = 0; ext && i < sizeof perfetto_extensions / sizeof perfetto_extensions[0];
+	     i++) {
+		if (strcasecmp(ext, perfetto_extensions[i]) == 0)
+			return &format_perfetto;
 	}
 	return &format_json;
 }
@@ -104,8 +117,9 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 		case 'f':
 			args->format = format_by_name(optarg);
 			if (!args->format)
-				return usage_error("--format: expected json or ftrace, got '%s'",
-				                   optarg);
+				return usage_error(
+				    "--format: expected json, ftrace or perfetto, got '%s'",
+				    optarg);
 			break;
 		case 'h':
 			args->help = 1;
@@ -189,9 +203,9 @@ static bool is_binary_snapshot(const char *path)
 }
 
 /*
- * Reads IN into a model: a snapshot directly, text or JSON through the
- * importer. Same contract as tl_model_read_binary_file; err gets
- * "LINE:COLUMN: reason" for malformed text. Returns 1, the problem
+ * Reads IN into a model: a snapshot directly, text, JSON or a Perfetto
+ * trace through the importer. Same contract as tl_model_read_binary_file; err
+ * gets "LINE:COLUMN: reason" for malformed text. Returns 1, the problem
  * reported, when no line of a text could be read (a warning is printed
  * when some could not).
  */
@@ -203,9 +217,10 @@ static int read_input(const char *path, tl_model *model, char *err, size_t errle
 	char head[4096];
 	size_t n = fread(head, 1, sizeof head, f);
 	fclose(f);
-	tl_trace_format format = tl_json_sniff(head, n)           ? TL_TRACE_FORMAT_JSON
+	tl_trace_format format = tl_json_sniff(head, n)          ? TL_TRACE_FORMAT_JSON
+	                         : tl_perfetto_sniff(head, n)    ? TL_TRACE_FORMAT_PERFETTO
 	                         : tl_ftrace_text_sniff(head, n) ? TL_TRACE_FORMAT_FTRACE
-	                                                          : TL_TRACE_FORMAT_BINARY;
+	                                                         : TL_TRACE_FORMAT_BINARY;
 	if (format == TL_TRACE_FORMAT_BINARY)
 		return tl_model_read_binary_file(path, model, err, errlen);
 

@@ -34,6 +34,7 @@ enum demo_format {
 	DEMO_FORMAT_JSON,
 	DEMO_FORMAT_FTRACE,
 	DEMO_FORMAT_BINARY,
+	DEMO_FORMAT_PERFETTO,
 };
 
 struct demo_args {
@@ -46,7 +47,7 @@ struct demo_args {
 
 static const char demo_usage[] =
     "usage: timeline demo [--recorder KIND] [-o FILE] [--seconds S]\n"
-    "                     [--format json|ftrace|binary]\n"
+    "                     [--format json|ftrace|perfetto|binary]\n"
     "\n"
     "Runs a simulated game engine (a 60 Hz main loop, 3 worker threads, job flows,\n"
     "async asset loads, counters) instrumented with the TRACE_EVENT macros, records\n"
@@ -62,8 +63,9 @@ static const char demo_usage[] =
     "  -o, --output FILE where to write the trace (default timeline-demo.json)\n"
     "  --seconds S       how long to run, fractions allowed (default 3);\n"
     "                    Ctrl-C stops early and still writes the trace\n"
-    "  --format FMT      json, ftrace or binary; by default taken from the extension\n"
-    "                    of FILE: .json, .txt/.ftrace/.systrace, .bin/.tlsnap\n"
+    "  --format FMT      json, ftrace, perfetto or binary; by default taken from the\n"
+    "                    extension of FILE: .json, .txt/.ftrace/.systrace,\n"
+    "                    .perfetto-trace/.pftrace, .bin/.tlsnap\n"
     "  -h, --help        show this help\n";
 
 /* Set by SIGINT while the engine runs: stop early, still write the trace. */
@@ -131,10 +133,12 @@ static int demo_parse_format(const char *value, enum demo_format *out)
 		*out = DEMO_FORMAT_JSON;
 	else if (strcmp(value, "ftrace") == 0)
 		*out = DEMO_FORMAT_FTRACE;
+	else if (strcmp(value, "perfetto") == 0)
+		*out = DEMO_FORMAT_PERFETTO;
 	else if (strcmp(value, "binary") == 0)
 		*out = DEMO_FORMAT_BINARY;
 	else
-		return demo_bad_value("--format", "json, ftrace or binary", value);
+		return demo_bad_value("--format", "json, ftrace, perfetto or binary", value);
 	return 0;
 }
 
@@ -220,6 +224,8 @@ static enum demo_format demo_format_from_path(const char *path)
 	if (demo_has_suffix(path, ".txt") || demo_has_suffix(path, ".ftrace") ||
 	    demo_has_suffix(path, ".systrace"))
 		return DEMO_FORMAT_FTRACE;
+	if (demo_has_suffix(path, ".perfetto-trace") || demo_has_suffix(path, ".pftrace"))
+		return DEMO_FORMAT_PERFETTO;
 	if (demo_has_suffix(path, ".bin") || demo_has_suffix(path, ".tlsnap"))
 		return DEMO_FORMAT_BINARY;
 	return DEMO_FORMAT_JSON;
@@ -232,6 +238,8 @@ static const char *demo_default_output(enum demo_format format)
 		return "timeline-demo.txt";
 	case DEMO_FORMAT_BINARY:
 		return "timeline-demo.tlsnap";
+	case DEMO_FORMAT_PERFETTO:
+		return "timeline-demo.perfetto-trace";
 	default:
 		return "timeline-demo.json";
 	}
@@ -244,6 +252,8 @@ static const char *demo_format_label(enum demo_format format)
 		return "ftrace text";
 	case DEMO_FORMAT_BINARY:
 		return "binary snapshot";
+	case DEMO_FORMAT_PERFETTO:
+		return "Perfetto";
 	default:
 		return "Chrome JSON";
 	}
@@ -256,6 +266,8 @@ static int demo_write_snapshot(enum demo_format format, int fd)
 		return tl_snapshot_ftrace_fd(fd);
 	case DEMO_FORMAT_BINARY:
 		return tl_snapshot_binary_fd(fd);
+	case DEMO_FORMAT_PERFETTO:
+		return tl_snapshot_perfetto_fd(fd);
 	default:
 		return tl_snapshot_json_fd(fd);
 	}
@@ -425,8 +437,9 @@ static int demo_convert_stream(const char *stream, enum demo_format format, int 
 	int rc = tl_model_read_binary_file(stream, &model, err, sizeof err);
 	if (rc < 0)
 		return rc;
-	rc = format == DEMO_FORMAT_FTRACE ? tl_export_ftrace(&model, fd, NULL)
-	                                  : tl_export_json(&model, fd, NULL);
+	rc = format == DEMO_FORMAT_FTRACE     ? tl_export_ftrace(&model, fd, NULL)
+	     : format == DEMO_FORMAT_PERFETTO ? tl_export_perfetto(&model, fd, NULL)
+	                                      : tl_export_json(&model, fd, NULL);
 	tl_model_free(&model);
 	return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * `timeline record`: captures a systrace (ftrace) trace from the kernel in
  * a private tracefs instance, optionally around a command, and writes it
- * as ftrace text or Chrome JSON. The tracefs side is record_session.c;
+ * as ftrace text, Chrome JSON or Perfetto's protobuf format. The tracefs side is record_session.c;
  * this file is the command line, the child process, the signals, the live
  * progress and the summary.
  *
@@ -43,7 +43,7 @@
 #define RECORD_PROGRESS_NS 250000000LL
 
 static const char record_usage[] =
-    "usage: timeline record [-o FILE] [--format ftrace|json] [-e EVENT]...\n"
+    "usage: timeline record [-o FILE] [--format ftrace|json|perfetto] [-e EVENT]...\n"
     "                       [--buffer-kb N] [--duration S] [--clock boot|mono]\n"
     "                       [-- COMMAND [ARGS...]]\n"
     "\n"
@@ -56,11 +56,13 @@ static const char record_usage[] =
     "\n"
     "options:\n"
     "  -o, --output FILE   where to write the trace ('-': standard output);\n"
-    "                      default timeline-record.txt, or .json with --format json\n"
-    "  -f, --format FMT    ftrace (text, as the kernel prints it) or json (Chrome\n"
-    "                      JSON: markers as slices, sched as per-CPU slices);\n"
-    "                      default: json for a FILE\n"
-    "                      ending in .json, else ftrace\n"
+    "                      default timeline-record.txt, or .json with --format json,\n"
+    "                      .perfetto-trace with --format perfetto\n"
+    "  -f, --format FMT    ftrace (text, as the kernel prints it), json (Chrome\n"
+    "                      JSON: markers as slices, sched as per-CPU slices) or\n"
+    "                      perfetto (Perfetto's protobuf format, the same slices);\n"
+    "                      default: json for a FILE ending in .json, perfetto for\n"
+    "                      .perfetto-trace or .pftrace, else ftrace\n"
     "  -e, --event EVENT   also record SYSTEM/EVENT (or SYSTEM:EVENT), e.g.\n"
     "                      irq/irq_handler_entry; may be repeated\n"
     "  --buffer-kb N       kernel buffer per CPU in KiB (default 4096)\n"
@@ -77,6 +79,7 @@ enum record_format {
 	RECORD_FORMAT_UNSET,
 	RECORD_FORMAT_FTRACE,
 	RECORD_FORMAT_JSON,
+	RECORD_FORMAT_PERFETTO,
 };
 
 struct record_args {
@@ -198,9 +201,12 @@ static int parse_args(int argc, char **argv, struct record_args *args)
 				args->format = RECORD_FORMAT_FTRACE;
 			else if (strcmp(optarg, "json") == 0)
 				args->format = RECORD_FORMAT_JSON;
+			else if (strcmp(optarg, "perfetto") == 0)
+				args->format = RECORD_FORMAT_PERFETTO;
 			else
-				status = usage_error("--format: expected ftrace or json, got '%s'",
-				                     optarg);
+				status = usage_error(
+				    "--format: expected ftrace, json or perfetto, got '%s'",
+				    optarg);
 			break;
 		case 'e':
 			status = add_event(args, optarg);
@@ -234,10 +240,20 @@ static int parse_args(int argc, char **argv, struct record_args *args)
 	return 0;
 }
 
-static bool has_json_suffix(const char *path)
+static bool has_suffix(const char *path, const char *suffix)
 {
-	size_t n = strlen(path);
-	return n >= 5 && strcasecmp(path + n - 5, ".json") == 0;
+	size_t n = strlen(path), k = strlen(suffix);
+	return n >= k && strcasecmp(path + n - k, suffix) == 0;
+}
+
+/* The format a FILE's name asks for: json, perfetto, else ftrace. */
+static enum record_format format_from_path(const char *path)
+{
+	if (has_suffix(path, ".json"))
+		return RECORD_FORMAT_JSON;
+	if (has_suffix(path, ".perfetto-trace") || has_suffix(path, ".pftrace"))
+		return RECORD_FORMAT_PERFETTO;
+	return RECORD_FORMAT_FTRACE;
 }
 
 /* ---- time and progress ------------------------------------------------------------ */
@@ -468,9 +484,11 @@ static void print_summary(struct record_session *session, const struct record_ar
 static int write_trace(struct record_session *session, int fd, const char *label,
 		       enum record_format format)
 {
-	if (format == RECORD_FORMAT_JSON) {
+	if (format == RECORD_FORMAT_JSON || format == RECORD_FORMAT_PERFETTO) {
 		char err[RECORD_ERR_MAX] = "";
-		int rc = record_write_json(session, fd, err, sizeof err);
+		int rc = format == RECORD_FORMAT_JSON
+		             ? record_write_json(session, fd, err, sizeof err)
+		             : record_write_perfetto(session, fd, err, sizeof err);
 		if (rc < 0)
 			fprintf(stderr, RECORD_PREFIX ": %s: %s\n", label, err);
 		return rc;
@@ -515,13 +533,15 @@ int tl_cmd_record(int argc, char **argv)
 	}
 	enum record_format format = args.format;
 	if (format == RECORD_FORMAT_UNSET)
-		format = args.output && has_json_suffix(args.output) ? RECORD_FORMAT_JSON
-		                                                     : RECORD_FORMAT_FTRACE;
-	const char *path = args.output ? args.output
-	                               : (format == RECORD_FORMAT_JSON ? "timeline-record.json"
-	                                                               : "timeline-record.txt");
+		format = args.output ? format_from_path(args.output) : RECORD_FORMAT_FTRACE;
+	const char *path = args.output                        ? args.output
+	                   : format == RECORD_FORMAT_JSON     ? "timeline-record.json"
+	                   : format == RECORD_FORMAT_PERFETTO ? "timeline-record.perfetto-trace"
+	                                                      : "timeline-record.txt";
 	const char *label = strcmp(path, "-") == 0 ? "standard output" : path;
-	const char *format_label = format == RECORD_FORMAT_JSON ? "Chrome JSON" : "ftrace text";
+	const char *format_label = format == RECORD_FORMAT_JSON       ? "Chrome JSON"
+	                           : format == RECORD_FORMAT_PERFETTO ? "Perfetto"
+	                                                              : "ftrace text";
 
 	struct sigaction old_signals[3];
 	record_stop_signal = 0;

@@ -1,9 +1,10 @@
 /*
- * `timeline record --format json`: the captured ftrace text read back the
- * way `timeline convert` reads it (markers rebuilt into slices, instants,
- * async slices and counters as Perfetto would), plus the scheduler: each
- * CPU becomes a thread of a "CPUs" process whose slices are the tasks that
- * ran on it, from sched_switch.
+ * `timeline record --format json` and `--format perfetto`: the captured
+ * ftrace text read back the way `timeline convert` reads it (markers
+ * rebuilt into slices, instants, async slices and counters as Perfetto
+ * would), plus the scheduler: each CPU becomes a thread of a "CPUs" process
+ * whose slices are the tasks that ran on it, from sched_switch. The one
+ * trace model goes to the JSON or the Perfetto exporter.
  */
 #include "tools/record_json.h"
 
@@ -148,7 +149,10 @@ static int name_processes(tl_model *model)
 	return 0;
 }
 
-int record_write_json(struct record_session *session, int fd, char *err, size_t errlen)
+typedef int (*exporter_fn)(const tl_model *model, int fd, tl_export_counts *counts);
+
+static int record_write_model(struct record_session *session, int fd, exporter_fn export_model,
+                              char *err, size_t errlen)
 {
 	int rc;
 	void *data = MAP_FAILED;
@@ -199,7 +203,7 @@ int record_write_json(struct record_session *session, int fd, char *err, size_t 
 			 read_err.message[0] ? read_err.message : strerror(-rc));
 		goto out;
 	}
-	rc = tl_export_json(&model, fd, NULL);
+	rc = export_model(&model, fd, NULL);
 	if (rc)
 		snprintf(err, errlen, "write failed: %s", strerror(-rc));
 out:
@@ -212,4 +216,14 @@ out:
 		munmap(data, size);
 	close(text_fd);
 	return rc;
+}
+
+int record_write_json(struct record_session *session, int fd, char *err, size_t errlen)
+{
+	return record_write_model(session, fd, tl_export_json, err, errlen);
+}
+
+int record_write_perfetto(struct record_session *session, int fd, char *err, size_t errlen)
+{
+	return record_write_model(session, fd, tl_export_perfetto, err, errlen);
 }

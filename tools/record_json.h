@@ -1,4 +1,5 @@
-/* `timeline record --format json`: the capture as Chrome JSON. */
+/* `timeline record --format json|perfetto`: the capture as Chrome JSON or
+ * in Perfetto's protobuf format. */
 #ifndef TIMELINE_TOOLS_RECORD_JSON_H
 #define TIMELINE_TOOLS_RECORD_JSON_H
 
@@ -13,5 +14,9 @@
  * reason in err.
  */
 int record_write_json(struct record_session *session, int fd, char *err, size_t errlen);
+
+/* The same trace model in Perfetto's format (tl_export_perfetto): the
+ * per-CPU scheduling slices are slices too, not ftrace events. */
+int record_write_perfetto(struct record_session *session, int fd, char *err, size_t errlen);
 
 #endif

@@ -16,9 +16,10 @@
  * |                      | a nesting level (3); |                       |              |                 | ignored  |
  * |                      | a 4th is dropped     |                       |              |                 |          |
  * | tl_snapshot_json/    | yes                  | yes                   | yes          | yes             | no       |
- * |   _ftrace            |                      |                       |              |                 |          |
- * | tl_snapshot_binary_fd| yes                  | yes                   | JSON/ftrace: | -EBUSY          | no       |
- * |   (signal-safe)      |                      |                       | yes; binary: |                 |          |
+ * |   _ftrace/_perfetto  |                      |                       |              |                 |          |
+ * | tl_snapshot_binary_fd| yes                  | yes                   | JSON/ftrace/ | -EBUSY          | no       |
+ * |   (signal-safe)      |                      |                       | Perfetto:    |                 |          |
+ * |                      |                      |                       | yes; binary: |                 |          |
  * |                      |                      |                       | -EBUSY       |                 |          |
  * | category enable/     | yes                  | yes                   | yes          | n/a             | yes      |
  * |   disable/set_filter |                      |                       |              |                 |          |
@@ -446,8 +447,8 @@ typedef struct tl_stats {
 	uint64_t events_dropped;
 	uint64_t strings_truncated;  /* copies cut at TL_COPY_MAX */
 	uint64_t args_dropped;       /* beyond TL_MAX_ARGS, or of type NONE/unknown */
-	uint64_t unmatched_begin;    /* last JSON/ftrace snapshot: slices closed at snapshot time */
-	uint64_t unmatched_end;      /* last JSON/ftrace snapshot: ends whose begin was lost */
+	uint64_t unmatched_begin;    /* last JSON/ftrace/Perfetto snapshot: slices closed at it */
+	uint64_t unmatched_end;      /* last JSON/ftrace/Perfetto snapshot: ends without a begin */
 	uint64_t blocks_torn;        /* blocks a snapshot skipped (reused while read) */
 	uint64_t buffer_bytes;       /* budget or cap */
 	uint64_t buffer_bytes_used;  /* bytes of blocks handed to threads */
@@ -501,6 +502,12 @@ TL_API int tl_snapshot_json_fd(int fd);
 /* ftrace text ("# tracer: nop", tracing_mark_write lines). Same contract. */
 TL_API int tl_snapshot_ftrace(const char *path);
 TL_API int tl_snapshot_ftrace_fd(int fd);
+
+/* Perfetto's protobuf trace format (a perfetto.protos.Trace: TracePackets
+ * with track descriptors and TrackEvents), for ui.perfetto.dev and
+ * trace_processor. Same contract. */
+TL_API int tl_snapshot_perfetto(const char *path);
+TL_API int tl_snapshot_perfetto_fd(int fd);
 
 /*
  * The self-contained binary snapshot. Async-signal-safe: no lock, no

@@ -237,53 +237,24 @@ static void write_arg_value(tl_out *out, const tl_model_arg *arg)
 /* ------------------------------------------------------------------------ */
 /* Events */
 
-/* Args of up to three events, first key wins, plus the snapshot flag. */
-typedef struct arg_sources {
-	const tl_model_event *events[3];
-	int closed_at_snapshot;
-} arg_sources;
-
-static int key_seen(const arg_sources *src, size_t event, unsigned arg, const char *key)
+/* Args of up to three events (tl_arg_list_collect), plus the snapshot flag. */
+static void write_args(tl_out *out, const tl_model_event *a, const tl_model_event *b,
+                       const tl_model_event *c, int closed_at_snapshot)
 {
-	for (size_t e = 0; e <= event; e++) {
-		const tl_model_event *ev = src->events[e];
-		if (!ev)
-			continue;
-		unsigned n = e == event ? arg : ev->nargs;
-		for (unsigned a = 0; a < n && a < TL_MAX_ARGS; a++) {
-			if (ev->args[a].type != TL_ARG_NONE && ev->args[a].key &&
-			    strcmp(ev->args[a].key, key) == 0)
-				return 1;
-		}
+	tl_arg_list list;
+	tl_arg_list_collect(&list, a, b, c);
+	for (size_t i = 0; i < list.nargs; i++) {
+		const tl_model_arg *arg = list.args[i];
+		tl_out_str(out, i ? "," : ",\"args\":{");
+		write_string(out, arg->key ? arg->key : "");
+		tl_out_char(out, ':');
+		write_arg_value(out, arg);
 	}
-	return 0;
-}
-
-static void write_args(tl_out *out, const arg_sources *src)
-{
-	int any = 0;
-	for (size_t e = 0; e < 3; e++) {
-		const tl_model_event *ev = src->events[e];
-		if (!ev)
-			continue;
-		for (unsigned a = 0; a < ev->nargs && a < TL_MAX_ARGS; a++) {
-			const tl_model_arg *arg = &ev->args[a];
-			const char *key = arg->key ? arg->key : "";
-			if (arg->type == TL_ARG_NONE || key_seen(src, e, a, key))
-				continue;
-			tl_out_str(out, any ? "," : ",\"args\":{");
-			any = 1;
-			write_string(out, key);
-			tl_out_char(out, ':');
-			write_arg_value(out, arg);
-		}
-	}
-	if (src->closed_at_snapshot) {
-		tl_out_str(out, any ? "," : ",\"args\":{");
-		any = 1;
+	if (closed_at_snapshot) {
+		tl_out_str(out, list.nargs ? "," : ",\"args\":{");
 		tl_out_str(out, "\"tl_closed_at_snapshot\":true");
 	}
-	if (any)
+	if (list.nargs || closed_at_snapshot)
 		tl_out_char(out, '}');
 }
 
@@ -326,38 +297,18 @@ static void write_metadata_event(json_writer *w, const char *what, uint32_t pid,
 	tl_out_str(w->out, "}}");
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
-static uint64_t flow_bind_id(const tl_model *model, const tl_model_event *flow)
-{
-	if ((flow->scope & TL_EVENT_SCOPE_MASK) == TL_EVENT_SCOPE_GLOBAL)
-		return flow->id;
-	uint64_t pid = tl_model_event_pid(model, flow);
-	uint64_t id = mix64(flow->id + 0x9e3779b97f4a7c15ull * (pid + 1));
-	return id ? id : 1;
-}
-
 static void write_slice_open(json_writer *w, const tl_slice *s)
 {
 	const tl_model_event *events = w->model->events;
 	const tl_model_event *ev = &events[s->event];
-	const tl_model_event *flow = s->flow_event != TL_MATCH_NONE ? &events[s->flow_event] : NULL;
-	arg_sources src = {{ev, NULL, NULL}, !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT)};
+	int closed = !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT);
 
 	uint32_t pid = tl_model_event_pid(w->model, ev);
 
 	if (!(s->flags & TL_SLICE_AS_COMPLETE)) {
 		begin_event(w, 'B', tl_export_event_name(ev), tl_export_event_cat(ev), pid, ev->tid,
 		            s->start_ns);
-		write_args(w->out, &src);
+		write_args(w->out, ev, NULL, NULL, closed);
 		tl_out_char(w->out, '}');
 		return;
 	}
@@ -365,12 +316,14 @@ static void write_slice_open(json_writer *w, const tl_slice *s)
 	            s->start_ns);
 	write_key(w->out, "dur");
 	write_us(w->out, tl_span_ns(s->start_ns, s->end_ns));
+	const tl_model_event *end = NULL, *flow = NULL;
 	if (!(s->flags & TL_SLICE_FLOW_MARKER)) {
 		if (s->end_event != TL_MATCH_NONE)
-			src.events[1] = &events[s->end_event];
-		src.events[2] = flow;
+			end = &events[s->end_event];
+		if (s->flow_event != TL_MATCH_NONE)
+			flow = &events[s->flow_event];
 	}
-	write_args(w->out, &src);
+	write_args(w->out, ev, end, flow, closed);
 	tl_out_char(w->out, '}');
 }
 
@@ -378,13 +331,11 @@ static void write_slice_close(json_writer *w, const tl_slice *s)
 {
 	const tl_model_event *events = w->model->events;
 	const tl_model_event *begin = &events[s->event];
-	arg_sources src = {{NULL, NULL, NULL}, 0};
 
 	begin_event(w, 'E', tl_export_event_name(begin), tl_export_event_cat(begin),
 	            tl_model_event_pid(w->model, begin), begin->tid, s->end_ns);
 	if (s->end_event != TL_MATCH_NONE)
-		src.events[0] = &events[s->end_event];
-	write_args(w->out, &src);
+		write_args(w->out, &events[s->end_event], NULL, NULL, 0);
 	tl_out_char(w->out, '}');
 }
 
@@ -421,8 +372,6 @@ static void write_counter(json_writer *w, const tl_model_event *ev)
 
 static void write_event(json_writer *w, const tl_model_event *ev)
 {
-	arg_sources src = {{ev, NULL, NULL}, 0};
-
 	if (ev->phase == TL_PHASE_COUNTER) {
 		write_counter(w, ev);
 		return;
@@ -438,7 +387,7 @@ static void write_event(json_writer *w, const tl_model_event *ev)
 		write_hex(w->out, ev->id);
 		tl_out_char(w->out, '}');
 	}
-	write_args(w->out, &src);
+	write_args(w->out, ev, NULL, NULL, 0);
 	tl_out_char(w->out, '}');
 }
 
@@ -505,78 +454,10 @@ static void write_thread_events(json_writer *w, const tl_match_thread *t, json_r
 /* ------------------------------------------------------------------------ */
 /* Flows */
 
-/* A slice carrying a flow, with the id and ts its flow event is written with. */
-typedef struct json_flow {
-	uint64_t id;
-	int64_t ts_ns;
-	const tl_model_event *event;
-} json_flow;
-
-static int flow_phase_rank(char phase)
-{
-	return phase == TL_PHASE_FLOW_BEGIN ? 0 : phase == TL_PHASE_FLOW_STEP ? 1 : 2;
-}
-
-static int compare_flow_tail(const json_flow *a, const json_flow *b)
-{
-	int ra = flow_phase_rank(a->event->phase), rb = flow_phase_rank(b->event->phase);
-	if (ra != rb)
-		return ra < rb ? -1 : 1;
-	if (a->event != b->event)
-		return a->event < b->event ? -1 : 1;
-	return 0;
-}
-
-/* The events of one flow together, in the order they happened. */
-static int compare_flow_path(const void *pa, const void *pb)
-{
-	const json_flow *a = pa, *b = pb;
-	if (a->id != b->id)
-		return a->id < b->id ? -1 : 1;
-	if (a->event->ts_ns != b->event->ts_ns)
-		return a->event->ts_ns < b->event->ts_ns ? -1 : 1;
-	return compare_flow_tail(a, b);
-}
-
-/* The file order: by the ts written, a flow's start before its end. */
-static int compare_flow_written(const void *pa, const void *pb)
-{
-	const json_flow *a = pa, *b = pb;
-	if (a->ts_ns != b->ts_ns)
-		return a->ts_ns < b->ts_ns ? -1 : 1;
-	if (a->event->ts_ns != b->event->ts_ns)
-		return a->event->ts_ns < b->event->ts_ns ? -1 : 1;
-	return compare_flow_tail(a, b);
-}
-
-static size_t count_flows(const tl_slice_match *match)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < match->nslices; i++)
-		n += match->slices[i].flow_event != TL_MATCH_NONE;
-	return n;
-}
-
 /* Writes the flow v1 events of every slice carrying a flow; flows has room for them all. */
-static void write_flows(json_writer *w, json_flow *flows)
+static void write_flows(json_writer *w, tl_flow_ref *flows)
 {
-	const tl_slice_match *match = w->match;
-	size_t n = 0;
-
-	for (size_t i = 0; i < match->nslices; i++) {
-		const tl_slice *s = &match->slices[i];
-		if (s->flow_event == TL_MATCH_NONE)
-			continue;
-		const tl_model_event *ev = &w->model->events[s->flow_event];
-		flows[n++] = (json_flow){flow_bind_id(w->model, ev), s->start_ns, ev};
-	}
-	qsort(flows, n, sizeof *flows, compare_flow_path);
-	for (size_t i = 1; i < n; i++) {
-		if (flows[i].id == flows[i - 1].id && flows[i].ts_ns < flows[i - 1].ts_ns)
-			flows[i].ts_ns = flows[i].event->ts_ns;
-	}
-	qsort(flows, n, sizeof *flows, compare_flow_written);
-
+	size_t n = tl_flow_refs(w->model, w->match, flows);
 	for (size_t i = 0; i < n; i++) {
 		const tl_model_event *ev = flows[i].event;
 		begin_event(w, ev->phase, tl_export_event_name(ev), tl_export_event_cat(ev),
@@ -671,7 +552,7 @@ int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
 			most_items = match.threads[t].nitems;
 	}
 	json_record *records = calloc(most_items + 1, sizeof *records);
-	json_flow *flows = calloc(count_flows(&match) + 1, sizeof *flows);
+	tl_flow_ref *flows = calloc(tl_flow_count(&match) + 1, sizeof *flows);
 	tl_out *out = malloc(sizeof *out);
 	if (!records || !flows || !out) {
 		rc = -ENOMEM;

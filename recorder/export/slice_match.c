@@ -473,6 +473,120 @@ void tl_slice_match_free(tl_slice_match *match)
 	memset(match, 0, sizeof *match);
 }
 
+void tl_arg_list_collect(tl_arg_list *out, const tl_model_event *a, const tl_model_event *b,
+                         const tl_model_event *c)
+{
+	const tl_model_event *events[3] = {a, b, c};
+	out->nargs = 0;
+	for (size_t e = 0; e < 3; e++) {
+		const tl_model_event *ev = events[e];
+		for (unsigned i = 0; ev && i < ev->nargs && i < TL_MAX_ARGS; i++) {
+			const tl_model_arg *arg = &ev->args[i];
+			if (arg->type == TL_ARG_NONE)
+				continue;
+			const char *key = arg->key ? arg->key : "";
+			size_t seen = 0;
+			while (seen < out->nargs) {
+				const char *other = out->args[seen]->key;
+				if (strcmp(other ? other : "", key) == 0)
+					break;
+				seen++;
+			}
+			if (seen == out->nargs)
+				out->args[out->nargs++] = arg;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Flows */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+static uint64_t flow_written_id(const tl_model *model, const tl_model_event *flow)
+{
+	if ((flow->scope & TL_EVENT_SCOPE_MASK) == TL_EVENT_SCOPE_GLOBAL)
+		return flow->id;
+	uint64_t pid = tl_model_event_pid(model, flow);
+	uint64_t id = mix64(flow->id + 0x9e3779b97f4a7c15ull * (pid + 1));
+	return id ? id : 1;
+}
+
+static int flow_phase_rank(char phase)
+{
+	return phase == TL_PHASE_FLOW_BEGIN ? 0 : phase == TL_PHASE_FLOW_STEP ? 1 : 2;
+}
+
+static int compare_flow_tail(const tl_flow_ref *a, const tl_flow_ref *b)
+{
+	int ra = flow_phase_rank(a->event->phase), rb = flow_phase_rank(b->event->phase);
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	if (a->event != b->event)
+		return a->event < b->event ? -1 : 1;
+	return 0;
+}
+
+/* The events of one flow together, in the order they happened. */
+static int compare_flow_path(const void *pa, const void *pb)
+{
+	const tl_flow_ref *a = pa, *b = pb;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	if (a->event->ts_ns != b->event->ts_ns)
+		return a->event->ts_ns < b->event->ts_ns ? -1 : 1;
+	return compare_flow_tail(a, b);
+}
+
+/* The written order: by the ts written, a flow's start before its end. */
+static int compare_flow_written(const void *pa, const void *pb)
+{
+	const tl_flow_ref *a = pa, *b = pb;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	if (a->event->ts_ns != b->event->ts_ns)
+		return a->event->ts_ns < b->event->ts_ns ? -1 : 1;
+	return compare_flow_tail(a, b);
+}
+
+size_t tl_flow_count(const tl_slice_match *match)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < match->nslices; i++)
+		n += match->slices[i].flow_event != TL_MATCH_NONE;
+	return n;
+}
+
+size_t tl_flow_refs(const tl_model *model, const tl_slice_match *match, tl_flow_ref *flows)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < match->nslices; i++) {
+		const tl_slice *s = &match->slices[i];
+		if (s->flow_event == TL_MATCH_NONE)
+			continue;
+		const tl_model_event *ev = &model->events[s->flow_event];
+		flows[n++] = (tl_flow_ref){i, flow_written_id(model, ev), s->start_ns, ev};
+	}
+	qsort(flows, n, sizeof *flows, compare_flow_path);
+	for (size_t i = 1; i < n; i++) {
+		if (flows[i].id == flows[i - 1].id && flows[i].ts_ns < flows[i - 1].ts_ns)
+			flows[i].ts_ns = flows[i].event->ts_ns;
+	}
+	qsort(flows, n, sizeof *flows, compare_flow_written);
+	return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Names and the buffered writer */
+
 const char *tl_export_event_name(const tl_model_event *event)
 {
 	return event->name && event->name[0] ? event->name : "unnamed";

@@ -112,6 +112,47 @@ int tl_slice_match_build(const tl_model *model, tl_slice_match *out);
 /* Frees what tl_slice_match_build allocated. Safe on a zeroed struct. */
 void tl_slice_match_free(tl_slice_match *match);
 
+/*
+ * The args one exported event carries: those of up to three model events,
+ * in order (a slice's BEGIN, its END, its flow event), an arg of type NONE
+ * left out and a key already given by an earlier arg skipped (the first
+ * one wins). Args of a type no exporter knows are listed: the JSON
+ * exporter writes them as null, the Perfetto one leaves them out.
+ */
+typedef struct tl_arg_list {
+	const tl_model_arg *args[3 * TL_MAX_ARGS];
+	size_t nargs;
+} tl_arg_list;
+
+/* Fills out from the events (each may be NULL). */
+void tl_arg_list_collect(tl_arg_list *out, const tl_model_event *a, const tl_model_event *b,
+                         const tl_model_event *c);
+
+/*
+ * A slice carrying a flow, as both exporters write it (formats.md, "Flows"):
+ * the id written - a global id as it is, a process-scoped one mixed with
+ * the pid - and the time the Chrome JSON flow event is written at: the
+ * slice's start, or the flow event's own time when that start is earlier
+ * than the flow's previous event as written.
+ */
+typedef struct tl_flow_ref {
+	size_t slice;  /* index in tl_slice_match.slices */
+	uint64_t id;   /* the id written */
+	int64_t ts_ns; /* the time it is written at */
+	const tl_model_event *event;
+} tl_flow_ref;
+
+/* How many slices carry a flow: the room tl_flow_refs needs. */
+size_t tl_flow_count(const tl_slice_match *match);
+
+/*
+ * Lists every slice carrying a flow into flows, in the order the JSON
+ * exporter writes the flow events: by the time written; at an equal time,
+ * by the flow events' own times, then begin before step before end.
+ * Returns how many.
+ */
+size_t tl_flow_refs(const tl_model *model, const tl_slice_match *match, tl_flow_ref *flows);
+
 /* The event's name, "unnamed" when it has none (viewers need one). */
 const char *tl_export_event_name(const tl_model_event *event);
 

@@ -162,4 +162,8 @@ int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts);
 /* ftrace text, formats.md section 4.2. Same contract. */
 int tl_export_ftrace(const tl_model *model, int fd, tl_export_counts *counts);
 
+/* Perfetto's protobuf trace (perfetto.protos.Trace), docs/formats.md
+ * "Perfetto". Same contract; also -ENOMEM. */
+int tl_export_perfetto(const tl_model *model, int fd, tl_export_counts *counts);
+
 #endif /* TIMELINE_TRACE_MODEL_H */

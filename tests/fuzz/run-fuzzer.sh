@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target for a bounded time over a fresh corpus seeded
 # from tests/fuzz/seeds/<target>/ and, for the text and JSON readers, from
-# the conformance inputs (and the text reader from the trace-cmd fixtures).
-# Exits non-zero when the fuzzer finds a crash.
+# the conformance inputs (and the text reader from the trace-cmd fixtures); the
+# snapshot and Perfetto readers get the demo's trace. Exits non-zero when the
+# fuzzer finds a crash.
 # Usage: run-fuzzer.sh FUZZER SECONDS WORKDIR
 set -euo pipefail
 fuzzer=$1 seconds=$2 work=$3
@@ -23,6 +24,9 @@ fuzz_json_reader)
 	[ -d "$conformance" ] && cp "$conformance"/json_*.input "$work/seeds/" ;;
 fuzz_binary_snapshot)
 	"${TIMELINE_CLI:?}" demo --seconds 0.05 --recorder ring -o "$work/seeds/demo.tlsnap" >/dev/null ;;
+fuzz_perfetto_reader)
+	"${TIMELINE_CLI:?}" demo --seconds 0.05 --recorder ring -o "$work/demo.tlsnap" >/dev/null
+	"${TIMELINE_CLI:?}" convert "$work/demo.tlsnap" -o "$work/seeds/demo.perfetto-trace" 2>/dev/null ;;
 esac
 # an empty seed directory is fine: libFuzzer starts from nothing
 cd "$work"

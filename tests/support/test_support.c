@@ -13,6 +13,7 @@
 #include "recorder/clock.h"
 #include "recorder/export/trace_model.h"
 #include "recorder/snapshot_writer.h"
+#include "tools/readers/trace_import.h"
 
 static const char *tmp_dir(void)
 {
@@ -216,4 +217,70 @@ const char *tl_test_dir_entries(const char *dir)
 	}
 	closedir(d);
 	return names;
+}
+
+/* ---- traces read back ------------------------------------------------------ */
+
+int tl_test_have_protoc(void)
+{
+	static int have = -1;
+	if (have < 0)
+		have = tl_test_run("command -v protoc >/dev/null 2>&1") == 0;
+	return have;
+}
+
+char *tl_test_perfetto_decode(const char *path)
+{
+	if (!tl_test_have_protoc()) {
+		print_message("protoc not found (Debian: protobuf-compiler, installed by "
+		              "tools/scripts/install-deps.sh): the schema check is skipped\n");
+		skip();
+	}
+	char out[512], err[512];
+	snprintf(out, sizeof out, "%s", tl_test_path("protoc", ".txt"));
+	snprintf(err, sizeof err, "%s", tl_test_path("protoc", ".err"));
+	int rc =
+	    tl_test_run("protoc -I '%s/tests/fixtures/perfetto' --decode=perfetto.protos.Trace "
+	                "perfetto_trace.proto <'%s' >'%s' 2>'%s'",
+	                TL_SOURCE_DIR, path, out, err);
+	if (rc != 0) {
+		tl_test_run("cat '%s'", err);
+		fail_msg("protoc could not decode %s (status %d)", path, rc);
+	}
+	char *text = tl_test_read_file(out, NULL);
+	assert_non_null(text);
+	for (const char *line = text; *line;) {
+		const char *p = line;
+		while (*p == ' ')
+			p++;
+		if (*p >= '0' && *p <= '9') {
+			const char *nl = strchr(p, '\n');
+			fail_msg("%s: a field the schema does not know: %.*s", path,
+			         (int)(nl ? nl - p : (long)strlen(p)), p);
+		}
+		const char *nl = strchr(line, '\n');
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	unlink(out);
+	unlink(err);
+	return text;
+}
+
+char *tl_test_slices(const char *path)
+{
+	tl_import imp;
+	tl_read_error err = {0};
+	int rc = tl_import_read_file(path, &imp, NULL, &err);
+	if (rc != 0)
+		fail_msg("%s: cannot read it back: %s (%d)", path, err.message, rc);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	tl_import_print(&imp, ~0u & ~(unsigned)TL_PRINT_STAT, f);
+	assert_int_equal(fclose(f), 0);
+	tl_import_free(&imp);
+	return text;
 }

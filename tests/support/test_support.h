@@ -53,6 +53,27 @@ size_t tl_test_count_events(const struct tl_model *model, char phase, const char
  * call (a suite calls this first thing in main). */
 void tl_test_clear_environment(void);
 
+/* ---- traces read back ------------------------------------------------------ */
+
+/*
+ * Decodes the Perfetto trace at path with protoc against the schema in
+ * tests/fixtures/perfetto/ and returns protoc's text (malloc'd). Fails the
+ * test when protoc rejects the file or shows a field the schema does not
+ * have (an unknown field prints as its number); skips the running test,
+ * printing why, when protoc is not installed.
+ */
+char *tl_test_perfetto_decode(const char *path);
+
+/* Whether protoc is installed (for tests that decode only when it is). */
+int tl_test_have_protoc(void);
+
+/*
+ * What `timeline slices --kind ...` prints for the trace at path, every
+ * kind of item but the stats (which name each format's own rejections);
+ * malloc'd. Fails the test when the file cannot be read.
+ */
+char *tl_test_slices(const char *path);
+
 /* ---- the clock path ------------------------------------------------------ */
 
 /* The kernel's clocksource, as sysfs names it ("tsc", "kvm-clock", ...), or

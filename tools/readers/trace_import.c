@@ -43,6 +43,7 @@ const char *const tl_import_stat_names[TL_STAT_COUNT] = {
     [TL_STAT_FLOW_NO_ENCLOSING_SLICE] = "flow_no_enclosing_slice",
     [TL_STAT_FLOW_STEP_WITHOUT_START] = "flow_step_without_start",
     [TL_STAT_FLOW_END_WITHOUT_START] = "flow_end_without_start",
+    [TL_STAT_TRACK_EVENT_PARSER_ERRORS] = "track_event_parser_errors",
 };
 
 /* ------------------------------------------------------------------------ */
@@ -733,10 +734,11 @@ static size_t json_thread(importer *im, const tl_json_event *e, uint32_t pid)
 	return thread;
 }
 
-static void json_args(importer *im, const tl_json_trace *json, const tl_json_event *e, size_t slice)
+/* Stores args[0..n) on slice as "args.<key>". */
+static void import_args(importer *im, const tl_json_arg *args, size_t n, size_t slice)
 {
-	for (size_t i = 0; i < e->nargs; i++) {
-		const tl_json_arg *a = &json->args[e->first_arg + i];
+	for (size_t i = 0; i < n; i++) {
+		const tl_json_arg *a = &args[i];
 		if (a->value.type == TL_JSON_NULL || a->value.type == TL_JSON_OBJECT ||
 		    a->value.type == TL_JSON_ARRAY)
 			continue;
@@ -749,6 +751,12 @@ static void json_args(importer *im, const tl_json_trace *json, const tl_json_eve
 		if (key)
 			add_arg(im, slice, key, &v);
 	}
+}
+
+static void json_args(importer *im, const tl_json_trace *json, const tl_json_event *e, size_t slice)
+{
+	if (e->nargs)
+		import_args(im, &json->args[e->first_arg], e->nargs, slice);
 }
 
 /* A flow id: an integer, or a string of hex digits ("0x" allowed). */
@@ -1431,6 +1439,190 @@ int tl_import_is_empty(const tl_import *imp)
 	return imp->nslices == 0 && imp->ncounters == 0 && imp->nflows == 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Perfetto TrackEvents */
+
+/* The process a track belongs to: its own, its thread's, or its parents'. */
+static uint32_t perfetto_track_pid(const tl_perfetto_trace *t, const tl_perfetto_track *track)
+{
+	for (int hops = 0; track && hops < 16; hops++) {
+		if (track->kind == TL_PERFETTO_TRACK_PROCESS ||
+		    track->kind == TL_PERFETTO_TRACK_THREAD)
+			return track->pid;
+		if (track->kind != TL_PERFETTO_TRACK_CHILD)
+			return 0;
+		track = tl_perfetto_track_find(t, track->parent_uuid);
+	}
+	return 0;
+}
+
+static uint32_t perfetto_thread_tid(const tl_perfetto_track *track)
+{
+	return track->tid ? track->tid : track->pid;
+}
+
+/* flow_ids begin a flow or continue it; terminating_flow_ids end an open one. */
+static void perfetto_flows(importer *im, const tl_perfetto_trace *t, const tl_perfetto_event *e,
+                           size_t slice)
+{
+	strmap *m = &im->maps->flow_v2;
+	for (size_t i = 0; i < e->nflows; i++) {
+		const tl_perfetto_flow *f = &t->flows[e->first_flow + i];
+		if (key_printf(im, "P%llx", (unsigned long long)f->id))
+			return;
+		size_t *prev = map_get(m, im->key, im->key_len);
+		int open = prev && *prev != TL_IMPORT_NONE;
+		if (open)
+			add_flow(im, *prev, slice);
+		if (f->terminating) {
+			if (open)
+				*prev = TL_IMPORT_NONE;
+		} else if (map_set(m, &im->out->strings, im->key, im->key_len, slice)) {
+			im->nomem = 1;
+		}
+	}
+}
+
+static void perfetto_counter(importer *im, const tl_perfetto_trace *t,
+                             const tl_perfetto_track *track, const tl_perfetto_event *e)
+{
+	uint32_t pid = perfetto_track_pid(t, track);
+	const char *name = track->name ? track->name : "";
+	if (key_printf(im, "C|%u|%s", (unsigned)pid, name))
+		return;
+	size_t counter_track =
+	    keyed_track(im, TL_TRACK_COUNTER, TL_IMPORT_SCOPE_PROCESS, name, strlen(name), pid);
+	tl_import_counter *c =
+	    counter_track == TL_IMPORT_NONE
+	        ? NULL
+	        : APPEND(im, im->out->counters, im->out->ncounters, counters_cap);
+	if (c)
+		*c = (tl_import_counter){e->ts,
+		                         e->counter_is_double ? e->counter_d : (double)e->counter_i,
+		                         counter_track};
+}
+
+/* The track an instant goes on: its thread's, its process's or the global one. */
+static size_t perfetto_instant_track(importer *im, const tl_perfetto_track *track)
+{
+	if (track && track->kind == TL_PERFETTO_TRACK_PROCESS) {
+		get_process(im, track->pid);
+		if (key_printf(im, "I|%u", (unsigned)track->pid))
+			return TL_IMPORT_NONE;
+		return keyed_track(im, TL_TRACK_INSTANT, TL_IMPORT_SCOPE_PROCESS, "", 0,
+		                   track->pid);
+	}
+	if (key_printf(im, "I|global"))
+		return TL_IMPORT_NONE;
+	return keyed_track(im, TL_TRACK_INSTANT, TL_IMPORT_SCOPE_GLOBAL, "", 0, 0);
+}
+
+static void import_perfetto_event(importer *im, const tl_perfetto_trace *t,
+                                  const tl_perfetto_event *e)
+{
+	const tl_perfetto_track *track = e->track ? tl_perfetto_track_find(t, e->track) : NULL;
+	if ((e->track && !track) || e->type < TL_PERFETTO_SLICE_BEGIN ||
+	    e->type > TL_PERFETTO_COUNTER) {
+		stat_add(im, TL_STAT_TRACK_EVENT_PARSER_ERRORS);
+		return;
+	}
+	if (e->type == TL_PERFETTO_COUNTER || (track && track->counter)) {
+		if (e->type == TL_PERFETTO_COUNTER && track && track->counter)
+			perfetto_counter(im, t, track, e);
+		else
+			stat_add(im, TL_STAT_TRACK_EVENT_PARSER_ERRORS);
+		return;
+	}
+	slice_spec spec = {
+	    .ts = e->ts, .name = copy_cstr(im, e->name), .cat = copy_cstr(im, e->cat)};
+	if (e->type == TL_PERFETTO_INSTANT) {
+		spec.kind = TL_IMPORT_INSTANT;
+		spec.dur = 0;
+		spec.mode = CLOSE_FOR_SCOPED;
+	} else {
+		spec.dur = -1;
+		spec.mode = CLOSE_FOR_BEGIN;
+	}
+
+	size_t on, s;
+	if (track && track->kind == TL_PERFETTO_TRACK_THREAD) {
+		size_t thread = thread_exact(im, perfetto_thread_tid(track), track->pid);
+		if (thread == TL_IMPORT_NONE)
+			return;
+		on = im->out->threads[thread].track;
+		if (spec.kind != TL_IMPORT_INSTANT)
+			spec.kind = TL_IMPORT_SLICE;
+	} else if (e->type == TL_PERFETTO_INSTANT &&
+	           (!track || track->kind != TL_PERFETTO_TRACK_CHILD)) {
+		on = perfetto_instant_track(im, track);
+	} else {
+		uint32_t pid = perfetto_track_pid(t, track);
+		const char *name = track && track->name ? track->name : e->name ? e->name : "";
+		if (key_printf(im, "A|%llx", (unsigned long long)e->track))
+			return;
+		on = keyed_track(im, TL_TRACK_ASYNC,
+		                 pid ? TL_IMPORT_SCOPE_PROCESS : TL_IMPORT_SCOPE_GLOBAL, name,
+		                 strlen(name), pid);
+		if (spec.kind != TL_IMPORT_INSTANT)
+			spec.kind = TL_IMPORT_ASYNC;
+	}
+	if (on == TL_IMPORT_NONE)
+		return;
+	if (e->type == TL_PERFETTO_SLICE_END) {
+		s = end_slice(im, on, e->ts, spec.name, spec.cat);
+		if (s == TL_IMPORT_NONE) {
+			stat_add(im, spec.kind == TL_IMPORT_SLICE ? TL_STAT_SLICE_END_UNMATCHED
+			                                          : TL_STAT_ASYNC_END_UNMATCHED);
+			return;
+		}
+	} else {
+		s = begin_slice(im, on, &spec);
+		if (s == TL_IMPORT_NONE)
+			return;
+	}
+	if (e->nargs)
+		import_args(im, &t->args[e->first_arg], e->nargs, s);
+	perfetto_flows(im, t, e, s);
+}
+
+static int compare_perfetto_event(const void *pa, const void *pb)
+{
+	const tl_perfetto_event *a = *(const tl_perfetto_event *const *)pa;
+	const tl_perfetto_event *b = *(const tl_perfetto_event *const *)pb;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+int tl_import_perfetto(const tl_perfetto_trace *trace, tl_import *out)
+{
+	importer im;
+	if (importer_start(&im, out))
+		return importer_finish(&im, -ENOMEM);
+	for (size_t i = 0; i < trace->ntracks && !im.nomem; i++) {
+		const tl_perfetto_track *track = &trace->tracks[i];
+		if (track->kind == TL_PERFETTO_TRACK_PROCESS) {
+			size_t proc = get_process(&im, track->pid);
+			if (proc != TL_IMPORT_NONE && track->name)
+				out->processes[proc].name = copy_cstr(&im, track->name);
+		} else if (track->kind == TL_PERFETTO_TRACK_THREAD) {
+			size_t thread = thread_exact(&im, perfetto_thread_tid(track), track->pid);
+			if (thread != TL_IMPORT_NONE && track->name)
+				out->threads[thread].name = copy_cstr(&im, track->name);
+		}
+	}
+	const tl_perfetto_event **order = malloc((trace->nevents + 1) * sizeof *order);
+	if (!order)
+		return importer_finish(&im, -ENOMEM);
+	for (size_t i = 0; i < trace->nevents; i++)
+		order[i] = &trace->events[i];
+	qsort(order, trace->nevents, sizeof *order, compare_perfetto_event);
+	for (size_t i = 0; i < trace->nevents && !im.nomem; i++)
+		import_perfetto_event(&im, trace, order[i]);
+	free(order);
+	return importer_finish(&im, 0);
+}
+
 void tl_import_free(tl_import *imp)
 {
 	for (size_t i = 0; i < imp->ntracks; i++)
@@ -1681,6 +1873,8 @@ tl_trace_format tl_trace_format_sniff(const char *data, size_t len)
 {
 	if (tl_json_sniff(data, len))
 		return TL_TRACE_FORMAT_JSON;
+	if (tl_perfetto_sniff(data, len))
+		return TL_TRACE_FORMAT_PERFETTO;
 	if (tl_ftrace_text_sniff(data, len))
 		return TL_TRACE_FORMAT_FTRACE;
 	if (is_snapshot(data, len))
@@ -1766,7 +1960,8 @@ static int head_is_ftrace(const char *head, size_t len, int eof)
 		i++;
 	if (i == len && !eof)
 		return 0;
-	return !tl_json_sniff(head, len) && tl_ftrace_text_sniff(head, len);
+	return !tl_json_sniff(head, len) && !tl_perfetto_sniff(head, len) &&
+	       tl_ftrace_text_sniff(head, len);
 }
 
 /* Imports the marker lines of buf[*start..filled) that end with '\n'. */
@@ -1901,6 +2096,17 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 		}
 		break;
 	}
+	case TL_TRACE_FORMAT_PERFETTO: {
+		tl_perfetto_trace trace;
+		rc = tl_perfetto_read(data, len, &trace, err);
+		free(data);
+		data = NULL;
+		if (rc == 0) {
+			rc = tl_import_perfetto(&trace, out);
+			tl_perfetto_trace_free(&trace);
+		}
+		break;
+	}
 	case TL_TRACE_FORMAT_BINARY: {
 		tl_model model;
 		rc = tl_model_read_binary(data, len, &model, err->message, sizeof err->message);
@@ -1912,7 +2118,8 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 	}
 	default:
 		snprintf(err->message, sizeof err->message,
-		         "not a trace: neither Chrome JSON, ftrace text nor a timeline snapshot");
+		         "not a trace: neither Chrome JSON, a Perfetto trace, ftrace text nor a "
+		         "timeline snapshot");
 		rc = -EINVAL;
 		break;
 	}

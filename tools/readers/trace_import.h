@@ -23,6 +23,7 @@
 #include "tools/readers/atrace_parse.h"
 #include "tools/readers/ftrace_text.h"
 #include "tools/readers/json_reader.h"
+#include "tools/readers/perfetto_reader.h"
 
 #define TL_IMPORT_NONE SIZE_MAX
 #define TL_IMPORT_NULL INT64_MIN /* thread_ts / thread_dur not known */
@@ -53,6 +54,7 @@ typedef enum tl_import_stat {
 	TL_STAT_FLOW_NO_ENCLOSING_SLICE,
 	TL_STAT_FLOW_STEP_WITHOUT_START,
 	TL_STAT_FLOW_END_WITHOUT_START,
+	TL_STAT_TRACK_EVENT_PARSER_ERRORS, /* Perfetto: a TrackEvent with no track to go on */
 	TL_STAT_COUNT
 } tl_import_stat;
 
@@ -187,17 +189,33 @@ int tl_import_is_empty(const tl_import *imp);
  */
 int tl_import_model(const tl_model *model, tl_import *out);
 
+/*
+ * Imports a decoded Perfetto trace the way trace_processor reads its
+ * TrackEvents: by timestamp, then file order; descriptors (process and
+ * thread names) first. A thread track's begin and end are B/E (an end
+ * closes the innermost open slice of its name and category, when it has
+ * them), instants are zero-duration slices on their thread, process or the
+ * global track, slices on any other track are async slices of a track per
+ * uuid (named after the track), counters go on their counter track (per
+ * process and name), flow_ids begin a flow or continue it and
+ * terminating_flow_ids end it, on the slice the event begins, ends or is.
+ * Args are stored as "args.<name>", as for JSON. Returns 0 or -ENOMEM.
+ */
+int tl_import_perfetto(const tl_perfetto_trace *trace, tl_import *out);
+
 /* Frees everything. Safe on a zeroed struct. */
 void tl_import_free(tl_import *imp);
 
 typedef enum tl_trace_format {
 	TL_TRACE_FORMAT_UNKNOWN = 0,
-	TL_TRACE_FORMAT_BINARY, /* a timeline binary snapshot */
-	TL_TRACE_FORMAT_JSON,   /* Chrome JSON (tl_json_sniff) */
-	TL_TRACE_FORMAT_FTRACE, /* ftrace / systrace text (tl_ftrace_text_sniff) */
+	TL_TRACE_FORMAT_BINARY,   /* a timeline binary snapshot */
+	TL_TRACE_FORMAT_JSON,     /* Chrome JSON (tl_json_sniff) */
+	TL_TRACE_FORMAT_FTRACE,   /* ftrace / systrace text (tl_ftrace_text_sniff) */
+	TL_TRACE_FORMAT_PERFETTO, /* Perfetto's protobuf trace (tl_perfetto_sniff) */
 } tl_trace_format;
 
-/* What data[0..len) is: JSON first, then ftrace text, then a snapshot. */
+/* What data[0..len) is: JSON first, then a Perfetto trace, ftrace text,
+ * a snapshot. */
 tl_trace_format tl_trace_format_sniff(const char *data, size_t len);
 
 /*

@@ -7,6 +7,9 @@ packages=(cmake make gcc g++ pkg-config libcmocka-dev libtracefs-dev libtraceeve
 	python3 valgrind clang libclang-rt-14-dev libfuzzer-14-dev libuv1-dev)
 # trace-cmd runs the capture docs/systrace.md describes (test_trace_cmd_capture).
 packages+=(trace-cmd)
+# protoc decodes every Perfetto trace the suites write against Perfetto's
+# schema (tests/fixtures/perfetto/); without it those checks skip.
+packages+=(protobuf-compiler)
 # The aarch64 gate: Debian's cross compilers, qemu-user to run the suites,
 # and the arm64 libraries from the multiarch archive (libstdc++6:arm64 runs
 # the C++ suite; cmake/toolchain-aarch64-linux-gnu.cmake says why the

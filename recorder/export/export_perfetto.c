@@ -1,0 +1,1000 @@
+/*
+ * Perfetto exporter (docs/formats.md, "Perfetto"): a perfetto.protos.Trace,
+ * that is a stream of TracePackets, each written as field 1 of Trace.
+ *
+ * Layout, all on one packet sequence (trusted_packet_sequence_id 1):
+ *  1. the clock snapshot: the trace clock (boot or mono) as the primary
+ *     clock and every packet's timestamp clock (TracePacketDefaults), with
+ *     the other clocks the model read at the snapshot; this first packet
+ *     clears the sequence's incremental state, every later one needs it;
+ *  2. a process track descriptor per process and a thread track descriptor
+ *     per thread, with the names the JSON exporter gives them;
+ *  3. the events, merged across threads by timestamp, each a TrackEvent
+ *     whose name, category and argument names are interned (InternedData
+ *     in the packet that first uses them). A counter or async track is
+ *     described by a packet of its own just before its first event;
+ *  4. the snapshot's metadata (recorder, clock, stats, this export's
+ *     counts) as ChromeEventBundle metadata, the keys of the JSON metadata.
+ *
+ * The events are those of the JSON export (export_json.c), from the same
+ * slice matching, so that reading either file gives the same slices:
+ *  - every slice is a SLICE_BEGIN and a SLICE_END on its thread's track,
+ *    at the exact nanoseconds; the END repeats the BEGIN's name and
+ *    category, as the JSON "E" does. A thread's packets are ordered by
+ *    timestamp, at an equal one the ends of slices that last longer than
+ *    zero first, then the matching order;
+ *  - the args go where the JSON puts them: on the BEGIN those of a slice
+ *    the JSON writes as one "X" (BEGIN's, END's, flow event's; the first
+ *    key wins), otherwise the BEGIN's on the BEGIN and the END's on the
+ *    END; "tl_closed_at_snapshot" on a slice closed at the snapshot;
+ *  - instants go on the thread's track, the process track or the global
+ *    track (uuid 0) by scope; async events on a track per (pid, category,
+ *    id) under the process, named after its first event, as Perfetto's
+ *    JSON importer keys them; counters on a counter track per (pid, name)
+ *    under the process, named "<name> value" as Perfetto names the JSON
+ *    counter; a NaN sample is left out and an infinite one clamped, as in
+ *    the JSON (export_counter_values_non_finite);
+ *  - a flow event bound to a slice puts the flow's id in that slice's
+ *    flow_ids (begin, step) or terminating_flow_ids (end), the id being a
+ *    hash of the flow's category, name and JSON id (flows are keyed so in
+ *    the JSON). A step or end after which the JSON viewers have no open
+ *    flow is left out, as they drop it. The id rides on the slice's BEGIN,
+ *    or on its END when the slice began before the flow's previous event
+ *    was written, so that viewers meet a flow's events in order.
+ */
+#include "recorder/export/slice_match.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder/export/perfetto_proto.h"
+#include "recorder/export/proto_write.h"
+#include "recorder/export/trace_model.h"
+
+/* ------------------------------------------------------------------------ */
+/* Hashes: interning, track uuids, flow ids */
+
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+static uint64_t fnv_bytes(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+static uint64_t fnv_u64(uint64_t h, uint64_t v)
+{
+	unsigned char b[8];
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	return fnv_bytes(h, b, sizeof b);
+}
+
+/* A string and its terminator, so that ("ab", "c") and ("a", "bc") differ. */
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+	return fnv_bytes(h, s, strlen(s) + 1);
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+/* A non-zero id from a hash (0 is the global track, and "no flow"). */
+static uint64_t nonzero(uint64_t h)
+{
+	h = mix64(h);
+	return h ? h : 1;
+}
+
+static uint64_t process_uuid(uint32_t pid)
+{
+	return nonzero(fnv_u64(fnv_bytes(FNV_OFFSET, "p", 1), pid));
+}
+
+static uint64_t thread_uuid(uint32_t pid, uint32_t tid)
+{
+	return nonzero(fnv_u64(fnv_u64(fnv_bytes(FNV_OFFSET, "t", 1), pid), tid));
+}
+
+static uint64_t counter_uuid(uint32_t pid, const char *name)
+{
+	return nonzero(fnv_str(fnv_u64(fnv_bytes(FNV_OFFSET, "c", 1), pid), name));
+}
+
+static uint64_t async_uuid(uint32_t pid, const char *cat, uint64_t id)
+{
+	return nonzero(fnv_u64(fnv_str(fnv_u64(fnv_bytes(FNV_OFFSET, "a", 1), pid), cat), id));
+}
+
+static uint64_t flow_uuid(const char *cat, const char *name, uint64_t id)
+{
+	return nonzero(fnv_u64(fnv_str(fnv_str(FNV_OFFSET, cat), name), id));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Interned strings and described tracks */
+
+typedef struct intern_slot {
+	const char *s; /* NULL: free */
+	uint64_t hash;
+	uint64_t iid;
+} intern_slot;
+
+/* Strings of one InternedData kind; iids count from 1. */
+typedef struct intern_table {
+	intern_slot *slots;
+	size_t cap, used;
+	uint64_t next_iid;
+} intern_table;
+
+/* A set of track uuids already described (0 is never stored). */
+typedef struct uuid_set {
+	uint64_t *slots;
+	size_t cap, used;
+} uuid_set;
+
+enum { KIND_CATEGORY, KIND_NAME, KIND_ANNOTATION, KIND_COUNT };
+
+/* Strings first used by the packet being built. */
+#define PENDING_MAX (3 * TL_MAX_ARGS + 4)
+
+typedef struct pending_string {
+	int kind;
+	uint64_t iid;
+	const char *s;
+} pending_string;
+
+/* ------------------------------------------------------------------------ */
+/* The writer */
+
+/* What a slice's flow event becomes (flow_mode). */
+enum { FLOW_NONE, FLOW_BEGIN_OR_STEP, FLOW_TERMINATE };
+
+typedef struct pf_writer {
+	const tl_model *model;
+	const tl_slice_match *match;
+	tl_out *out;
+	tl_proto packet;
+	int first_packet;
+	intern_table strings[KIND_COUNT];
+	pending_string pending[PENDING_MAX];
+	size_t npending;
+	uuid_set described;
+	/* Per slice, when the model has flows (else NULL). */
+	unsigned char *flow_mode;
+	unsigned char *flow_on_end;
+	unsigned char *flow_rank; /* 0 begin, 1 step, 2 end: ties across threads */
+	uint64_t *flow_id;
+	uint64_t counter_values_non_finite;
+	int err; /* -ENOMEM */
+} pf_writer;
+
+static uint64_t intern(pf_writer *w, int kind, const char *s)
+{
+	intern_table *t = &w->strings[kind];
+	if ((t->used + 1) * 2 > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		intern_slot *slots = calloc(cap, sizeof *slots);
+		if (!slots) {
+			w->err = -ENOMEM;
+			return 0;
+		}
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->slots[i].s)
+				continue;
+			size_t j = (size_t)t->slots[i].hash & (cap - 1);
+			while (slots[j].s)
+				j = (j + 1) & (cap - 1);
+			slots[j] = t->slots[i];
+		}
+		free(t->slots);
+		t->slots = slots;
+		t->cap = cap;
+	}
+	uint64_t hash = fnv_str(FNV_OFFSET, s);
+	size_t i = (size_t)hash & (t->cap - 1);
+	for (; t->slots[i].s; i = (i + 1) & (t->cap - 1)) {
+		if (t->slots[i].hash == hash && strcmp(t->slots[i].s, s) == 0)
+			return t->slots[i].iid;
+	}
+	t->slots[i] = (intern_slot){s, hash, ++t->next_iid};
+	t->used++;
+	if (w->npending < PENDING_MAX)
+		w->pending[w->npending++] = (pending_string){kind, t->next_iid, s};
+	return t->next_iid;
+}
+
+/* Adds uuid to the set; 1 when it was new. */
+static int describe_once(pf_writer *w, uint64_t uuid)
+{
+	uuid_set *set = &w->described;
+	if ((set->used + 1) * 2 > set->cap) {
+		size_t cap = set->cap ? set->cap * 2 : 64;
+		uint64_t *slots = calloc(cap, sizeof *slots);
+		if (!slots) {
+			w->err = -ENOMEM;
+			return 0;
+		}
+		for (size_t i = 0; i < set->cap; i++) {
+			if (!set->slots[i])
+				continue;
+			size_t j = (size_t)mix64(set->slots[i]) & (cap - 1);
+			while (slots[j])
+				j = (j + 1) & (cap - 1);
+			slots[j] = set->slots[i];
+		}
+		free(set->slots);
+		set->slots = slots;
+		set->cap = cap;
+	}
+	size_t i = (size_t)mix64(uuid) & (set->cap - 1);
+	for (; set->slots[i]; i = (i + 1) & (set->cap - 1)) {
+		if (set->slots[i] == uuid)
+			return 0;
+	}
+	set->slots[i] = uuid;
+	set->used++;
+	return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Packets */
+
+/* Starts a packet; a negative ts means none. */
+static void packet_start(pf_writer *w, int has_ts, int64_t ts)
+{
+	tl_proto *p = &w->packet;
+	tl_proto_reset(p);
+	w->npending = 0;
+	if (has_ts)
+		tl_proto_varint(p, TL_PF_PACKET_TIMESTAMP, (uint64_t)ts);
+	tl_proto_varint(p, TL_PF_PACKET_SEQUENCE_ID, TL_PF_SEQUENCE);
+	tl_proto_varint(p, TL_PF_PACKET_SEQUENCE_FLAGS,
+	                w->first_packet ? TL_PF_SEQ_INCREMENTAL_STATE_CLEARED
+	                                : TL_PF_SEQ_NEEDS_INCREMENTAL_STATE);
+	w->first_packet = 0;
+}
+
+/* Writes the strings the packet interned, then the packet, to the output. */
+static void packet_finish(pf_writer *w)
+{
+	static const uint32_t fields[KIND_COUNT] = {
+	    [KIND_CATEGORY] = TL_PF_INTERNED_EVENT_CATEGORIES,
+	    [KIND_NAME] = TL_PF_INTERNED_EVENT_NAMES,
+	    [KIND_ANNOTATION] = TL_PF_INTERNED_ANNOTATION_NAMES,
+	};
+	tl_proto *p = &w->packet;
+	if (w->npending) {
+		size_t data = tl_proto_begin(p, TL_PF_PACKET_INTERNED_DATA);
+		for (int kind = 0; kind < KIND_COUNT; kind++) {
+			for (size_t i = 0; i < w->npending; i++) {
+				if (w->pending[i].kind != kind)
+					continue;
+				size_t entry = tl_proto_begin(p, fields[kind]);
+				tl_proto_varint(p, TL_PF_INTERNED_IID, w->pending[i].iid);
+				tl_proto_string(p, TL_PF_INTERNED_NAME, w->pending[i].s);
+				tl_proto_end(p, entry);
+			}
+		}
+		tl_proto_end(p, data);
+	}
+	if (p->err) {
+		w->err = p->err;
+		return;
+	}
+	unsigned char head[11];
+	head[0] = TL_PF_TRACE_PACKET << 3 | 2;
+	size_t n = 1 + tl_proto_put_varint(head + 1, p->len);
+	tl_out_bytes(w->out, head, n);
+	tl_out_bytes(w->out, p->buf, p->len);
+}
+
+static int clock_builtin(int clock_id)
+{
+	return clock_id == 1 ? TL_PF_BUILTIN_CLOCK_MONOTONIC : TL_PF_BUILTIN_CLOCK_BOOTTIME;
+}
+
+static void write_clock(tl_proto *p, int builtin, int64_t ts)
+{
+	size_t clock = tl_proto_begin(p, TL_PF_CLOCK_SNAPSHOT_CLOCKS);
+	tl_proto_varint(p, TL_PF_CLOCK_ID, (uint64_t)builtin);
+	tl_proto_varint(p, TL_PF_CLOCK_TIMESTAMP, (uint64_t)ts);
+	tl_proto_end(p, clock);
+}
+
+/* The first packet: the clock snapshot and the timestamps' clock. */
+static void write_clock_snapshot(pf_writer *w)
+{
+	const tl_model *m = w->model;
+	tl_proto *p = &w->packet;
+	int trace_clock = clock_builtin(m->clock_id);
+	int64_t boot = m->boottime_ns, mono = m->monotonic_ns;
+
+	packet_start(w, 0, 0);
+	size_t snapshot = tl_proto_begin(p, TL_PF_PACKET_CLOCK_SNAPSHOT);
+	if (trace_clock == TL_PF_BUILTIN_CLOCK_BOOTTIME) {
+		write_clock(p, TL_PF_BUILTIN_CLOCK_BOOTTIME, boot);
+		if (mono)
+			write_clock(p, TL_PF_BUILTIN_CLOCK_MONOTONIC, mono);
+	} else {
+		write_clock(p, TL_PF_BUILTIN_CLOCK_MONOTONIC, mono);
+		if (boot)
+			write_clock(p, TL_PF_BUILTIN_CLOCK_BOOTTIME, boot);
+	}
+	if (m->realtime_ns)
+		write_clock(p, TL_PF_BUILTIN_CLOCK_REALTIME, m->realtime_ns);
+	tl_proto_varint(p, TL_PF_CLOCK_SNAPSHOT_PRIMARY, (uint64_t)trace_clock);
+	tl_proto_end(p, snapshot);
+	size_t defaults = tl_proto_begin(p, TL_PF_PACKET_DEFAULTS);
+	tl_proto_varint(p, TL_PF_DEFAULTS_TIMESTAMP_CLOCK_ID, (uint64_t)trace_clock);
+	tl_proto_end(p, defaults);
+	packet_finish(w);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Track descriptors */
+
+static void write_process(pf_writer *w, uint32_t pid)
+{
+	if (!describe_once(w, process_uuid(pid)))
+		return;
+	char fallback[32];
+	const char *name = tl_model_process_name(w->model, pid);
+	if (!name || !name[0]) {
+		snprintf(fallback, sizeof fallback, "process %u", (unsigned)pid);
+		name = fallback;
+	}
+	tl_proto *p = &w->packet;
+	packet_start(w, 0, 0);
+	size_t track = tl_proto_begin(p, TL_PF_PACKET_TRACK_DESCRIPTOR);
+	tl_proto_varint(p, TL_PF_TRACK_UUID, process_uuid(pid));
+	size_t process = tl_proto_begin(p, TL_PF_TRACK_PROCESS);
+	tl_proto_varint(p, TL_PF_PROCESS_PID, (uint64_t)(int64_t)(int32_t)pid);
+	tl_proto_string(p, TL_PF_PROCESS_NAME, name);
+	tl_proto_end(p, process);
+	tl_proto_end(p, track);
+	packet_finish(w);
+}
+
+static uint32_t output_tid(uint32_t pid, uint32_t tid)
+{
+	return tid ? tid : pid;
+}
+
+static void write_thread(pf_writer *w, const tl_match_thread *t)
+{
+	uint32_t tid = output_tid(t->pid, t->tid);
+	if (!describe_once(w, thread_uuid(t->pid, tid)))
+		return;
+	char fallback[32];
+	const char *name = t->name;
+	if (!name[0]) {
+		snprintf(fallback, sizeof fallback, "thread %u", (unsigned)tid);
+		name = fallback;
+	}
+	tl_proto *p = &w->packet;
+	packet_start(w, 0, 0);
+	size_t track = tl_proto_begin(p, TL_PF_PACKET_TRACK_DESCRIPTOR);
+	tl_proto_varint(p, TL_PF_TRACK_UUID, thread_uuid(t->pid, tid));
+	size_t thread = tl_proto_begin(p, TL_PF_TRACK_THREAD);
+	tl_proto_varint(p, TL_PF_THREAD_PID, (uint64_t)(int64_t)(int32_t)t->pid);
+	tl_proto_varint(p, TL_PF_THREAD_TID, tid);
+	tl_proto_string(p, TL_PF_THREAD_NAME, name);
+	tl_proto_end(p, thread);
+	tl_proto_end(p, track);
+	packet_finish(w);
+}
+
+/* A track under process pid, described before its first event. */
+static void write_child_track(pf_writer *w, uint64_t uuid, uint32_t pid, const char *name,
+                              int counter)
+{
+	if (!describe_once(w, uuid))
+		return;
+	tl_proto *p = &w->packet;
+	packet_start(w, 0, 0);
+	size_t track = tl_proto_begin(p, TL_PF_PACKET_TRACK_DESCRIPTOR);
+	tl_proto_varint(p, TL_PF_TRACK_UUID, uuid);
+	tl_proto_varint(p, TL_PF_TRACK_PARENT_UUID, process_uuid(pid));
+	tl_proto_string(p, TL_PF_TRACK_NAME, name);
+	if (counter)
+		tl_proto_end(p, tl_proto_begin(p, TL_PF_TRACK_COUNTER));
+	tl_proto_end(p, track);
+	packet_finish(w);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Track events */
+
+static void write_annotation_value(tl_proto *p, const tl_model_arg *arg)
+{
+	switch (arg->type) {
+	case TL_ARG_INT:
+		tl_proto_varint(p, TL_PF_ANNOTATION_INT, (uint64_t)arg->v.i);
+		break;
+	case TL_ARG_UINT:
+		tl_proto_varint(p, TL_PF_ANNOTATION_UINT, arg->v.u);
+		break;
+	case TL_ARG_DOUBLE:
+		tl_proto_double(p, TL_PF_ANNOTATION_DOUBLE, arg->v.d);
+		break;
+	case TL_ARG_BOOL:
+		tl_proto_varint(p, TL_PF_ANNOTATION_BOOL, arg->v.b ? 1 : 0);
+		break;
+	case TL_ARG_POINTER:
+		tl_proto_varint(p, TL_PF_ANNOTATION_POINTER, arg->v.p);
+		break;
+	case TL_ARG_STRING:
+	case TL_ARG_STRING_COPY:
+		tl_proto_string(p, TL_PF_ANNOTATION_STRING, arg->v.s);
+		break;
+	default:
+		break;
+	}
+}
+
+static int arg_type_known(tl_arg_type type)
+{
+	return type >= TL_ARG_INT && type <= TL_ARG_STRING_COPY;
+}
+
+static void write_annotations(pf_writer *w, const tl_arg_list *args, int closed_at_snapshot)
+{
+	tl_proto *p = &w->packet;
+	for (size_t i = 0; args && i < args->nargs; i++) {
+		const tl_model_arg *arg = args->args[i];
+		if (!arg_type_known(arg->type))
+			continue;
+		size_t a = tl_proto_begin(p, TL_PF_EVENT_DEBUG_ANNOTATIONS);
+		tl_proto_varint(p, TL_PF_ANNOTATION_NAME_IID,
+		                intern(w, KIND_ANNOTATION, arg->key ? arg->key : ""));
+		write_annotation_value(p, arg);
+		tl_proto_end(p, a);
+	}
+	if (closed_at_snapshot) {
+		size_t a = tl_proto_begin(p, TL_PF_EVENT_DEBUG_ANNOTATIONS);
+		tl_proto_varint(p, TL_PF_ANNOTATION_NAME_IID,
+		                intern(w, KIND_ANNOTATION, "tl_closed_at_snapshot"));
+		tl_proto_varint(p, TL_PF_ANNOTATION_BOOL, 1);
+		tl_proto_end(p, a);
+	}
+}
+
+/* One TrackEvent of a type, name and category, with what follows. */
+typedef struct event_spec {
+	int64_t ts;
+	unsigned type;
+	uint64_t track;
+	const tl_model_event *ev; /* name and category */
+	const tl_arg_list *args;  /* may be NULL */
+	int closed_at_snapshot;
+	int flow_mode; /* FLOW_* */
+	uint64_t flow_id;
+} event_spec;
+
+/* Starts the packet and opens its TrackEvent; returns the mark to close. */
+static size_t event_open(pf_writer *w, const event_spec *e)
+{
+	tl_proto *p = &w->packet;
+	packet_start(w, 1, e->ts);
+	size_t event = tl_proto_begin(p, TL_PF_PACKET_TRACK_EVENT);
+	tl_proto_varint(p, TL_PF_EVENT_TYPE, e->type);
+	tl_proto_varint(p, TL_PF_EVENT_TRACK_UUID, e->track);
+	tl_proto_varint(p, TL_PF_EVENT_CATEGORY_IIDS,
+	                intern(w, KIND_CATEGORY, tl_export_event_cat(e->ev)));
+	if (e->type != TL_PF_TYPE_COUNTER)
+		tl_proto_varint(p, TL_PF_EVENT_NAME_IID,
+		                intern(w, KIND_NAME, tl_export_event_name(e->ev)));
+	write_annotations(w, e->args, e->closed_at_snapshot);
+	if (e->flow_mode == FLOW_BEGIN_OR_STEP)
+		tl_proto_fixed64(p, TL_PF_EVENT_FLOW_IDS, e->flow_id);
+	else if (e->flow_mode == FLOW_TERMINATE)
+		tl_proto_fixed64(p, TL_PF_EVENT_TERMINATING_FLOW_IDS, e->flow_id);
+	return event;
+}
+
+static void event_close(pf_writer *w, size_t event)
+{
+	tl_proto_end(&w->packet, event);
+	packet_finish(w);
+}
+
+static void write_event_spec(pf_writer *w, const event_spec *e)
+{
+	event_close(w, event_open(w, e));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Slices and other events */
+
+static void write_slice_open(pf_writer *w, size_t index)
+{
+	const tl_slice *s = &w->match->slices[index];
+	const tl_model_event *events = w->model->events;
+	const tl_model_event *ev = &events[s->event];
+	const tl_model_event *end = NULL, *flow = NULL;
+	uint32_t pid = tl_model_event_pid(w->model, ev);
+	if ((s->flags & TL_SLICE_AS_COMPLETE) && !(s->flags & TL_SLICE_FLOW_MARKER)) {
+		if (s->end_event != TL_MATCH_NONE)
+			end = &events[s->end_event];
+		if (s->flow_event != TL_MATCH_NONE)
+			flow = &events[s->flow_event];
+	}
+	tl_arg_list args;
+	tl_arg_list_collect(&args, ev, end, flow);
+	event_spec e = {.ts = s->start_ns,
+	                .type = TL_PF_TYPE_SLICE_BEGIN,
+	                .track = thread_uuid(pid, output_tid(pid, ev->tid)),
+	                .ev = ev,
+	                .args = &args,
+	                .closed_at_snapshot = !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT)};
+	if (w->flow_mode && !w->flow_on_end[index]) {
+		e.flow_mode = w->flow_mode[index];
+		e.flow_id = w->flow_id[index];
+	}
+	write_event_spec(w, &e);
+}
+
+static void write_slice_close(pf_writer *w, size_t index)
+{
+	const tl_slice *s = &w->match->slices[index];
+	const tl_model_event *events = w->model->events;
+	const tl_model_event *ev = &events[s->event];
+	uint32_t pid = tl_model_event_pid(w->model, ev);
+	tl_arg_list args = {.nargs = 0};
+	if (!(s->flags & TL_SLICE_AS_COMPLETE) && s->end_event != TL_MATCH_NONE)
+		tl_arg_list_collect(&args, &events[s->end_event], NULL, NULL);
+	event_spec e = {.ts = s->end_ns,
+	                .type = TL_PF_TYPE_SLICE_END,
+	                .track = thread_uuid(pid, output_tid(pid, ev->tid)),
+	                .ev = ev,
+	                .args = &args};
+	if (w->flow_mode && w->flow_on_end[index]) {
+		e.flow_mode = w->flow_mode[index];
+		e.flow_id = w->flow_id[index];
+	}
+	write_event_spec(w, &e);
+}
+
+static void write_counter(pf_writer *w, const tl_model_event *ev)
+{
+	uint32_t pid = tl_model_event_pid(w->model, ev);
+	double d = ev->counter_d;
+	if (ev->counter_is_double && !isfinite(d)) {
+		w->counter_values_non_finite++;
+		if (isnan(d))
+			return;
+		d = d > 0 ? DBL_MAX : -DBL_MAX;
+	}
+	const char *name = tl_export_event_name(ev);
+	char *track_name = malloc(strlen(name) + sizeof " value");
+	if (!track_name) {
+		w->err = -ENOMEM;
+		return;
+	}
+	strcpy(track_name, name);
+	strcat(track_name, " value");
+	uint64_t uuid = counter_uuid(pid, name);
+	write_child_track(w, uuid, pid, track_name, 1);
+	free(track_name);
+
+	tl_arg_list args;
+	tl_arg_list_collect(&args, ev, NULL, NULL);
+	event_spec e = {
+	    .ts = ev->ts_ns, .type = TL_PF_TYPE_COUNTER, .track = uuid, .ev = ev, .args = &args};
+	size_t event = event_open(w, &e);
+	if (ev->counter_is_double)
+		tl_proto_double(&w->packet, TL_PF_EVENT_DOUBLE_COUNTER_VALUE, d);
+	else
+		tl_proto_varint(&w->packet, TL_PF_EVENT_COUNTER_VALUE, (uint64_t)ev->counter_i);
+	event_close(w, event);
+}
+
+static void write_event(pf_writer *w, const tl_model_event *ev)
+{
+	uint32_t pid = tl_model_event_pid(w->model, ev);
+	tl_arg_list args;
+	tl_arg_list_collect(&args, ev, NULL, NULL);
+	event_spec e = {.ts = ev->ts_ns, .ev = ev, .args = &args};
+
+	switch (ev->phase) {
+	case TL_PHASE_COUNTER:
+		write_counter(w, ev);
+		return;
+	case TL_PHASE_INSTANT:
+		e.type = TL_PF_TYPE_INSTANT;
+		switch (ev->scope & TL_EVENT_SCOPE_MASK) {
+		case TL_EVENT_SCOPE_GLOBAL:
+			e.track = 0;
+			break;
+		case TL_EVENT_SCOPE_PROCESS:
+			e.track = process_uuid(pid);
+			break;
+		default:
+			e.track = thread_uuid(pid, output_tid(pid, ev->tid));
+			break;
+		}
+		break;
+	case TL_PHASE_ASYNC_BEGIN:
+	case TL_PHASE_ASYNC_END:
+	case TL_PHASE_ASYNC_INSTANT:
+		e.type = ev->phase == TL_PHASE_ASYNC_BEGIN ? TL_PF_TYPE_SLICE_BEGIN
+		         : ev->phase == TL_PHASE_ASYNC_END ? TL_PF_TYPE_SLICE_END
+		                                           : TL_PF_TYPE_INSTANT;
+		e.track = async_uuid(pid, tl_export_event_cat(ev), ev->id);
+		write_child_track(w, e.track, pid, tl_export_event_name(ev), 0);
+		break;
+	default:
+		return; /* slice_match lists no other phase as an event */
+	}
+	write_event_spec(w, &e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Flows */
+
+typedef struct flow_order {
+	uint64_t id;    /* the flow's Perfetto id */
+	size_t written; /* position in tl_flow_refs order */
+} flow_order;
+
+static int compare_flow_order(const void *pa, const void *pb)
+{
+	const flow_order *a = pa, *b = pb;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return a->written < b->written ? -1 : a->written > b->written;
+}
+
+/*
+ * Decides, per slice carrying a flow, what its TrackEvent says of the flow
+ * and whether its BEGIN or its END says it (see the file comment).
+ * 0 or -ENOMEM.
+ */
+static int plan_flows(pf_writer *w)
+{
+	const tl_slice_match *match = w->match;
+	size_t n = tl_flow_count(match);
+	if (n == 0)
+		return 0;
+	tl_flow_ref *refs = calloc(n, sizeof *refs);
+	flow_order *order = calloc(n, sizeof *order);
+	w->flow_mode = calloc(match->nslices, 1);
+	w->flow_on_end = calloc(match->nslices, 1);
+	w->flow_rank = calloc(match->nslices, 1);
+	w->flow_id = calloc(match->nslices, sizeof *w->flow_id);
+	if (!refs || !order || !w->flow_mode || !w->flow_on_end || !w->flow_rank || !w->flow_id) {
+		free(refs);
+		free(order);
+		return -ENOMEM;
+	}
+	n = tl_flow_refs(w->model, match, refs);
+	for (size_t i = 0; i < n; i++) {
+		const tl_model_event *ev = refs[i].event;
+		order[i].id =
+		    flow_uuid(tl_export_event_cat(ev), tl_export_event_name(ev), refs[i].id);
+		order[i].written = i;
+	}
+	qsort(order, n, sizeof *order, compare_flow_order);
+
+	int active = 0;
+	int64_t last = INT64_MIN;
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || order[i].id != order[i - 1].id) {
+			active = 0;
+			last = INT64_MIN;
+		}
+		const tl_flow_ref *ref = &refs[order[i].written];
+		int mode = FLOW_NONE;
+		switch (ref->event->phase) {
+		case TL_PHASE_FLOW_BEGIN:
+			mode = FLOW_BEGIN_OR_STEP;
+			active = 1;
+			break;
+		case TL_PHASE_FLOW_STEP:
+			mode = active ? FLOW_BEGIN_OR_STEP : FLOW_NONE;
+			break;
+		default:
+			mode = active ? FLOW_TERMINATE : FLOW_NONE;
+			active = 0;
+			break;
+		}
+		if (mode == FLOW_NONE)
+			continue;
+		const tl_slice *s = &match->slices[ref->slice];
+		w->flow_mode[ref->slice] = (unsigned char)mode;
+		w->flow_id[ref->slice] = order[i].id;
+		w->flow_rank[ref->slice] = ref->event->phase == TL_PHASE_FLOW_BEGIN  ? 0
+		                           : ref->event->phase == TL_PHASE_FLOW_STEP ? 1
+		                                                                     : 2;
+		if (s->start_ns >= last || s->end_ns < last) {
+			last = s->start_ns > last ? s->start_ns : last;
+		} else {
+			w->flow_on_end[ref->slice] = 1;
+			last = s->end_ns;
+		}
+	}
+	free(refs);
+	free(order);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The order of the packets */
+
+typedef struct pf_record {
+	int64_t ts;
+	size_t order;
+	int rank;      /* 0: the end of a slice longer than zero; 1: the rest */
+	int flow_rank; /* 0 to 2: carries a flow's begin, step, end; 3: none */
+	const tl_match_item *item;
+} pf_record;
+
+static int compare_record(const void *pa, const void *pb)
+{
+	const pf_record *a = pa, *b = pb;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void fill_records(const pf_writer *w, const tl_match_thread *t, pf_record *records)
+{
+	const tl_slice_match *match = w->match;
+	for (size_t i = 0; i < t->nitems; i++) {
+		const tl_match_item *item = &match->items[t->first_item + i];
+		pf_record *r = &records[i];
+		*r = (pf_record){.ts = item->ts_ns,
+		                 .order = item->order,
+		                 .rank = 1,
+		                 .flow_rank = 3,
+		                 .item = item};
+		if (item->kind == TL_ITEM_EVENT)
+			continue;
+		const tl_slice *s = &match->slices[item->ref];
+		if (item->kind == TL_ITEM_CLOSE && s->end_ns > s->start_ns)
+			r->rank = 0;
+		if (w->flow_mode && w->flow_mode[item->ref] &&
+		    w->flow_on_end[item->ref] == (item->kind == TL_ITEM_CLOSE))
+			r->flow_rank = w->flow_rank[item->ref];
+	}
+	qsort(records, t->nitems, sizeof *records, compare_record);
+}
+
+/* The next record of each thread, in a binary heap of thread indices. */
+typedef struct merge {
+	const tl_slice_match *match;
+	const pf_record *records;
+	size_t *next; /* per thread: index into records */
+	size_t *heap;
+	size_t nheap;
+} merge;
+
+static const pf_record *head(const merge *m, size_t thread)
+{
+	return &m->records[m->next[thread]];
+}
+
+static int heap_less(const merge *m, size_t a, size_t b)
+{
+	const pf_record *x = head(m, a), *y = head(m, b);
+	if (x->ts != y->ts)
+		return x->ts < y->ts;
+	if (x->flow_rank != y->flow_rank)
+		return x->flow_rank < y->flow_rank;
+	return a < b;
+}
+
+static void heap_down(merge *m, size_t i)
+{
+	for (;;) {
+		size_t least = i, l = 2 * i + 1, r = l + 1;
+		if (l < m->nheap && heap_less(m, m->heap[l], m->heap[least]))
+			least = l;
+		if (r < m->nheap && heap_less(m, m->heap[r], m->heap[least]))
+			least = r;
+		if (least == i)
+			return;
+		size_t tmp = m->heap[i];
+		m->heap[i] = m->heap[least];
+		m->heap[least] = tmp;
+		i = least;
+	}
+}
+
+static void write_record(pf_writer *w, const pf_record *r)
+{
+	const tl_match_item *item = r->item;
+	switch (item->kind) {
+	case TL_ITEM_OPEN:
+		write_slice_open(w, item->ref);
+		break;
+	case TL_ITEM_CLOSE:
+		write_slice_close(w, item->ref);
+		break;
+	case TL_ITEM_EVENT:
+		write_event(w, &w->model->events[item->ref]);
+		break;
+	}
+}
+
+/* Writes every thread's records, merged by timestamp. 0 or -ENOMEM. */
+static int write_events(pf_writer *w)
+{
+	const tl_slice_match *match = w->match;
+	pf_record *records = calloc(match->nitems + 1, sizeof *records);
+	merge m = {.match = match, .records = records};
+	m.next = calloc(match->nthreads + 1, sizeof *m.next);
+	m.heap = calloc(match->nthreads + 1, sizeof *m.heap);
+	size_t *last = calloc(match->nthreads + 1, sizeof *last);
+	int rc = -ENOMEM;
+	if (!records || !m.next || !m.heap || !last)
+		goto out_free;
+	for (size_t t = 0; t < match->nthreads; t++) {
+		const tl_match_thread *th = &match->threads[t];
+		fill_records(w, th, records + th->first_item);
+		m.next[t] = th->first_item;
+		last[t] = th->first_item + th->nitems;
+		if (th->nitems)
+			m.heap[m.nheap++] = t;
+	}
+	for (size_t i = m.nheap; i-- > 0;)
+		heap_down(&m, i);
+	while (m.nheap && !w->err && !w->out->err) {
+		size_t t = m.heap[0];
+		write_record(w, head(&m, t));
+		if (++m.next[t] == last[t])
+			m.heap[0] = m.heap[--m.nheap];
+		heap_down(&m, 0);
+	}
+	rc = 0;
+out_free:
+	free(last);
+	free(m.heap);
+	free(m.next);
+	free(records);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Metadata */
+
+static size_t meta_open(tl_proto *p, const char *name)
+{
+	size_t entry = tl_proto_begin(p, TL_PF_BUNDLE_METADATA);
+	tl_proto_string(p, TL_PF_METADATA_NAME, name);
+	return entry;
+}
+
+static void meta_int(tl_proto *p, const char *name, int64_t v)
+{
+	size_t entry = meta_open(p, name);
+	tl_proto_varint(p, TL_PF_METADATA_INT, (uint64_t)v);
+	tl_proto_end(p, entry);
+}
+
+static void meta_string(tl_proto *p, const char *name, const char *v)
+{
+	size_t entry = meta_open(p, name);
+	tl_proto_string(p, TL_PF_METADATA_STRING, v);
+	tl_proto_end(p, entry);
+}
+
+static void meta_bool(tl_proto *p, const char *name, int v)
+{
+	size_t entry = meta_open(p, name);
+	tl_proto_varint(p, TL_PF_METADATA_BOOL, v ? 1 : 0);
+	tl_proto_end(p, entry);
+}
+
+/* The keys and values of the JSON export's "metadata" object. */
+static void write_metadata(pf_writer *w)
+{
+	const tl_model *m = w->model;
+	const tl_stats *st = &m->stats;
+	const tl_slice_match *match = w->match;
+	const char *recorder = m->recorder ? m->recorder : st->recorder;
+	tl_proto *p = &w->packet;
+
+	packet_start(w, 0, 0);
+	size_t bundle = tl_proto_begin(p, TL_PF_PACKET_CHROME_EVENTS);
+	meta_string(p, "recorder", recorder ? recorder : "");
+	meta_string(p, "clock", m->clock_id == 7 ? "boot" : m->clock_id == 1 ? "mono" : "unknown");
+	meta_int(p, "clock_id", m->clock_id);
+	meta_int(p, "snapshot_ns", m->snapshot_ns);
+	meta_int(p, "boottime_ns", m->boottime_ns);
+	meta_int(p, "monotonic_ns", m->monotonic_ns);
+	meta_int(p, "realtime_ns", m->realtime_ns);
+	meta_bool(p, "snapshot_complete", m->complete);
+	meta_int(p, "events_written", (int64_t)st->events_written);
+	meta_int(p, "events_overwritten", (int64_t)st->events_overwritten);
+	meta_int(p, "events_dropped", (int64_t)st->events_dropped);
+	meta_int(p, "strings_truncated", (int64_t)st->strings_truncated);
+	meta_int(p, "args_dropped", (int64_t)st->args_dropped);
+	meta_int(p, "unmatched_begin", (int64_t)st->unmatched_begin);
+	meta_int(p, "unmatched_end", (int64_t)st->unmatched_end);
+	meta_int(p, "blocks_torn", (int64_t)st->blocks_torn);
+	meta_int(p, "buffer_bytes", (int64_t)st->buffer_bytes);
+	meta_int(p, "buffer_bytes_used", (int64_t)st->buffer_bytes_used);
+	meta_int(p, "threads", (int64_t)st->threads);
+	meta_int(p, "categories", (int64_t)st->categories);
+	meta_int(p, "export_unmatched_begin", (int64_t)match->unmatched_begin);
+	meta_int(p, "export_unmatched_end", (int64_t)match->unmatched_end);
+	meta_int(p, "export_slices_too_deep", (int64_t)match->too_deep);
+	meta_int(p, "export_flow_markers", (int64_t)match->flow_markers);
+	meta_int(p, "export_flows_dropped", (int64_t)match->flows_dropped);
+	meta_int(p, "export_counter_values_non_finite", (int64_t)w->counter_values_non_finite);
+	meta_int(p, "export_events_unknown", (int64_t)match->events_unknown);
+	tl_proto_end(p, bundle);
+	packet_finish(w);
+}
+
+/* ------------------------------------------------------------------------ */
+
+int tl_export_perfetto(const tl_model *model, int fd, tl_export_counts *counts)
+{
+	tl_slice_match match;
+	int rc = tl_slice_match_build(model, &match);
+	if (rc)
+		return rc;
+	pf_writer w = {.model = model, .match = &match, .first_packet = 1};
+	tl_proto_init(&w.packet);
+	w.out = malloc(sizeof *w.out);
+	if (!w.out) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	tl_out_init(w.out, fd);
+	rc = plan_flows(&w);
+	if (rc)
+		goto out_free;
+
+	write_clock_snapshot(&w);
+	write_process(&w, model->pid);
+	for (size_t t = 0; t < match.nthreads; t++)
+		write_process(&w, match.threads[t].pid);
+	for (size_t t = 0; t < match.nthreads; t++)
+		write_thread(&w, &match.threads[t]);
+	rc = write_events(&w);
+	if (rc == 0 && !w.err)
+		write_metadata(&w);
+	if (rc == 0)
+		rc = w.err;
+	if (rc == 0)
+		rc = tl_out_flush(w.out);
+	if (rc == 0 && counts) {
+		counts->unmatched_begin = match.unmatched_begin;
+		counts->unmatched_end = match.unmatched_end;
+	}
+
+out_free:
+	for (int kind = 0; kind < KIND_COUNT; kind++)
+		free(w.strings[kind].slots);
+	free(w.described.slots);
+	free(w.flow_mode);
+	free(w.flow_on_end);
+	free(w.flow_rank);
+	free(w.flow_id);
+	free(w.out);
+	tl_proto_free(&w.packet);
+	tl_slice_match_free(&match);
+	return rc;
+}
