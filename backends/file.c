@@ -203,6 +203,32 @@ static void *drain_main(void *arg)
 	return NULL;
 }
 
+/* The path with "%p" replaced by the process id and "%%" by "%": one file
+ * per process when several processes share the environment (a command
+ * and the programs it starts). 0, or -ENAMETOOLONG. */
+static int expand_path(const char *pattern, char *out, size_t size)
+{
+	size_t n = 0;
+	for (const char *p = pattern; *p; p++) {
+		char pid[24];
+		const char *piece = p;
+		size_t len = 1;
+		if (p[0] == '%' && p[1] == 'p') {
+			len = (size_t)snprintf(pid, sizeof pid, "%d", (int)getpid());
+			piece = pid;
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			p++;
+		}
+		if (n + len >= size)
+			return -ENAMETOOLONG;
+		memcpy(out + n, piece, len);
+		n += len;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
 static int file_start(struct tl_recorder *rec, const tl_options *opts)
 {
 	if (!opts->file_path || !*opts->file_path) {
@@ -218,7 +244,13 @@ static int file_start(struct tl_recorder *rec, const tl_options *opts)
 	struct file_recorder *f = calloc(1, sizeof *f);
 	if (!f)
 		return -ENOMEM;
-	snprintf(f->path, sizeof f->path, "%s", opts->file_path);
+	if (expand_path(opts->file_path, f->path, sizeof f->path) != 0) {
+		tl_log(TL_LOG_ERROR, "file recorder: the file's path is longer than %d bytes once "
+				     "expanded",
+		       PATH_MAX - 1);
+		free(f);
+		return -ENAMETOOLONG;
+	}
 	f->max_bytes = opts->file_max_bytes;
 	f->keep = opts->file_keep ? opts->file_keep : DEFAULT_KEEP;
 	f->fd = -1;

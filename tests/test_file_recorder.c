@@ -398,6 +398,25 @@ static void test_a_full_disk_ends_the_file_and_counts_what_is_lost(void **state)
 
 /* ---- configuration ------------------------------------------------------------ */
 
+/* "%p" in the path is the process id: one file per process. */
+static void test_percent_p_in_the_path_names_the_process(void **state)
+{
+	(void)state;
+	char pattern[512], expected[512];
+	snprintf(pattern, sizeof pattern, "%s.%%p.100%%%%", file_path);
+	snprintf(expected, sizeof expected, "%s.%d.100%%", file_path, (int)getpid());
+	tl_options o = {.struct_size = sizeof o, .recorder = TL_RECORDER_FILE, .file_path = pattern};
+	assert_int_equal(tl_init(&o), 0);
+	TL_TRACE_EVENT_INSTANT0("file", "per process", TL_SCOPE_THREAD);
+	tl_shutdown();
+	tl_model m;
+	char err[256] = "";
+	assert_int_equal(tl_model_read_binary_file(expected, &m, err, sizeof err), 0);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "per process"), 1);
+	tl_model_free(&m);
+	unlink(expected);
+}
+
 static void test_the_file_recorder_without_a_path_is_refused(void **state)
 {
 	(void)state;
@@ -448,6 +467,8 @@ int main(void)
 	        test_a_drain_behind_drops_and_the_file_counts_them_per_thread, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_full_disk_ends_the_file_and_counts_what_is_lost,
 	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_percent_p_in_the_path_names_the_process, setup,
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_the_file_recorder_without_a_path_is_refused, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_the_environment_selects_the_file_and_its_rotation,

@@ -128,7 +128,8 @@ typedef struct tl_options {
 	 * while tracing is off. With the gate off, a write while tracing is off
 	 * fails and is counted in write_errors and events_dropped. */
 	bool systrace_no_gate;
-	/* file recorder: the file written (or TIMELINE_FILE); required. */
+	/* file recorder: the file written (or TIMELINE_FILE); required. "%p"
+	 * in it stands for the process id, "%%" for "%". */
 	const char *file_path;
 	/* file recorder: the size at which the file is rotated (0 = never;
 	 * TIMELINE_FILE_MAX_KB) and how many files are kept, the current one
