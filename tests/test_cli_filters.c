@@ -346,6 +346,16 @@ static void test_nothing_passing_is_a_warning(void **state)
 	assert_string_equal(err, "timeline slices: warning: nothing passes the filters\n");
 	free(out);
 	free(err);
+	assert_int_equal(run_cli(&out, &err, "stats %s --name nothing", window_trace), 0);
+	assert_string_equal(out, "");
+	assert_string_equal(err, "timeline stats: warning: nothing passes the filters\n");
+	free(out);
+	free(err);
+	assert_int_equal(run_cli(NULL, &err, "convert %s --name nothing -o -", window_trace), 0);
+	assert_true(strncmp(err, "timeline convert: warning: nothing passes the filters\n",
+	                    strlen("timeline convert: warning: nothing passes the filters\n")) ==
+	            0);
+	free(err);
 }
 
 static void test_convert_keeps_a_flow_only_with_both_ends(void **state)

@@ -481,19 +481,34 @@ static void test_csv_rows_all_have_the_header_columns(void **state)
 	assert_int_equal(rc, 0);
 }
 
-static void test_reads_a_snapshot_as_slices_does(void **state)
+/* Runs tests/scripts/check_stats_against_slices.py on traces (a shell word list). */
+static int check_against_slices(const char *traces)
+{
+	return tl_test_run("python3 %s/tests/scripts/check_stats_against_slices.py %s %s",
+	                   TL_SOURCE_DIR, cli, traces);
+}
+
+static void test_figures_add_up_to_what_slices_prints_for_a_snapshot(void **state)
 {
 	(void)state;
 	const char *snapshot = tl_test_path("stats-demo", ".tlsnap");
 	assert_int_equal(tl_test_run("%s demo --seconds 0.1 -o %s >/dev/null", cli, snapshot), 0);
-	char *slices, *csv;
-	assert_int_equal(run_cli(&slices, NULL, "slices %s --kind slice", snapshot), 0);
-	assert_int_equal(run_cli(&csv, NULL, "stats %s --csv", snapshot), 0);
-	char count[64];
-	snprintf(count, sizeof count, ",%zu,0,", tl_test_count(slices, " name=\"frame\" "));
-	assert_non_null(strstr(csv_row(csv, "slice", "frame"), count));
-	free(slices);
-	free(csv);
+	assert_int_equal(check_against_slices(snapshot), 0);
+}
+
+static void test_figures_add_up_to_what_slices_prints_for_the_conformance_cases(void **state)
+{
+	(void)state;
+	const char *dir = TL_SHARED_DIR "/conformance";
+	struct stat st;
+	if (stat(dir, &st) != 0) {
+		printf("skipped: no conformance directory at %s\n", dir);
+		skip();
+	}
+	char traces[4096];
+	snprintf(traces, sizeof traces, "%s/*.input %s/tests/fixtures/trace-cmd/*.txt", dir,
+	         TL_SOURCE_DIR);
+	assert_int_equal(check_against_slices(traces), 0);
 }
 
 static void test_reads_the_file_recorders_file(void **state)
@@ -661,7 +676,8 @@ int main(void)
 	    cmocka_unit_test(test_json_of_counters_and_an_empty_group_is_valid),
 	    cmocka_unit_test(test_json_escapes_names),
 	    cmocka_unit_test(test_csv_rows_all_have_the_header_columns),
-	    cmocka_unit_test(test_reads_a_snapshot_as_slices_does),
+	    cmocka_unit_test(test_figures_add_up_to_what_slices_prints_for_a_snapshot),
+	    cmocka_unit_test(test_figures_add_up_to_what_slices_prints_for_the_conformance_cases),
 	    cmocka_unit_test(test_reads_the_file_recorders_file),
 	    cmocka_unit_test(test_reads_systrace_text),
 	    cmocka_unit_test(test_a_malformed_trace_names_its_file_line_and_column),

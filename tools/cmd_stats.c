@@ -931,10 +931,9 @@ static int write_worst_table(const stats *st, FILE *out)
 static int write_table(const stats *st, FILE *out)
 {
 	if (!st->ngroups && !st->ncounters) {
-		fputs(tl_filter_active(&st->args->filter)
-		          ? "no slice or counter passes the filters\n"
-		          : "no slice or counter in the trace\n",
-		      out);
+		/* with filters, tl_cmd_stats has said that nothing passes */
+		if (tl_import_is_empty(st->imp))
+			fputs("no slice or counter in the trace\n", out);
 		return 0;
 	}
 	int rc = 0;
@@ -1049,6 +1048,8 @@ int tl_cmd_stats(int argc, char **argv)
 	}
 	stats st = {.imp = &imp, .args = &args};
 	rc = build_stats(&st, &args.filter);
+	if (rc == 0 && !st.ngroups && !st.ncounters && !tl_import_is_empty(&imp))
+		fprintf(stderr, STATS_PREFIX ": warning: nothing passes the filters\n");
 	if (rc == 0) {
 		if (args.format == FORMAT_JSON)
 			write_json(&st, stdout);
