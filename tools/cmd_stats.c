@@ -131,6 +131,8 @@ static int compute_self(const tl_import *imp, int64_t *self)
 	size_t *start = calloc(imp->ntracks + 1, sizeof *start);
 	size_t *order = malloc((n + 1) * sizeof *order);
 	size_t *open = malloc((TL_IMPORT_MAX_DEPTH + 1) * sizeof *open);
+	for (size_t d = 0; open && d <= TL_IMPORT_MAX_DEPTH; d++)
+		open[d] = TL_IMPORT_NONE;
 	if (!start || !order || !open) {
 		free(start);
 		free(order);
@@ -148,8 +150,8 @@ static int compute_self(const tl_import *imp, int64_t *self)
 
 	size_t run = 0;
 	for (size_t t = 0; t < imp->ntracks; t++) {
-		for (size_t d = 0; d <= TL_IMPORT_MAX_DEPTH; d++)
-			open[d] = TL_IMPORT_NONE;
+		/* only the depths the last track used need clearing */
+		size_t used = 0;
 		for (; run < start[t]; run++) {
 			size_t i = order[run];
 			const tl_import_slice *s = &imp->slices[i];
@@ -157,6 +159,8 @@ static int compute_self(const tl_import *imp, int64_t *self)
 			if (s->depth > TL_IMPORT_MAX_DEPTH)
 				continue;
 			open[s->depth] = i;
+			if (s->depth >= used)
+				used = s->depth + 1;
 			size_t p = s->depth ? open[s->depth - 1] : TL_IMPORT_NONE;
 			if (p == TL_IMPORT_NONE || imp->slices[p].dur < 0)
 				continue;
@@ -168,6 +172,8 @@ static int compute_self(const tl_import *imp, int64_t *self)
 			if (end > s->ts && s->ts >= parent->ts)
 				self[p] -= end - s->ts;
 		}
+		for (size_t d = 0; d < used; d++)
+			open[d] = TL_IMPORT_NONE;
 	}
 	free(start);
 	free(order);
