@@ -1,6 +1,7 @@
 /* Helpers shared by the `timeline` subcommands. */
 #include "tools/cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -66,5 +67,26 @@ int tl_cli_report_unread_lines(const char *prefix, const char *path, const tl_im
 	        "%s: warning: %s: %llu %s could not be read, the first at line %zu: '%s'; "
 	        "read the rest\n",
 	        prefix, path, failed, lines, imp->first_failure_line, text);
+	return 0;
+}
+
+int tl_cli_read_import(const char *prefix, const char *path, tl_import *imp)
+{
+	tl_read_error err = {0};
+	int rc = tl_import_read_file(path, imp, NULL, &err);
+	if (rc) {
+		if (rc == -EINVAL && err.line)
+			fprintf(stderr, "%s: %s:%zu:%zu: %s\n", prefix, path, err.line, err.column,
+			        err.message);
+		else if (rc == -EINVAL)
+			fprintf(stderr, "%s: %s: %s\n", prefix, path, err.message);
+		else
+			fprintf(stderr, "%s: %s: %s\n", prefix, path, strerror(-rc));
+		return 1;
+	}
+	if (tl_cli_report_unread_lines(prefix, path, imp)) {
+		tl_import_free(imp);
+		return 1;
+	}
 	return 0;
 }

@@ -30,4 +30,14 @@ struct tl_import;
  */
 int tl_cli_report_unread_lines(const char *prefix, const char *path, const struct tl_import *imp);
 
+/*
+ * Reads the trace at path, whatever its format, into *imp
+ * (tl_import_read_file) and reports on stderr, in one line, what went
+ * wrong: "PREFIX: PATH:LINE:COLUMN: reason" for malformed text, "PREFIX:
+ * PATH: reason" otherwise; then the lines that could not be read, as
+ * tl_cli_report_unread_lines does. Returns 0, or 1 (the exit status) with
+ * nothing to free.
+ */
+int tl_cli_read_import(const char *prefix, const char *path, struct tl_import *imp);
+
 #endif /* TIMELINE_TOOLS_CLI_H */

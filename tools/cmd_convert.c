@@ -22,12 +22,13 @@
 #include "recorder/atomic_file.h"
 #include "recorder/export/trace_model.h"
 #include "recorder/snapshot_format.h"
+#include "tools/filters.h"
 #include "tools/readers/trace_import.h"
 
 #define CONVERT_PREFIX "timeline convert"
 
 static const char convert_usage[] =
-    "usage: timeline convert IN... -o OUT [--format json|ftrace|perfetto]\n"
+    "usage: timeline convert IN... -o OUT [--format json|ftrace|perfetto] [filters]\n"
     "\n"
     "Reads IN - a binary snapshot (written by tl_snapshot_binary(), also from a\n"
     "signal handler, or by the file recorder), ftrace/systrace text, Chrome JSON or\n"
@@ -44,7 +45,10 @@ static const char convert_usage[] =
     "                        extension: .txt, .ftrace, .systrace give ftrace,\n"
     "                        .perfetto-trace, .pftrace, .pb give perfetto,\n"
     "                        anything else json\n"
-    "  -h, --help            print this help\n";
+    "  -h, --help            print this help\n"
+    "\n" TL_FILTER_USAGE
+    "With filters, IN is read as 'timeline slices' reads it, and what passes is\n"
+    "written: whole slices, with their args and the flows whose both ends pass.\n";
 
 struct convert_format {
 	const char *name;
@@ -95,6 +99,7 @@ struct convert_args {
 	const char *output;
 	const struct convert_format *format; /* NULL: from the output's extension */
 	int help;
+	tl_filter filter;
 };
 
 /* Returns 0, or the exit status of a usage error (already reported). */
@@ -104,11 +109,12 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
+	    TL_FILTER_LONG_OPTIONS,
 	    {NULL, 0, NULL, 0},
 	};
 	optind = 1;
 	opterr = 0;
-	int opt;
+	int opt, rc;
 	while ((opt = getopt_long(argc, argv, ":o:f:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
@@ -124,8 +130,14 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 		case 'h':
 			args->help = 1;
 			return 0;
-		default: /* ':' or '?' */
-			return tl_cli_option_error(CONVERT_PREFIX, opt, argv);
+		default:
+			if (tl_filter_is_option(opt)) {
+				if ((rc = tl_filter_option(&args->filter, CONVERT_PREFIX, opt,
+				                           optarg)))
+					return rc;
+				break;
+			}
+			return tl_cli_option_error(CONVERT_PREFIX, opt, argv); /* ':' or '?' */
 		}
 	}
 	if (optind == argc)
@@ -204,12 +216,14 @@ static bool is_binary_snapshot(const char *path)
 
 /*
  * Reads IN into a model: a snapshot directly, text, JSON or a Perfetto
- * trace through the importer. Same contract as tl_model_read_binary_file; err
- * gets "LINE:COLUMN: reason" for malformed text. Returns 1, the problem
- * reported, when no line of a text could be read (a warning is printed
- * when some could not).
+ * trace through the importer; then keeps what passes filter. Same contract
+ * as tl_model_read_binary_file; err gets "LINE:COLUMN: reason" for
+ * malformed text. Returns 1, the problem reported, when no line of a text
+ * could be read (a warning is printed when some could not), 1 or 2 as
+ * tl_filter_import does.
  */
-static int read_input(const char *path, tl_model *model, char *err, size_t errlen)
+static int read_input(const char *path, tl_filter *filter, tl_model *model, char *err,
+                      size_t errlen)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
@@ -221,8 +235,13 @@ static int read_input(const char *path, tl_model *model, char *err, size_t errle
 	                         : tl_perfetto_sniff(head, n)    ? TL_TRACE_FORMAT_PERFETTO
 	                         : tl_ftrace_text_sniff(head, n) ? TL_TRACE_FORMAT_FTRACE
 	                                                         : TL_TRACE_FORMAT_BINARY;
-	if (format == TL_TRACE_FORMAT_BINARY)
-		return tl_model_read_binary_file(path, model, err, errlen);
+	if (format == TL_TRACE_FORMAT_BINARY) {
+		int rc = tl_model_read_binary_file(path, model, err, errlen);
+		int status = rc == 0 ? tl_filter_model(filter, CONVERT_PREFIX, model) : 0;
+		if (status)
+			tl_model_free(model);
+		return status ? status : rc;
+	}
 
 	tl_import imp;
 	tl_read_error rerr = {0};
@@ -237,6 +256,11 @@ static int read_input(const char *path, tl_model *model, char *err, size_t errle
 	if (tl_cli_report_unread_lines(CONVERT_PREFIX, path, &imp)) {
 		tl_import_free(&imp);
 		return 1;
+	}
+	int status = tl_filter_import(filter, CONVERT_PREFIX, &imp);
+	if (status) {
+		tl_import_free(&imp);
+		return status;
 	}
 	rc = tl_import_to_model(&imp, model);
 	tl_import_free(&imp);
@@ -276,11 +300,16 @@ int tl_cmd_convert(int argc, char **argv)
 		}
 		rc = tl_model_read_binary_files(args.inputs, args.ninputs, &model, err, sizeof err);
 		args.input = args.inputs[args.ninputs - 1];
+		status = rc == 0 ? tl_filter_model(&args.filter, CONVERT_PREFIX, &model) : 0;
+		if (status) {
+			tl_model_free(&model);
+			return status;
+		}
 	} else {
-		rc = read_input(args.input, &model, err, sizeof err);
+		rc = read_input(args.input, &args.filter, &model, err, sizeof err);
 	}
 	if (rc > 0)
-		return 1;
+		return rc;
 	if (rc < 0) {
 		fprintf(stderr, CONVERT_PREFIX ": %s: %s\n", args.input,
 		        err[0] ? err : strerror(-rc));

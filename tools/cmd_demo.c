@@ -410,6 +410,24 @@ static void demo_stream_path(const char *path, char *out, size_t size)
 	snprintf(out, size, "%s.tl-%d", path, (int)getpid());
 }
 
+/* TIMELINE_FILE's value as the file recorder reads it: "%p" the process
+ * id, "%%" a "%". */
+static void demo_expand_pid(const char *pattern, char *out, size_t size)
+{
+	size_t n = 0;
+	for (const char *p = pattern; *p && n + 1 < size; p++) {
+		if (p[0] == '%' && (p[1] == 'p' || p[1] == '%')) {
+			int w = p[1] == 'p' ? snprintf(out + n, size - n, "%d", (int)getpid())
+			                    : snprintf(out + n, size - n, "%%");
+			n += w > 0 ? (size_t)w : 0;
+			p++;
+			continue;
+		}
+		out[n++] = *p;
+	}
+	out[n < size ? n : size - 1] = '\0';
+}
+
 /* The trace of a file recorder run, written to out in `format`. */
 static int demo_convert_stream(const char *stream, enum demo_format format, int fd)
 {
@@ -459,8 +477,16 @@ static int demo_record_and_write(const struct demo_args *args, tl_recorder_kind 
 	opts.struct_size = sizeof opts;
 	opts.recorder = args->recorder;
 	opts.process_name = DEMO_PROCESS_NAME;
+	bool keep_stream = false;
 	if (kind == TL_RECORDER_FILE) {
-		demo_stream_path(path, stream, sizeof stream);
+		/* TIMELINE_FILE, when set, takes precedence inside tl_init: then
+		 * that file is the stream, and it is kept */
+		const char *env = getenv("TIMELINE_FILE");
+		keep_stream = env && *env;
+		if (keep_stream)
+			demo_expand_pid(env, stream, sizeof stream);
+		else
+			demo_stream_path(path, stream, sizeof stream);
 		opts.file_path = stream;
 		opts.buffer_bytes = 32u << 20; /* room while the drain writes: nothing dropped */
 	}
@@ -495,7 +521,7 @@ static int demo_record_and_write(const struct demo_args *args, tl_recorder_kind 
 		fprintf(stderr, "timeline demo: %s: cannot start the engine's worker threads: %s\n",
 		        path, strerror(-rc));
 		tl_shutdown();
-		if (stream[0])
+		if (stream[0] && !keep_stream)
 			unlink(stream);
 		return 1;
 	}
@@ -511,7 +537,7 @@ static int demo_record_and_write(const struct demo_args *args, tl_recorder_kind 
 		else if (fclose(demo_lines) != 0)
 			rc = -errno;
 		demo_lines = NULL;
-		if (stream[0])
+		if (stream[0] && !keep_stream)
 			unlink(stream);
 	} else {
 		rc = demo_write_snapshot(format, out->fd);

@@ -15,12 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/filters.h"
 #include "tools/readers/trace_import.h"
 
 #define SLICES_PREFIX "timeline slices"
 
 static const char slices_usage[] =
-    "usage: timeline slices IN [--kind KINDS] [--stats]\n"
+    "usage: timeline slices IN [--kind KINDS] [--stats] [filters]\n"
     "       timeline slices --markers FILE\n"
     "\n"
     "Reads IN (ftrace/systrace text, Chrome JSON or a timeline binary snapshot)\n"
@@ -35,7 +36,8 @@ static const char slices_usage[] =
     "  -s, --stats        also print what was rejected, per reason (stat lines)\n"
     "  -m, --markers      FILE holds one trace_marker payload per line, written as a\n"
     "                     JSON string literal; print how each one parses\n"
-    "  -h, --help         print this help\n";
+    "  -h, --help         print this help\n"
+    "\n" TL_FILTER_USAGE;
 
 #define usage_error(...) tl_cli_usage_error(SLICES_PREFIX, __VA_ARGS__)
 
@@ -195,8 +197,10 @@ int tl_cmd_slices(int argc, char **argv)
 	    {"stats", no_argument, NULL, 's'},
 	    {"markers", no_argument, NULL, 'm'},
 	    {"help", no_argument, NULL, 'h'},
+	    TL_FILTER_LONG_OPTIONS,
 	    {NULL, 0, NULL, 0},
 	};
+	tl_filter filter = {0};
 	unsigned kinds = TL_PRINT_DEFAULT;
 	int stats = 0, markers = 0, opt, rc;
 	optind = 1;
@@ -216,8 +220,13 @@ int tl_cmd_slices(int argc, char **argv)
 		case 'h':
 			fputs(slices_usage, stdout);
 			return 0;
-		default: /* ':' or '?' */
-			return tl_cli_option_error(SLICES_PREFIX, opt, argv);
+		default:
+			if (tl_filter_is_option(opt)) {
+				if ((rc = tl_filter_option(&filter, SLICES_PREFIX, opt, optarg)))
+					return rc;
+				break;
+			}
+			return tl_cli_option_error(SLICES_PREFIX, opt, argv); /* ':' or '?' */
 		}
 	}
 	if (optind == argc)
@@ -227,25 +236,17 @@ int tl_cmd_slices(int argc, char **argv)
 	const char *path = argv[optind];
 	if (tl_cli_reject_directory(SLICES_PREFIX, path))
 		return 1;
+	if (markers && tl_filter_active(&filter))
+		return usage_error("--markers: the filters apply to a trace, not to payloads");
 	if (markers)
 		return run_markers(path);
 
 	tl_import imp;
-	tl_read_error err = {0};
-	rc = tl_import_read_file(path, &imp, NULL, &err);
-	if (rc) {
-		if (rc == -EINVAL && err.line)
-			fprintf(stderr, SLICES_PREFIX ": %s:%zu:%zu: %s\n", path, err.line,
-			        err.column, err.message);
-		else if (rc == -EINVAL)
-			fprintf(stderr, SLICES_PREFIX ": %s: %s\n", path, err.message);
-		else
-			fprintf(stderr, SLICES_PREFIX ": %s: %s\n", path, strerror(-rc));
+	if (tl_cli_read_import(SLICES_PREFIX, path, &imp))
 		return 1;
-	}
-	if (tl_cli_report_unread_lines(SLICES_PREFIX, path, &imp)) {
+	if ((rc = tl_filter_import(&filter, SLICES_PREFIX, &imp))) {
 		tl_import_free(&imp);
-		return 1;
+		return rc;
 	}
 	tl_import_print(&imp, kinds | (stats ? TL_PRINT_STAT : 0), stdout);
 	tl_import_free(&imp);

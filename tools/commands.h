@@ -29,4 +29,9 @@ int tl_cmd_fps(int argc, char **argv);
  * way Perfetto reads it, one item per line; `--markers FILE` parses payloads. */
 int tl_cmd_slices(int argc, char **argv);
 
+/* `timeline stats IN [--by name|thread|cat] [--json|--csv] [--worst N]
+ * [filters]`: per slice name, count, total and self time, min, p50, p90,
+ * p99, max and the longest instances; per counter track min, mean, max. */
+int tl_cmd_stats(int argc, char **argv);
+
 #endif /* TIMELINE_TOOLS_COMMANDS_H */

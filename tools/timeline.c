@@ -23,6 +23,8 @@ static const struct tl_command commands[] = {
      tl_cmd_convert},
     {"slices", "print the slices, counters and flows of a trace, as Perfetto reads it",
      tl_cmd_slices},
+    {"stats", "count, total and self time, percentiles and the longest of each slice name",
+     tl_cmd_stats},
 #ifdef TL_HAVE_TRACEFS
     {"record", "record a systrace (ftrace) trace from the kernel, around a command", tl_cmd_record},
 #endif
