@@ -222,24 +222,26 @@ static void write_untracked(const struct systrace *st, const char *buf, size_t l
 }
 
 /*
- * The clock sync markers (atrace_format.h): the trace clock, then
- * CLOCK_REALTIME, each read just before its write, so that the kernel's
- * timestamp of each marker ties the capture's clock to them (docs/capture.md,
- * "Clocks"). Written when a session starts with tracing on, and again when
- * the gate finds tracing on after it was off: a capture that starts later
- * gets them too. Async-signal-safe.
+ * The clock sync markers (atrace_format.h): CLOCK_REALTIME, then the trace
+ * clock, each read just before its write, so that the kernel's timestamp
+ * of each marker ties the capture's clock to them (docs/capture.md,
+ * "Clocks"). In atrace's order: the first write of a session is the
+ * slower one (a few us more), and parent_ts, which aligns to the
+ * microsecond, goes second. Written when a session starts with tracing on,
+ * and again when the gate finds tracing on after it was off: a capture
+ * that starts later gets them too. Async-signal-safe.
  */
 static void write_clock_sync(struct systrace *st)
 {
 	if (atomic_load_explicit(&st->off, memory_order_relaxed))
 		return;
 	char buf[TL_ATRACE_CLOCK_SYNC_MAX];
-	size_t len = tl_atrace_format_clock_sync(buf, TL_ATRACE_PARENT_TS, tl_now_ns());
-	write_untracked(st, buf, len);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	len = tl_atrace_format_clock_sync(buf, TL_ATRACE_REALTIME_TS,
-	                                  (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	size_t len = tl_atrace_format_clock_sync(buf, TL_ATRACE_REALTIME_TS,
+	                                         (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	write_untracked(st, buf, len);
+	len = tl_atrace_format_clock_sync(buf, TL_ATRACE_PARENT_TS, tl_now_ns());
 	write_untracked(st, buf, len);
 }
 

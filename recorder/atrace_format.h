@@ -116,8 +116,8 @@ static inline int64_t tl_atrace_cookie(uint64_t id)
  * and catapult reads to tie the kernel's clock to the writer's (formats.md
  * §1.1, "other"):
  *
- *   trace_event_clock_sync: parent_ts=SECONDS.MICROSECONDS
  *   trace_event_clock_sync: realtime_ts=MILLISECONDS
+ *   trace_event_clock_sync: parent_ts=SECONDS.MICROSECONDS
  *
  * parent_ts is the writer's trace clock, realtime_ts CLOCK_REALTIME since the
  * epoch; each is read just before its write, so the kernel's own timestamp

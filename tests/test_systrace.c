@@ -600,9 +600,9 @@ static int64_t clock_sync_value(const char *payload, tl_clock_sync_kind kind)
 	return ns;
 }
 
-/* A session starts with parent_ts (the trace clock) and realtime_ts, from
- * the thread that started it, read between the clock reads around
- * tl_init; they are not events. */
+/* A session starts with realtime_ts and parent_ts (the trace clock), as
+ * atrace writes them, from the thread that started it, read between the
+ * clock reads around tl_init; they are not events. */
 static void test_session_starts_with_the_clock_sync_markers(void **state)
 {
 	(void)state;
@@ -616,11 +616,11 @@ static void test_session_starts_with_the_clock_sync_markers(void **state)
 
 	struct fixture_marker syncs[4];
 	assert_int_equal(fixture_clock_syncs(syncs, 4), 2);
-	assert_true(strncmp(syncs[0].payload, "trace_event_clock_sync: parent_ts=", 34) == 0);
-	int64_t parent = clock_sync_value(syncs[0].payload, TL_CLOCK_SYNC_PARENT_TS);
-	assert_in_range(parent, boot_before / 1000 * 1000, boot_after);
-	int64_t realtime = clock_sync_value(syncs[1].payload, TL_CLOCK_SYNC_REALTIME_TS);
+	assert_true(strncmp(syncs[0].payload, "trace_event_clock_sync: realtime_ts=", 36) == 0);
+	int64_t realtime = clock_sync_value(syncs[0].payload, TL_CLOCK_SYNC_REALTIME_TS);
 	assert_in_range(realtime, real_before / 1000000 * 1000000, real_after);
+	int64_t parent = clock_sync_value(syncs[1].payload, TL_CLOCK_SYNC_PARENT_TS);
+	assert_in_range(parent, boot_before / 1000 * 1000, boot_after);
 	assert_int_equal(syncs[0].tid, thread_id());
 	assert_int_equal(syncs[1].tid, thread_id());
 }
@@ -649,8 +649,8 @@ static void test_clock_sync_markers_are_no_parse_failures(void **state)
 	assert_int_equal(imp.stats[TL_STAT_SYSTRACE_MARKER_UNSUPPORTED], 2);
 	assert_int_equal(imp.nslices, 1);
 	assert_int_equal(imp.nclock_syncs, 2);
-	assert_int_equal(imp.clock_syncs[0].kind, TL_CLOCK_SYNC_PARENT_TS);
-	assert_int_equal(imp.clock_syncs[1].kind, TL_CLOCK_SYNC_REALTIME_TS);
+	assert_int_equal(imp.clock_syncs[0].kind, TL_CLOCK_SYNC_REALTIME_TS);
+	assert_int_equal(imp.clock_syncs[1].kind, TL_CLOCK_SYNC_PARENT_TS);
 	for (size_t i = 0; i < 2; i++)
 		assert_int_equal(imp.clock_syncs[i].pid, getpid());
 	tl_import_free(&imp);
@@ -670,7 +670,7 @@ static void test_clock_sync_parent_ts_is_the_trace_clock_at_the_write(void **sta
 	import_instance_trace(&imp);
 	assert_int_equal(fixture_write("trace_clock", "local"), 0);
 	assert_int_equal(imp.nclock_syncs, 2);
-	const tl_import_clock_sync *c = &imp.clock_syncs[0];
+	const tl_import_clock_sync *c = &imp.clock_syncs[1];
 	assert_int_equal(c->kind, TL_CLOCK_SYNC_PARENT_TS);
 	int64_t latency = c->ts - c->value_ns;
 	print_message("parent_ts %lld ns, its kernel timestamp %lld ns later\n",

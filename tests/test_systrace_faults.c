@@ -194,8 +194,8 @@ static void test_gate_writes_the_clock_syncs_when_tracing_turns_on(void **state)
 	emit_instants(1);
 	struct fixture_marker syncs[4];
 	assert_int_equal(fixture_clock_syncs(syncs, 4), 2);
-	assert_true(strstr(syncs[0].payload, "parent_ts=") != NULL);
-	assert_true(strstr(syncs[1].payload, "realtime_ts=") != NULL);
+	assert_true(strstr(syncs[0].payload, "realtime_ts=") != NULL);
+	assert_true(strstr(syncs[1].payload, "parent_ts=") != NULL);
 	assert_int_equal(markers_now(), 1);
 	tl_stats st = stats_now();
 	assert_int_equal(st.events_written, 1);
