@@ -29,4 +29,8 @@ int tl_cmd_fps(int argc, char **argv);
  * way Perfetto reads it, one item per line; `--markers FILE` parses payloads. */
 int tl_cmd_slices(int argc, char **argv);
 
+/* `timeline merge IN IN... -o OUT [--format json|ftrace]`: several traces on
+ * one timeline, aligned through their clocks. */
+int tl_cmd_merge(int argc, char **argv);
+
 #endif /* TIMELINE_TOOLS_COMMANDS_H */

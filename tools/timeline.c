@@ -23,6 +23,7 @@ static const struct tl_command commands[] = {
      tl_cmd_convert},
     {"slices", "print the slices, counters and flows of a trace, as Perfetto reads it",
      tl_cmd_slices},
+    {"merge", "join traces on one timeline, aligned through their clocks", tl_cmd_merge},
 #ifdef TL_HAVE_TRACEFS
     {"record", "record a systrace (ftrace) trace from the kernel, around a command", tl_cmd_record},
 #endif
