@@ -364,7 +364,7 @@ static void describe_trace(const graph *g, size_t trace, char *buf, size_t size)
 	if (realtime)
 		append(buf, size, "%s",
 		       parent ? " and a realtime_ts one" : ", has a realtime_ts clock sync marker");
-	else if (!parent)
+	else if (!parent && !t->model)
 		append(buf, size, ", has no trace_event_clock_sync marker");
 }
 
