@@ -401,6 +401,43 @@ static void test_merge_shows_an_event_in_both_inputs_once_within_the_window(void
 	free(json);
 }
 
+/* A capture's async slice that the in-process trace has too goes whole:
+ * its begin matched, its end with it. */
+static void test_merge_drops_a_capture_async_slice_with_its_end(void **state)
+{
+	(void)state;
+	char *json = write_input(
+	    "merge-async", ".json",
+	    "{\"traceEvents\":[\n"
+	    "{\"ph\":\"b\",\"name\":\"load\",\"cat\":\"io\",\"id2\":{\"local\":\"0x7\"},"
+	    "\"pid\":100,\"tid\":101,\"ts\":1000000010.000},\n"
+	    "{\"ph\":\"e\",\"name\":\"load\",\"cat\":\"io\",\"id2\":{\"local\":\"0x7\"},"
+	    "\"pid\":100,\"tid\":101,\"ts\":1000000300.000}],\n"
+	    "\"metadata\":{\"clock\":\"boot\",\"boottime_ns\":1000001000000,"
+	    "\"monotonic_ns\":995001000000,\"realtime_ns\":1700000000001000000}}\n");
+	char *text = write_input(
+	    "merge-async", ".txt",
+	    "# tracer: nop\n# timeline: recorder=tracefs clock=boot\n"
+	    "          render-101   (  100) [000] .... 1000.000012: tracing_mark_write: "
+	    "S|100|load|7\n"
+	    "          render-101   (  100) [000] .... 1000.000301: tracing_mark_write: "
+	    "F|100|load|7\n");
+	char *out = path_of("merge-out", ".json");
+	char *err;
+	assert_int_equal(merge(&err, "%s %s -o %s", json, text, out), 0);
+	assert_has(err, "1 events also recorded in process, shown once");
+	assert_has(err, "(json, boot clock): 2 events"); /* the in-process begin and end */
+	char *items = slices_of(out, "async");
+	assert_int_equal(tl_test_count(items, "async "), 1);
+	assert_has(items, "async ts=1000000010000 dur=290000 name=\"load\" pid=100 ");
+	assert_has(items, "cat=\"io\"");
+	free(items);
+	free(err);
+	free(out);
+	free(text);
+	free(json);
+}
+
 static void test_merge_writes_ftrace_text_for_a_txt_output(void **state)
 {
 	(void)state;
@@ -830,6 +867,7 @@ int main(void)
 	    cmocka_unit_test(test_merge_assume_clock_names_the_clock_of_a_capture_that_names_none),
 	    cmocka_unit_test(test_merge_keeps_pids_tids_and_the_in_process_names),
 	    cmocka_unit_test(test_merge_shows_an_event_in_both_inputs_once_within_the_window),
+	    cmocka_unit_test(test_merge_drops_a_capture_async_slice_with_its_end),
 	    cmocka_unit_test(test_merge_writes_ftrace_text_for_a_txt_output),
 	    cmocka_unit_test(test_merge_names_a_missing_input),
 	    cmocka_unit_test(test_merge_names_the_line_and_column_of_malformed_json),

@@ -200,6 +200,8 @@ struct merge_input {
 	char *dropped; /* per model event: a duplicate, left out */
 	size_t ndropped;
 	int64_t farthest_ns; /* the largest distance of a duplicate */
+	struct async_end *async_ends; /* while duplicates are dropped */
+	size_t nasync_ends;
 };
 
 /* Whether path starts as a binary snapshot does (an unreadable file: no). */
@@ -362,6 +364,16 @@ static void print_alignment(const struct merge_input *in, size_t n)
 	}
 }
 
+/* A timestamp moved to the timeline, saturated: a hostile input's offset
+ * cannot overflow it. */
+static int64_t on_timeline(int64_t ts, const struct merge_input *in)
+{
+	int64_t moved;
+	if (!__builtin_add_overflow(ts, in->align.offset_ns, &moved))
+		return moved;
+	return in->align.offset_ns > 0 ? INT64_MAX : INT64_MIN;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The same event in two inputs */
 
@@ -465,7 +477,7 @@ static dup_key *collect_keys(const struct merge_input *in, size_t ninputs, int i
 			                         .tid = tid,
 			                         .family = family,
 			                         .name = name_hash(e->name),
-			                         .ts = e->ts_ns + in[i].align.offset_ns,
+			                         .ts = on_timeline(e->ts_ns, &in[i]),
 			                         .input = i,
 			                         .event = k};
 		}
@@ -476,20 +488,64 @@ static dup_key *collect_keys(const struct merge_input *in, size_t ninputs, int i
 
 static int64_t distance(int64_t a, int64_t b)
 {
-	return a > b ? a - b : b - a;
+	uint64_t d = a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
+	return d > INT64_MAX ? INT64_MAX : (int64_t)d;
 }
 
-/* A capture's async begin was dropped: its end goes too. */
-static void drop_async_end(struct merge_input *in, const tl_model_event *begin)
+/* A capture's async ends, by (pid, id, ts), to drop the end of a dropped
+ * begin. */
+typedef struct async_end {
+	uint32_t pid;
+	uint64_t id;
+	int64_t ts;
+	size_t event;
+} async_end;
+
+static int compare_async_end(const void *pa, const void *pb)
 {
-	const tl_model *m = &in->model;
-	uint32_t pid = tl_model_event_pid(m, begin);
+	const async_end *a = pa, *b = pb;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->event < b->event ? -1 : a->event > b->event;
+}
+
+/* The async ends of an input, sorted; NULL on ENOMEM. */
+static async_end *collect_async_ends(const tl_model *m, size_t *n)
+{
+	async_end *ends = malloc((m->nevents + 1) * sizeof *ends);
+	if (!ends)
+		return NULL;
+	*n = 0;
 	for (size_t k = 0; k < m->nevents; k++) {
 		const tl_model_event *e = &m->events[k];
-		if (e->phase == TL_PHASE_ASYNC_END && e->id == begin->id &&
-		    tl_model_event_pid(m, e) == pid && e->ts_ns >= begin->ts_ns &&
-		    !in->dropped[k]) {
-			in->dropped[k] = 1;
+		if (e->phase == TL_PHASE_ASYNC_END)
+			ends[(*n)++] = (async_end){tl_model_event_pid(m, e), e->id, e->ts_ns, k};
+	}
+	qsort(ends, *n, sizeof *ends, compare_async_end);
+	return ends;
+}
+
+/* A capture's async begin was dropped: its end goes too, the first one of
+ * the same process and id not before it and not dropped yet. */
+static void drop_async_end(struct merge_input *in, const async_end *ends, size_t n,
+                           const tl_model_event *begin)
+{
+	async_end key = {tl_model_event_pid(&in->model, begin), begin->id, begin->ts_ns, 0};
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (compare_async_end(&ends[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && ends[lo].pid == key.pid && ends[lo].id == key.id; lo++) {
+		if (!in->dropped[ends[lo].event]) {
+			in->dropped[ends[lo].event] = 1;
 			return;
 		}
 	}
@@ -518,6 +574,7 @@ static int drop_duplicates(struct merge_input *in, size_t ninputs, int64_t windo
 		return -ENOMEM;
 	}
 	size_t r = 0;
+	int rc = 0;
 	for (size_t c = 0; c < ncapture; c++) {
 		const dup_key *k = &capture[c];
 		while (r < nrich && compare_dup_key(&rich[r], k) < 0 && !same_group(&rich[r], k))
@@ -542,13 +599,23 @@ static int drop_duplicates(struct merge_input *in, size_t ninputs, int64_t windo
 		if (d > from->farthest_ns)
 			from->farthest_ns = d;
 		const tl_model_event *e = &from->model.events[k->event];
-		if (e->phase == TL_PHASE_ASYNC_BEGIN)
-			drop_async_end(from, e);
+		if (e->phase != TL_PHASE_ASYNC_BEGIN)
+			continue;
+		if (!from->async_ends &&
+		    !(from->async_ends = collect_async_ends(&from->model, &from->nasync_ends))) {
+			rc = -ENOMEM;
+			break;
+		}
+		drop_async_end(from, from->async_ends, from->nasync_ends, e);
 	}
 	free(used);
 	free(rich);
 	free(capture);
-	return 0;
+	for (size_t i = 0; i < ninputs; i++) {
+		free(in[i].async_ends);
+		in[i].async_ends = NULL;
+	}
+	return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -599,8 +666,8 @@ static merged_event copy_event(tl_model *out, const struct merge_input *in, size
 	merged_event m = {
 	    .event = *e, .pid = tl_model_event_pid(&in->model, e), .input = input, .seq = e->seq};
 	tl_model_event *c = &m.event;
-	c->ts_ns += in->align.offset_ns;
-	c->end_ns += in->align.offset_ns;
+	c->ts_ns = on_timeline(e->ts_ns, in);
+	c->end_ns = on_timeline(e->end_ns, in);
 	c->name = intern(out, e->name, nomem);
 	c->cat = intern(out, e->cat, nomem);
 	for (unsigned a = 0; a < e->nargs; a++) {
@@ -689,8 +756,8 @@ static int build_model(tl_model *out, const struct merge_input *in, size_t ninpu
 			out->pid = m->pid;
 		out->complete &= m->complete;
 		add_stats(&out->stats, &m->stats);
-		if (m->snapshot_ns + in[i].align.offset_ns > out->snapshot_ns)
-			out->snapshot_ns = m->snapshot_ns + in[i].align.offset_ns;
+		if (on_timeline(m->snapshot_ns, &in[i]) > out->snapshot_ns)
+			out->snapshot_ns = on_timeline(m->snapshot_ns, &in[i]);
 	}
 	int nomem = merge_names(out, in, ninputs) != 0;
 

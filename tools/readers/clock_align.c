@@ -51,6 +51,24 @@ typedef struct graph {
 	size_t *via;     /* the link a node was reached by */
 } graph;
 
+/* a + b and a - b, saturated: offsets read from a hostile trace cannot
+ * overflow. */
+static int64_t add_saturated(int64_t a, int64_t b)
+{
+	int64_t sum;
+	if (!__builtin_add_overflow(a, b, &sum))
+		return sum;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+static int64_t sub_saturated(int64_t a, int64_t b)
+{
+	int64_t difference;
+	if (!__builtin_sub_overflow(a, b, &difference))
+		return difference;
+	return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
 static size_t node_count(const graph *g)
 {
 	return TL_ALIGN_CLOCKS + g->ntraces + g->nprocs;
@@ -181,7 +199,7 @@ static void build(graph *g)
 		const tl_align_trace *t = &g->traces[i];
 		const tl_clock_values *v = &t->values;
 		if (v->known) {
-			int64_t boot = v->boottime_ns;
+			int64_t boot = v->boottime_ns; /* known: all three positive */
 			add_link(g, (link){TL_ALIGN_BOOT, TL_ALIGN_MONO, v->monotonic_ns - boot,
 			                   VALUES_ERROR_NS, LINK_VALUES, i, 0, 0});
 			add_link(g, (link){TL_ALIGN_BOOT, TL_ALIGN_REALTIME, v->realtime_ns - boot,
@@ -195,7 +213,7 @@ static void build(graph *g)
 		for (size_t k = 0; k < t->nsyncs; k++) {
 			const tl_import_clock_sync *c = &t->syncs[k];
 			link l = {.a = home(g, i),
-			          .offset = c->value_ns - c->ts,
+			          .offset = sub_saturated(c->value_ns, c->ts),
 			          .trace = i,
 			          .line = c->line};
 			if (c->kind == TL_CLOCK_SYNC_REALTIME_TS) {
@@ -247,10 +265,10 @@ static void search(graph *g, size_t from)
 			/* b = a + offset, and timeline = node + its offset */
 			if (l->a == u) {
 				v = l->b;
-				offset = g->offset[u] - l->offset;
+				offset = sub_saturated(g->offset[u], l->offset);
 			} else if (l->b == u) {
 				v = l->a;
-				offset = g->offset[u] + l->offset;
+				offset = add_saturated(g->offset[u], l->offset);
 			} else {
 				continue;
 			}
