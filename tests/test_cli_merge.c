@@ -375,7 +375,7 @@ static void test_merge_shows_an_event_in_both_inputs_once_within_the_window(void
 	char *out = path_of("merge-out", ".json");
 	char *err;
 	assert_int_equal(merge(&err, "%s %s -o %s", json, text, out), 0);
-	assert_has(err, "1 events also recorded in process, shown once");
+	assert_has(err, "1 event also recorded in process, shown once");
 	assert_has(err, "the farthest 3.000 us apart");
 	char *items = slices_of(out, "slice");
 	assert_int_equal(tl_test_count(items, "name=\"draw\""), 2);
@@ -425,7 +425,7 @@ static void test_merge_drops_a_capture_async_slice_with_its_end(void **state)
 	char *out = path_of("merge-out", ".json");
 	char *err;
 	assert_int_equal(merge(&err, "%s %s -o %s", json, text, out), 0);
-	assert_has(err, "1 events also recorded in process, shown once");
+	assert_has(err, "1 event also recorded in process, shown once");
 	assert_has(err, "(json, boot clock): 2 events"); /* the in-process begin and end */
 	char *items = slices_of(out, "async");
 	assert_int_equal(tl_test_count(items, "async "), 1);

@@ -912,9 +912,10 @@ int tl_cmd_merge(int argc, char **argv)
 		if (in[i].ndropped)
 			fprintf(stderr,
 			        MERGE_PREFIX
-			        ": %s: %zu events also recorded in process, shown once "
+			        ": %s: %zu event%s also recorded in process, shown once "
 			        "(the in-process copy; the farthest %.3f us apart)\n",
-			        in[i].path, in[i].ndropped, (double)in[i].farthest_ns / 1000);
+			        in[i].path, in[i].ndropped, in[i].ndropped == 1 ? "" : "s",
+			        (double)in[i].farthest_ns / 1000);
 	}
 
 	tl_model merged;
