@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef TL_HAVE_TRACEFS
@@ -210,6 +211,40 @@ static int write_payload(struct systrace *st, const char *buf, size_t len)
 	}
 }
 
+/* ---- clock sync ---------------------------------------------------------------- */
+
+/* One write, retried on EINTR; a failure is left alone: a clock sync is
+ * not an event, and the next event's write says what went wrong. */
+static void write_untracked(const struct systrace *st, const char *buf, size_t len)
+{
+	while (marker_write(st->marker_fd, buf, len) == -EINTR)
+		;
+}
+
+/*
+ * The clock sync markers (atrace_format.h): CLOCK_REALTIME, then the trace
+ * clock, each read just before its write, so that the kernel's timestamp
+ * of each marker ties the capture's clock to them (docs/capture.md,
+ * "Clocks"). In atrace's order: the first write of a session is the
+ * slower one (a few us more), and parent_ts, which aligns to the
+ * microsecond, goes second. Written when a session starts with tracing on,
+ * and again when the gate finds tracing on after it was off: a capture
+ * that starts later gets them too. Async-signal-safe.
+ */
+static void write_clock_sync(struct systrace *st)
+{
+	if (atomic_load_explicit(&st->off, memory_order_relaxed))
+		return;
+	char buf[TL_ATRACE_CLOCK_SYNC_MAX];
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	size_t len = tl_atrace_format_clock_sync(buf, TL_ATRACE_REALTIME_TS,
+	                                         (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	write_untracked(st, buf, len);
+	len = tl_atrace_format_clock_sync(buf, TL_ATRACE_PARENT_TS, tl_now_ns());
+	write_untracked(st, buf, len);
+}
+
 /* ---- the tracing_on gate ---------------------------------------------------- */
 
 static int read_tracing_on(int fd)
@@ -236,6 +271,8 @@ static __attribute__((noinline)) int gate_closed(struct systrace *st)
 	                                             memory_order_relaxed))
 		return atomic_load_explicit(&st->gate_on, memory_order_relaxed);
 	int on = read_tracing_on(st->tracing_on_fd);
+	if (on)
+		write_clock_sync(st);
 	atomic_store_explicit(&st->gate_on, on, memory_order_relaxed);
 	return on;
 }
@@ -690,6 +727,8 @@ static int systrace_start(struct tl_recorder *rec, const tl_options *opts)
 	atomic_store(&st->gate_on, gate_fd >= 0 ? read_tracing_on(gate_fd) : 1);
 	atomic_store(&st->gate_next, tl_now() + st->gate_interval);
 	counters_reset();
+	if (atomic_load(&st->gate_on))
+		write_clock_sync(st);
 	rec->backend = st;
 	return 0;
 }

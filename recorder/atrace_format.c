@@ -9,6 +9,7 @@
 #include "recorder/format_int.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 size_t tl_atrace_format_i64(char *out, int64_t v)
 {
@@ -144,6 +145,29 @@ size_t tl_atrace_format(char *buf, const struct tl_atrace_payload *p, int *trunc
 		buf[n++] = tail[i];
 	if (cut)
 		*truncated = 1;
+	return n;
+}
+
+size_t tl_atrace_format_clock_sync(char buf[TL_ATRACE_CLOCK_SYNC_MAX],
+                                   enum tl_atrace_clock_sync kind, int64_t ns)
+{
+	static const char parent[] = "trace_event_clock_sync: parent_ts=";
+	static const char realtime[] = "trace_event_clock_sync: realtime_ts=";
+	uint64_t v = ns > 0 ? (uint64_t)ns : 0;
+	size_t n;
+	if (kind == TL_ATRACE_PARENT_TS) {
+		memcpy(buf, parent, sizeof parent - 1);
+		n = sizeof parent - 1;
+		n += tl_format_u64(buf + n, v / 1000000000u);
+		buf[n++] = '.';
+		uint64_t us = v % 1000000000u / 1000u;
+		for (uint64_t digit = 100000; digit; digit /= 10)
+			buf[n++] = (char)('0' + us / digit % 10);
+	} else {
+		memcpy(buf, realtime, sizeof realtime - 1);
+		n = sizeof realtime - 1;
+		n += tl_format_u64(buf + n, v / 1000000u);
+	}
 	return n;
 }
 

@@ -111,6 +111,33 @@ static inline int64_t tl_atrace_cookie(uint64_t id)
 	return (int64_t)id;
 }
 
+/*
+ * The clock sync markers atrace and Chrome write at the start of a trace,
+ * and catapult reads to tie the kernel's clock to the writer's (formats.md
+ * §1.1, "other"):
+ *
+ *   trace_event_clock_sync: realtime_ts=MILLISECONDS
+ *   trace_event_clock_sync: parent_ts=SECONDS.MICROSECONDS
+ *
+ * parent_ts is the writer's trace clock, realtime_ts CLOCK_REALTIME since the
+ * epoch; each is read just before its write, so the kernel's own timestamp
+ * of the marker pairs the kernel's clock with it. A value is given in ns and
+ * truncated to the unit written (as the kernel truncates its text
+ * timestamps); a negative one is written as 0. Perfetto reads both payloads
+ * as unsupported, not as failures.
+ */
+enum tl_atrace_clock_sync {
+	TL_ATRACE_PARENT_TS,
+	TL_ATRACE_REALTIME_TS,
+};
+
+/* Room for either payload. */
+#define TL_ATRACE_CLOCK_SYNC_MAX 64
+
+/* Formats one clock sync payload into buf (no newline); returns its length. */
+size_t tl_atrace_format_clock_sync(char buf[TL_ATRACE_CLOCK_SYNC_MAX],
+                                   enum tl_atrace_clock_sync kind, int64_t ns);
+
 #pragma GCC visibility pop
 
 #endif /* TIMELINE_ATRACE_FORMAT_H */

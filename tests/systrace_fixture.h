@@ -149,12 +149,16 @@ static void fixture_clear(void)
 	assert_int_equal(fixture_write("trace", ""), 0);
 }
 
+static const char fixture_clock_sync[] = "trace_event_clock_sync: ";
+
 /*
  * Reads the tracing_mark_write lines of the instance's trace file into out
- * (at most max), in order. The task column is "comm-tid"; the tid is what
- * follows the last '-' before " [cpu]".
+ * (at most max), in order: the clock sync markers a session starts with
+ * when `clock_syncs` is set, every other marker when it is not. The task
+ * column is "comm-tid"; the tid is what follows the last '-' before
+ * " [cpu]".
  */
-static size_t fixture_markers(struct fixture_marker *out, size_t max)
+static size_t fixture_read_markers(struct fixture_marker *out, size_t max, int clock_syncs)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/trace", fixture.dir);
@@ -176,6 +180,10 @@ static size_t fixture_markers(struct fixture_marker *out, size_t max)
 		assert_true(*dash == '-');
 		payload += sizeof tag - 1;
 		payload[strcspn(payload, "\n")] = '\0';
+		int is_clock_sync =
+		    strncmp(payload, fixture_clock_sync, sizeof fixture_clock_sync - 1) == 0;
+		if (is_clock_sync != (clock_syncs != 0))
+			continue;
 		if (n < max) {
 			out[n].tid = atoi(dash + 1);
 			snprintf(out[n].payload, sizeof out[n].payload, "%s", payload);
@@ -184,6 +192,18 @@ static size_t fixture_markers(struct fixture_marker *out, size_t max)
 	}
 	fclose(f);
 	return n;
+}
+
+/* The markers of the events written: every marker but the clock syncs. */
+static __attribute__((unused)) size_t fixture_markers(struct fixture_marker *out, size_t max)
+{
+	return fixture_read_markers(out, max, 0);
+}
+
+/* The clock sync markers (trace_event_clock_sync: ...) alone. */
+static __attribute__((unused)) size_t fixture_clock_syncs(struct fixture_marker *out, size_t max)
+{
+	return fixture_read_markers(out, max, 1);
 }
 
 #endif /* TIMELINE_SYSTRACE_FIXTURE_H */

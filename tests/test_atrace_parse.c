@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "recorder/atrace_format.h"
 #include "tools/readers/atrace_parse.h"
 
 static tl_atrace_result parse(const char *payload, tl_atrace_point *p)
@@ -135,6 +136,91 @@ static void test_atrace_clock_sync_is_unsupported(void **state)
 	assert_int_equal(parse("trace_event_clock_sync: parent_ts=1.0", &p), TL_ATRACE_UNSUPPORTED);
 }
 
+static tl_clock_sync_kind clock_sync(const char *payload, int64_t *ns)
+{
+	return tl_atrace_parse_clock_sync(payload, strlen(payload), ns);
+}
+
+static void test_clock_sync_parent_ts_is_read_to_the_nanosecond(void **state)
+{
+	(void)state;
+	int64_t ns = 0;
+	assert_int_equal(clock_sync("trace_event_clock_sync: parent_ts=4492.069824\n", &ns),
+	                 TL_CLOCK_SYNC_PARENT_TS);
+	assert_int_equal(ns, 4492069824000);
+	assert_int_equal(clock_sync("trace_event_clock_sync: parent_ts=1.1234567891", &ns),
+	                 TL_CLOCK_SYNC_PARENT_TS);
+	assert_int_equal(ns, 1123456789); /* past the ninth decimal: dropped */
+	/* catapult's (\d+\.?\d*): no decimals, or a bare dot */
+	assert_int_equal(clock_sync("trace_event_clock_sync: parent_ts=19581", &ns),
+	                 TL_CLOCK_SYNC_PARENT_TS);
+	assert_int_equal(ns, 19581000000000);
+	assert_int_equal(clock_sync("trace_event_clock_sync: parent_ts=7.", &ns),
+	                 TL_CLOCK_SYNC_PARENT_TS);
+	assert_int_equal(ns, 7000000000);
+	/* what follows the number is ignored, as catapult ignores it */
+	assert_int_equal(clock_sync("trace_event_clock_sync:  parent_ts=0.5 more", &ns),
+	                 TL_CLOCK_SYNC_PARENT_TS);
+	assert_int_equal(ns, 500000000);
+}
+
+static void test_clock_sync_realtime_ts_is_read_as_milliseconds(void **state)
+{
+	(void)state;
+	int64_t ns = 0;
+	assert_int_equal(clock_sync("trace_event_clock_sync: realtime_ts=1491850748338", &ns),
+	                 TL_CLOCK_SYNC_REALTIME_TS);
+	assert_int_equal(ns, 1491850748338000000);
+}
+
+static void test_clock_sync_other_payloads_are_not_read(void **state)
+{
+	(void)state;
+	static const char *const payloads[] = {
+	    "trace_event_clock_sync: name=battor regulator=8d",
+	    "trace_event_clock_sync: parent_ts=",
+	    "trace_event_clock_sync: parent_ts=.5",
+	    "trace_event_clock_sync: parent_ts=-1.0",
+	    "trace_event_clock_sync: parent_ts=9223372037.0", /* past int64 ns */
+	    "trace_event_clock_sync: realtime_ts=9223372036855",
+	    "trace_event_clock_sync: realtime_ts=x",
+	    "parent_ts=1.0",
+	    "B|1|trace_event_clock_sync: parent_ts=1.0",
+	};
+	for (size_t i = 0; i < sizeof payloads / sizeof payloads[0]; i++) {
+		int64_t ns = -7;
+		assert_int_equal(clock_sync(payloads[i], &ns), TL_CLOCK_SYNC_NONE);
+		assert_int_equal(ns, -7);
+	}
+}
+
+/* What the systrace recorder writes (recorder/atrace_format.h) reads back
+ * to the unit it was written in, and is no parse failure. */
+static void test_clock_sync_payloads_written_read_back(void **state)
+{
+	(void)state;
+	char buf[TL_ATRACE_CLOCK_SYNC_MAX + 1];
+	size_t len = tl_atrace_format_clock_sync(buf, TL_ATRACE_PARENT_TS, 12345678901234);
+	buf[len] = '\0';
+	assert_string_equal(buf, "trace_event_clock_sync: parent_ts=12345.678901");
+	int64_t ns = 0;
+	assert_int_equal(tl_atrace_parse_clock_sync(buf, len, &ns), TL_CLOCK_SYNC_PARENT_TS);
+	assert_int_equal(ns, 12345678901000);
+	tl_atrace_point p;
+	assert_int_equal(tl_atrace_parse(buf, len, &p), TL_ATRACE_UNSUPPORTED);
+
+	len = tl_atrace_format_clock_sync(buf, TL_ATRACE_PARENT_TS, 5000);
+	buf[len] = '\0';
+	assert_string_equal(buf, "trace_event_clock_sync: parent_ts=0.000005");
+
+	len = tl_atrace_format_clock_sync(buf, TL_ATRACE_REALTIME_TS, 1700000000123456789);
+	buf[len] = '\0';
+	assert_string_equal(buf, "trace_event_clock_sync: realtime_ts=1700000000123");
+	assert_int_equal(tl_atrace_parse_clock_sync(buf, len, &ns), TL_CLOCK_SYNC_REALTIME_TS);
+	assert_int_equal(ns, 1700000000123000000);
+	assert_int_equal(tl_atrace_parse(buf, len, &p), TL_ATRACE_UNSUPPORTED);
+}
+
 /* Views stay inside the payload (or are the static placeholder). */
 static void test_atrace_parse_survives_any_bytes(void **state)
 {
@@ -178,6 +264,10 @@ int main(void)
 	    cmocka_unit_test(test_atrace_track_end_uses_fourth_field_when_present),
 	    cmocka_unit_test(test_atrace_interim_letters_fail),
 	    cmocka_unit_test(test_atrace_clock_sync_is_unsupported),
+	    cmocka_unit_test(test_clock_sync_parent_ts_is_read_to_the_nanosecond),
+	    cmocka_unit_test(test_clock_sync_realtime_ts_is_read_as_milliseconds),
+	    cmocka_unit_test(test_clock_sync_other_payloads_are_not_read),
+	    cmocka_unit_test(test_clock_sync_payloads_written_read_back),
 	    cmocka_unit_test(test_atrace_parse_survives_any_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -271,6 +271,32 @@ static void test_ftrace_clock_from_the_timeline_comment(void **state)
 	}
 }
 
+/* The ftrace exporter's "# timeline:" line gives the three clocks at one
+ * instant; all three or none. */
+static void test_ftrace_clock_values_from_the_timeline_comment(void **state)
+{
+	(void)state;
+	const char text[] = "# tracer: nop\n"
+	                    "# timeline: recorder=ring clock=boot snapshot_ns=9 boottime_ns=2000 "
+	                    "monotonic_ns=1500 realtime_ns=1700000000000000000 complete=1\n";
+	tl_ftrace_text t;
+	assert_int_equal(tl_ftrace_text_read(text, sizeof text - 1, 0, &t, NULL), 0);
+	assert_true(t.clock_values.known);
+	assert_int_equal(t.clock_values.boottime_ns, 2000);
+	assert_int_equal(t.clock_values.monotonic_ns, 1500);
+	assert_int_equal(t.clock_values.realtime_ns, 1700000000000000000);
+	tl_ftrace_text_free(&t);
+
+	const char zeros[] =
+	    "# tracer: nop\n"
+	    "# timeline: recorder=import clock=unknown snapshot_ns=9 boottime_ns=0 "
+	    "monotonic_ns=0 realtime_ns=0 complete=1\n";
+	assert_int_equal(tl_ftrace_text_read(zeros, sizeof zeros - 1, 0, &t, NULL), 0);
+	assert_false(t.clock_values.known);
+	assert_int_equal(t.clock_values.boottime_ns, 0);
+	tl_ftrace_text_free(&t);
+}
+
 static void test_ftrace_strict_mode_reports_the_line(void **state)
 {
 	(void)state;
@@ -317,6 +343,7 @@ int main(void)
 	    cmocka_unit_test(test_ftrace_file_keeps_the_first_failing_line),
 	    cmocka_unit_test(test_trace_cmd_report_after_its_cpus_line),
 	    cmocka_unit_test(test_ftrace_clock_from_the_timeline_comment),
+	    cmocka_unit_test(test_ftrace_clock_values_from_the_timeline_comment),
 	    cmocka_unit_test(test_ftrace_strict_mode_reports_the_line),
 	    cmocka_unit_test(test_ftrace_html_trace_data_block),
 	};

@@ -14,6 +14,9 @@
 #include <timeline/frame.h>
 #include <timeline/trace_event.h>
 
+#include "recorder/atrace_format.h"
+#include "tools/readers/trace_import.h"
+
 #define MAX_MARKERS 64
 
 static struct fixture_marker markers[MAX_MARKERS];
@@ -559,6 +562,123 @@ static void test_environment_selects_the_systrace_recorder(void **state)
 	assert_string_equal(markers[0].payload, expect("I", "|from_env"));
 }
 
+/* ---- clock sync markers --------------------------------------------------- */
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The instance's trace file, imported as `timeline slices` reads it. */
+static void import_instance_trace(tl_import *imp)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/trace", fixture.dir);
+	size_t len = 0;
+	char *data = tl_test_read_file(path, &len);
+	assert_non_null(data);
+	tl_ftrace_text text;
+	assert_int_equal(tl_ftrace_text_read(data, len, 0, &text, NULL), 0);
+	assert_int_equal(tl_import_build(&text, NULL, imp), 0);
+	tl_ftrace_text_free(&text);
+	free(data);
+}
+
+/* A payload is exactly what the writer makes of the value it holds: the
+ * grammar of recorder/atrace_format.h, nothing else. Returns the value. */
+static int64_t clock_sync_value(const char *payload, tl_clock_sync_kind kind)
+{
+	int64_t ns = 0;
+	assert_int_equal(tl_atrace_parse_clock_sync(payload, strlen(payload), &ns), kind);
+	char again[TL_ATRACE_CLOCK_SYNC_MAX + 1];
+	size_t len = tl_atrace_format_clock_sync(
+	    again, kind == TL_CLOCK_SYNC_PARENT_TS ? TL_ATRACE_PARENT_TS : TL_ATRACE_REALTIME_TS, ns);
+	again[len] = '\0';
+	assert_string_equal(payload, again);
+	return ns;
+}
+
+/* A session starts with realtime_ts and parent_ts (the trace clock), as
+ * atrace writes them, from the thread that started it, read between the
+ * clock reads around tl_init; they are not events. */
+static void test_session_starts_with_the_clock_sync_markers(void **state)
+{
+	(void)state;
+	int64_t boot_before = clock_ns(CLOCK_BOOTTIME), real_before = clock_ns(CLOCK_REALTIME);
+	start();
+	int64_t boot_after = clock_ns(CLOCK_BOOTTIME), real_after = clock_ns(CLOCK_REALTIME);
+	tl_stats st;
+	assert_int_equal(finish(&st), 0);
+	assert_int_equal(st.events_written, 0);
+	assert_int_equal(st.write_errors, 0);
+
+	struct fixture_marker syncs[4];
+	assert_int_equal(fixture_clock_syncs(syncs, 4), 2);
+	assert_true(strncmp(syncs[0].payload, "trace_event_clock_sync: realtime_ts=", 36) == 0);
+	int64_t realtime = clock_sync_value(syncs[0].payload, TL_CLOCK_SYNC_REALTIME_TS);
+	assert_in_range(realtime, real_before / 1000000 * 1000000, real_after);
+	int64_t parent = clock_sync_value(syncs[1].payload, TL_CLOCK_SYNC_PARENT_TS);
+	assert_in_range(parent, boot_before / 1000 * 1000, boot_after);
+	assert_int_equal(syncs[0].tid, thread_id());
+	assert_int_equal(syncs[1].tid, thread_id());
+}
+
+/* Perfetto's grammar reads them as unsupported, never as failures; the
+ * importer keeps them, with the writing process. */
+static void test_clock_sync_markers_are_no_parse_failures(void **state)
+{
+	(void)state;
+	start();
+	TL_TRACE_EVENT_BEGIN0("systest", "after_sync");
+	TL_TRACE_EVENT_END0("systest", "after_sync");
+	tl_stats st;
+	assert_int_equal(finish(&st), 2);
+	struct fixture_marker syncs[4];
+	assert_int_equal(fixture_clock_syncs(syncs, 4), 2);
+	for (size_t i = 0; i < 2; i++) {
+		tl_atrace_point p;
+		assert_int_equal(tl_atrace_parse(syncs[i].payload, strlen(syncs[i].payload), &p),
+		                 TL_ATRACE_UNSUPPORTED);
+	}
+
+	tl_import imp;
+	import_instance_trace(&imp);
+	assert_int_equal(imp.stats[TL_STAT_SYSTRACE_PARSE_FAILURE], 0);
+	assert_int_equal(imp.stats[TL_STAT_SYSTRACE_MARKER_UNSUPPORTED], 2);
+	assert_int_equal(imp.nslices, 1);
+	assert_int_equal(imp.nclock_syncs, 2);
+	assert_int_equal(imp.clock_syncs[0].kind, TL_CLOCK_SYNC_REALTIME_TS);
+	assert_int_equal(imp.clock_syncs[1].kind, TL_CLOCK_SYNC_PARENT_TS);
+	for (size_t i = 0; i < 2; i++)
+		assert_int_equal(imp.clock_syncs[i].pid, getpid());
+	tl_import_free(&imp);
+}
+
+/* On an instance stamped with the boot clock, the recorder's own clock,
+ * the kernel's timestamp of parent_ts is the value it carries plus the
+ * write's latency: never less (both are truncated to the microsecond). */
+static void test_clock_sync_parent_ts_is_the_trace_clock_at_the_write(void **state)
+{
+	(void)state;
+	assert_int_equal(fixture_write("trace_clock", "boot"), 0);
+	start();
+	tl_stats st;
+	finish(&st);
+	tl_import imp;
+	import_instance_trace(&imp);
+	assert_int_equal(fixture_write("trace_clock", "local"), 0);
+	assert_int_equal(imp.nclock_syncs, 2);
+	const tl_import_clock_sync *c = &imp.clock_syncs[1];
+	assert_int_equal(c->kind, TL_CLOCK_SYNC_PARENT_TS);
+	int64_t latency = c->ts - c->value_ns;
+	print_message("parent_ts %lld ns, its kernel timestamp %lld ns later\n",
+	              (long long)c->value_ns, (long long)latency);
+	assert_in_range(latency, 0, 100 * 1000 * 1000);
+	tl_import_free(&imp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -591,6 +711,12 @@ int main(void)
 	                              fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_snapshots_return_enodev, fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_environment_selects_the_systrace_recorder, fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_session_starts_with_the_clock_sync_markers,
+	                              fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_clock_sync_markers_are_no_parse_failures,
+	                              fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_clock_sync_parent_ts_is_the_trace_clock_at_the_write,
+	                              fixture_session_teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, fixture_group_teardown);
 }

@@ -178,6 +178,30 @@ static void test_gate_skips_events_while_tracing_is_off(void **state)
 	assert_int_equal(markers_now(), 1);
 }
 
+/* Tracing off at start: no clock sync can be written; when the gate finds
+ * tracing on again, the clock syncs go first, so a capture that started
+ * after tl_init has them. */
+static void test_gate_writes_the_clock_syncs_when_tracing_turns_on(void **state)
+{
+	(void)state;
+	assert_int_equal(fixture_write("tracing_on", "0"), 0);
+	assert_int_equal(start(true), 0);
+	emit_instants(1);
+	assert_int_equal(fixture_clock_syncs(NULL, 0), 0);
+	assert_int_equal(fixture_write("tracing_on", "1"), 0);
+	struct timespec pause = {0, 150 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	emit_instants(1);
+	struct fixture_marker syncs[4];
+	assert_int_equal(fixture_clock_syncs(syncs, 4), 2);
+	assert_true(strstr(syncs[0].payload, "realtime_ts=") != NULL);
+	assert_true(strstr(syncs[1].payload, "parent_ts=") != NULL);
+	assert_int_equal(markers_now(), 1);
+	tl_stats st = stats_now();
+	assert_int_equal(st.events_written, 1);
+	assert_int_equal(st.write_errors, 0);
+}
+
 static void test_without_gate_writes_while_tracing_is_off_are_counted(void **state)
 {
 	(void)state;
@@ -281,6 +305,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_instance_name_with_a_slash_is_rejected, teardown),
 	    cmocka_unit_test_teardown(test_closed_marker_fd_turns_the_recorder_off, teardown),
 	    cmocka_unit_test_teardown(test_gate_skips_events_while_tracing_is_off, teardown),
+	    cmocka_unit_test_teardown(test_gate_writes_the_clock_syncs_when_tracing_turns_on,
+	                              teardown),
 	    cmocka_unit_test_teardown(test_without_gate_writes_while_tracing_is_off_are_counted,
 	                              teardown),
 	    cmocka_unit_test_teardown(test_markers_option_off_gives_counted_einval, teardown),

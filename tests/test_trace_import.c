@@ -360,6 +360,64 @@ static void test_import_json_clock_is_its_metadata_clock(void **state)
 	tl_import_free(&imp);
 }
 
+/* A parent_ts marker with a tgid column, a realtime_ts one without (its
+ * thread's later B names the process), and one of another form. */
+static const char clock_sync_lines[] =
+    "# tracer: nop\n"
+    "  t-7 (10) [000] .... 5.000100: tracing_mark_write: "
+    "trace_event_clock_sync: parent_ts=2.000050\n"
+    "  t-8 (-----) [000] .... 5.000200: tracing_mark_write: "
+    "trace_event_clock_sync: realtime_ts=1700000000123\n"
+    "  t-8 (20) [000] .... 5.5: tracing_mark_write: B|20|a\n"
+    "  t-8 (20) [000] .... 6.0: tracing_mark_write: trace_event_clock_sync: name=x y=z\n";
+
+/* Clock sync markers are kept with their line, time and writer: the
+ * process from the tgid column, or from the thread's own payloads. */
+static void test_import_keeps_clock_sync_markers_and_their_writer(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_text(clock_sync_lines, &imp);
+	assert_int_equal(imp.stats[TL_STAT_SYSTRACE_MARKER_UNSUPPORTED], 3);
+	assert_int_equal(imp.stats[TL_STAT_SYSTRACE_PARSE_FAILURE], 0);
+	assert_int_equal(imp.nclock_syncs, 2);
+	const tl_import_clock_sync *c = &imp.clock_syncs[0];
+	assert_int_equal(c->kind, TL_CLOCK_SYNC_PARENT_TS);
+	assert_int_equal(c->ts, 5000100000);
+	assert_int_equal(c->value_ns, 2000050000);
+	assert_int_equal(c->tid, 7);
+	assert_int_equal(c->pid, 10);
+	assert_int_equal(c->line, 2);
+	c = &imp.clock_syncs[1];
+	assert_int_equal(c->kind, TL_CLOCK_SYNC_REALTIME_TS);
+	assert_int_equal(c->ts, 5000200000);
+	assert_int_equal(c->value_ns, 1700000000123000000);
+	assert_int_equal(c->tid, 8);
+	assert_int_equal(c->pid, 20); /* from its B|20 */
+	tl_import_free(&imp);
+}
+
+/* The JSON exporter's clock values reach the import and its model. */
+static void test_import_json_clock_values_reach_the_model(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json(
+	    "{\"traceEvents\":[{\"ph\":\"B\",\"name\":\"a\",\"pid\":1,\"tid\":1,"
+	    "\"ts\":1}],\"metadata\":{\"clock\":\"boot\",\"clock_id\":7,"
+	    "\"boottime_ns\":5000,\"monotonic_ns\":4000,\"realtime_ns\":1700000000000000000}}",
+	    &imp);
+	assert_true(imp.clock_values.known);
+	assert_int_equal(imp.clock_values.monotonic_ns, 4000);
+	tl_model model;
+	assert_int_equal(tl_import_to_model(&imp, &model), 0);
+	assert_int_equal(model.boottime_ns, 5000);
+	assert_int_equal(model.monotonic_ns, 4000);
+	assert_int_equal(model.realtime_ns, 1700000000000000000);
+	tl_model_free(&model);
+	tl_import_free(&imp);
+}
+
 /* Lines 3 (a payload that does not parse, at 3 s), 4 (not an event line) and
  * 5 (a payload that does not parse, at 1 s: imported before line 3). */
 static const char failing_lines[] = "# tracer: nop\n" LINE(7, 10, "2.0", "B|10|good")
@@ -731,6 +789,8 @@ int main(void)
 	    cmocka_unit_test(test_cli_slices_reports_malformed_json_with_position),
 	    cmocka_unit_test(test_cli_convert_reads_systrace_text),
 	    cmocka_unit_test(test_cli_slices_fails_when_no_line_could_be_read),
+	    cmocka_unit_test(test_import_keeps_clock_sync_markers_and_their_writer),
+	    cmocka_unit_test(test_import_json_clock_values_reach_the_model),
 	    cmocka_unit_test(test_cli_convert_fails_when_no_line_could_be_read),
 	    cmocka_unit_test(test_cli_slices_warns_of_lines_that_could_not_be_read),
 	    cmocka_unit_test(test_cli_convert_warns_of_lines_that_could_not_be_read),

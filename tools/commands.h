@@ -33,5 +33,8 @@ int tl_cmd_slices(int argc, char **argv);
  * [filters]`: per slice name, count, total and self time, min, p50, p90,
  * p99, max and the longest instances; per counter track min, mean, max. */
 int tl_cmd_stats(int argc, char **argv);
+/* `timeline merge IN IN... -o OUT [--format json|ftrace]`: several traces on
+ * one timeline, aligned through their clocks. */
+int tl_cmd_merge(int argc, char **argv);
 
 #endif /* TIMELINE_TOOLS_COMMANDS_H */

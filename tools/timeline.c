@@ -25,6 +25,7 @@ static const struct tl_command commands[] = {
      tl_cmd_slices},
     {"stats", "count, total and self time, percentiles and the longest of each slice name",
      tl_cmd_stats},
+    {"merge", "join traces on one timeline, aligned through their clocks", tl_cmd_merge},
 #ifdef TL_HAVE_TRACEFS
     {"record", "record a systrace (ftrace) trace from the kernel, around a command", tl_cmd_record},
 #endif

@@ -181,3 +181,61 @@ tl_atrace_result tl_atrace_parse(const char *payload, size_t len, tl_atrace_poin
 	*out = p;
 	return TL_ATRACE_OK;
 }
+
+/* Digits at s[*i..len) as an unsigned value; 0 when there is none or it
+ * passes limit. */
+static int read_number(const char *s, size_t len, size_t *i, uint64_t limit, uint64_t *out)
+{
+	size_t first = *i;
+	uint64_t v = 0;
+	for (; *i < len && s[*i] >= '0' && s[*i] <= '9'; (*i)++) {
+		unsigned d = (unsigned)(s[*i] - '0');
+		if (v > (limit - d) / 10)
+			return 0;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return *i > first;
+}
+
+static int starts_with_at(const char *s, size_t len, size_t i, const char *word)
+{
+	size_t n = strlen(word);
+	return len - i >= n && memcmp(s + i, word, n) == 0;
+}
+
+tl_clock_sync_kind tl_atrace_parse_clock_sync(const char *payload, size_t len, int64_t *ns)
+{
+	static const uint64_t ns_max = INT64_MAX;
+	if (!payload)
+		return TL_CLOCK_SYNC_NONE;
+	while (len > 0 && (payload[len - 1] == '\n' || payload[len - 1] == '\0'))
+		len--;
+	size_t i = sizeof clock_sync_prefix - 1;
+	if (len < i || memcmp(payload, clock_sync_prefix, i) != 0)
+		return TL_CLOCK_SYNC_NONE;
+	while (i < len && (payload[i] == ' ' || payload[i] == '\t'))
+		i++;
+	uint64_t whole, fraction = 0;
+	if (starts_with_at(payload, len, i, "realtime_ts=")) {
+		i += strlen("realtime_ts=");
+		if (!read_number(payload, len, &i, ns_max / 1000000, &whole))
+			return TL_CLOCK_SYNC_NONE;
+		*ns = (int64_t)(whole * 1000000);
+		return TL_CLOCK_SYNC_REALTIME_TS;
+	}
+	if (!starts_with_at(payload, len, i, "parent_ts="))
+		return TL_CLOCK_SYNC_NONE;
+	i += strlen("parent_ts=");
+	if (!read_number(payload, len, &i, ns_max / 1000000000, &whole))
+		return TL_CLOCK_SYNC_NONE;
+	if (i < len && payload[i] == '.') {
+		uint64_t scale = 100000000;
+		for (i++; i < len && payload[i] >= '0' && payload[i] <= '9'; i++, scale /= 10)
+			fraction += (uint64_t)(payload[i] - '0') * scale;
+	}
+	if (whole * 1000000000 > ns_max - fraction)
+		return TL_CLOCK_SYNC_NONE;
+	*ns = (int64_t)(whole * 1000000000 + fraction);
+	return TL_CLOCK_SYNC_PARENT_TS;
+}

@@ -51,4 +51,24 @@ tl_atrace_result tl_atrace_parse(const char *payload, size_t len, tl_atrace_poin
 int tl_atrace_parse_u32(tl_str_view field, uint32_t *out);
 int tl_atrace_parse_i64(tl_str_view field, int64_t *out);
 
+/* What a trace_event_clock_sync payload says (formats.md §1.1, "other"). */
+typedef enum tl_clock_sync_kind {
+	TL_CLOCK_SYNC_NONE = 0,    /* not one of the two forms below */
+	TL_CLOCK_SYNC_PARENT_TS,   /* the writer's trace clock */
+	TL_CLOCK_SYNC_REALTIME_TS, /* CLOCK_REALTIME, to the millisecond */
+} tl_clock_sync_kind;
+
+/*
+ * Reads the clock sync payloads atrace, Chrome and the systrace recorder
+ * write: "trace_event_clock_sync: parent_ts=SECONDS[.FRACTION]" (catapult's
+ * parent_ts=(\d+\.?\d*): seconds, any number of decimals) and
+ * "trace_event_clock_sync: realtime_ts=MILLISECONDS". Trailing '\n' and
+ * '\0' are stripped first, blanks after the colon are skipped, and what
+ * follows the number is ignored, as catapult ignores it. *ns gets the value
+ * in nanoseconds (decimals past the ninth dropped). Returns the kind, or
+ * TL_CLOCK_SYNC_NONE (*ns untouched) for any other payload, a number that
+ * does not fit in int64 nanoseconds included. Pure.
+ */
+tl_clock_sync_kind tl_atrace_parse_clock_sync(const char *payload, size_t len, int64_t *ns);
+
 #endif /* TIMELINE_ATRACE_PARSE_H */

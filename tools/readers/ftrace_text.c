@@ -408,6 +408,39 @@ static tl_trace_clock comment_clock(const char *line, size_t len)
 	return TL_TRACE_CLOCK_UNKNOWN;
 }
 
+/* The decimal value of " KEY=" in a "# timeline:" line; 0 when absent. */
+static int64_t comment_value(const char *line, size_t len, const char *key)
+{
+	size_t key_len = strlen(key);
+	for (const char *at = line; (at = memmem(at, (size_t)(line + len - at), key, key_len));
+	     at += key_len) {
+		if (at == line || at[-1] != ' ')
+			continue;
+		int64_t v = 0;
+		const char *p = at + key_len;
+		for (; p < line + len && is_digit(*p) && v <= (INT64_MAX - 9) / 10; p++)
+			v = v * 10 + (*p - '0');
+		return p < line + len && !is_space(*p) ? 0 : v;
+	}
+	return 0;
+}
+
+/* "# timeline: ... boottime_ns=B monotonic_ns=M realtime_ns=R ..." (the
+ * ftrace exporter's header). */
+static tl_clock_values comment_clock_values(const char *line, size_t len)
+{
+	tl_clock_values v = {0};
+	if (!starts_with(line, len, "# timeline:"))
+		return v;
+	v.boottime_ns = comment_value(line, len, "boottime_ns=");
+	v.monotonic_ns = comment_value(line, len, "monotonic_ns=");
+	v.realtime_ns = comment_value(line, len, "realtime_ns=");
+	v.known = v.boottime_ns > 0 && v.monotonic_ns > 0 && v.realtime_ns > 0;
+	if (!v.known)
+		v = (tl_clock_values){0};
+	return v;
+}
+
 /* Counts a line that does not tokenize, keeping the first one's text. */
 static void count_failure(tl_ftrace_reader *r, size_t line_no, const char *line, size_t len)
 {
@@ -451,6 +484,8 @@ int tl_ftrace_reader_line(tl_ftrace_reader *r, const char *line, size_t n, tl_ft
 	}
 	if (n && line[0] == '#' && !r->clock)
 		r->clock = comment_clock(line, n);
+	if (n && line[0] == '#' && !r->clock_values.known)
+		r->clock_values = comment_clock_values(line, n);
 	if (n == 0 || line[0] == '#')
 		return 0;
 	if (r->trace_cmd && is_empty_cpu_note(line, n))
@@ -529,6 +564,7 @@ int tl_ftrace_text_read(const char *data, size_t len, unsigned flags, tl_ftrace_
 	out->html = r.html;
 	out->trace_cmd = r.trace_cmd;
 	out->clock = r.clock;
+	out->clock_values = r.clock_values;
 	return 0;
 }
 

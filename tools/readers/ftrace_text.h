@@ -30,6 +30,17 @@ typedef enum tl_trace_clock {
 	TL_TRACE_CLOCK_MONO,        /* CLOCK_MONOTONIC: the ftrace "mono" clock */
 } tl_trace_clock;
 
+/*
+ * The boot, monotonic and real-time clocks read at one instant, as a trace
+ * gives them: a snapshot's CLOCK chunk, the JSON exporter's metadata, the
+ * ftrace exporter's "# timeline:" line. `known` is 0 unless all three were
+ * given and positive (the exporters write 0 for a trace that has none).
+ */
+typedef struct tl_clock_values {
+	int known;
+	int64_t boottime_ns, monotonic_ns, realtime_ns;
+} tl_clock_values;
+
 typedef enum tl_ftrace_line_kind {
 	TL_FTRACE_LINE_MARKER, /* tracing_mark_write, print or 0: text is an atrace payload */
 	TL_FTRACE_LINE_OTHER,  /* any other kernel event (sched_switch...): text is its fields */
@@ -102,6 +113,7 @@ typedef struct tl_ftrace_text {
 	int html;                  /* the text came from an HTML systrace file */
 	int trace_cmd;             /* `trace-cmd report` output: its first line is "cpus=N" */
 	tl_trace_clock clock;      /* from a "# timeline: ... clock=NAME" comment line */
+	tl_clock_values clock_values; /* from a "# timeline:" line's boottime_ns= ... */
 } tl_ftrace_text;
 
 /*
@@ -112,7 +124,9 @@ typedef struct tl_ftrace_text {
  * tl_ftrace_line_tokenize does not read goes to
  * tl_ftrace_line_tokenize_trace_cmd, and "CPU N is empty" lines are
  * skipped. The clock is that of the first "# timeline:" comment line
- * naming one (the exporters and `timeline record` write it). On success
+ * naming one (the exporters and `timeline record` write it), the clock
+ * values those of the first such line giving boottime_ns=, monotonic_ns=
+ * and realtime_ns= (the ftrace exporter writes them). On success
  * returns 0 and the caller frees *out with tl_ftrace_text_free. Returns
  * -ENOMEM, or -EINVAL with err filled (may be NULL) when TL_FTRACE_STRICT
  * is set and a line does not tokenize.
@@ -146,6 +160,7 @@ typedef struct tl_ftrace_reader {
 	int html;
 	int trace_cmd;
 	tl_trace_clock clock;
+	tl_clock_values clock_values;
 	int finished;   /* the end of an HTML file's trace data: no more lines are read */
 	int state;      /* internal: where in an HTML file */
 	int first_line; /* internal: the next line is the first after the header */

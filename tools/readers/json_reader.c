@@ -920,8 +920,22 @@ static int read_system_text(parser *p)
 	return P_OK;
 }
 
-/* "metadata": {..., "clock": "boot", ...} as the JSON exporter writes it;
- * any other value is skipped. */
+/* Where the metadata key just read goes among the clock values, or NULL. */
+static int64_t *clock_value_of_key(parser *p)
+{
+	tl_clock_values *values = &p->t->clock_values;
+	if (key_is(p, "boottime_ns"))
+		return &values->boottime_ns;
+	if (key_is(p, "monotonic_ns"))
+		return &values->monotonic_ns;
+	if (key_is(p, "realtime_ns"))
+		return &values->realtime_ns;
+	return NULL;
+}
+
+/* "metadata": {..., "clock": "boot", ..., "boottime_ns": B, "monotonic_ns":
+ * M, "realtime_ns": R, ...} as the JSON exporter writes it; any other value
+ * is skipped. */
 static int read_metadata(parser *p)
 {
 	if (peek(p) != '{')
@@ -936,6 +950,9 @@ static int read_metadata(parser *p)
 		if (c == '}') {
 			p->pos++;
 			p->depth--;
+			tl_clock_values *values = &p->t->clock_values;
+			values->known = values->boottime_ns > 0 && values->monotonic_ns > 0 &&
+			                values->realtime_ns > 0;
 			return P_OK;
 		}
 		if (c != '"')
@@ -944,6 +961,7 @@ static int read_metadata(parser *p)
 		if (rc)
 			return rc;
 		int is_clock = key_is(p, "clock");
+		int64_t *clock_value = clock_value_of_key(p);
 		if ((c = peek(p)) < 0)
 			return P_EOF;
 		if (c != ':')
@@ -956,6 +974,8 @@ static int read_metadata(parser *p)
 			p->t->clock = key_is(p, "boot")   ? TL_TRACE_CLOCK_BOOT
 			              : key_is(p, "mono") ? TL_TRACE_CLOCK_MONO
 			                                  : TL_TRACE_CLOCK_UNKNOWN;
+		if (clock_value && v.type == TL_JSON_INT)
+			*clock_value = v.i;
 		if ((c = peek(p)) < 0)
 			return P_EOF;
 		if (c == ',')

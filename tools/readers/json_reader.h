@@ -108,6 +108,7 @@ typedef struct tl_json_trace {
 	int truncated;              /* a bare array that ended early: complete events kept */
 	uint64_t display_time_unit; /* 1 when "displayTimeUnit" was set (ignored) */
 	tl_trace_clock clock;       /* "metadata": {"clock": "boot" or "mono"} (the exporter's) */
+	tl_clock_values clock_values; /* "metadata": boottime_ns, monotonic_ns, realtime_ns */
 	uint64_t empty_events;      /* {} elements skipped */
 	tl_str_arena strings;
 

@@ -157,7 +157,7 @@ typedef struct importer {
 	pending_flow *pending; /* v1 'f' waiting for the next slice of a thread */
 	size_t npending, pending_cap;
 	size_t slices_cap, tracks_cap, threads_cap, processes_cap, counters_cap, flows_cap,
-	    args_cap;
+	    args_cap, clock_syncs_cap;
 	int nomem;
 } importer;
 
@@ -569,7 +569,7 @@ static void marker_failed(importer *im, const tl_ftrace_line *line)
  * without '\n', and the clock. */
 static void add_reader_counts(tl_import *out, uint64_t failures, size_t first_failure_line,
                               const char *first_failure_text, uint64_t unterminated,
-                              tl_trace_clock clock)
+                              tl_trace_clock clock, const tl_clock_values *values)
 {
 	out->stats[TL_STAT_SYSTRACE_PARSE_FAILURE] += failures;
 	out->stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE] += unterminated;
@@ -578,6 +578,29 @@ static void add_reader_counts(tl_import *out, uint64_t failures, size_t first_fa
 		             strlen(first_failure_text));
 	if (!out->clock)
 		out->clock = clock;
+	if (!out->clock_values.known)
+		out->clock_values = *values;
+}
+
+/* A trace_event_clock_sync marker: kept, the writer's process resolved at
+ * the end (importer_finish). */
+static void keep_clock_sync(importer *im, const tl_ftrace_line *line, size_t thread)
+{
+	int64_t value;
+	tl_clock_sync_kind kind =
+	    tl_atrace_parse_clock_sync(line->text.ptr, line->text.len, &value);
+	if (kind == TL_CLOCK_SYNC_NONE)
+		return;
+	tl_import_clock_sync *c =
+	    APPEND(im, im->out->clock_syncs, im->out->nclock_syncs, clock_syncs_cap);
+	if (c)
+		*c = (tl_import_clock_sync){.kind = kind,
+		                            .ts = line->ts_ns,
+		                            .value_ns = value,
+		                            .tid = line->tid,
+		                            .pid = line->tgid,
+		                            .line = line->line_no,
+		                            .thread = thread};
 }
 
 static void import_marker(importer *im, const tl_ftrace_line *line)
@@ -598,6 +621,7 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 	}
 	if (r == TL_ATRACE_UNSUPPORTED) {
 		stat_add(im, TL_STAT_SYSTRACE_MARKER_UNSUPPORTED);
+		keep_clock_sync(im, line, thread);
 		return;
 	}
 
@@ -1162,7 +1186,8 @@ static void add_lines(const tl_ftrace_text *text, work_item *items, size_t *n, s
 		    (work_item){.ts = l->ts_ns, .order = base + i, .cls = ORDER_OTHER, .line = l};
 	}
 	add_reader_counts(out, text->parse_failures, text->first_failure_line,
-	                  text->first_failure_text, text->unterminated, text->clock);
+	                  text->first_failure_text, text->unterminated, text->clock,
+	                  &text->clock_values);
 }
 
 /* An empty import and the importer that fills it; 0 or -ENOMEM. */
@@ -1183,6 +1208,12 @@ static int importer_finish(importer *im, int rc)
 	free(im->pending);
 	if (rc == 0 && im->nomem)
 		rc = -ENOMEM;
+	/* a clock sync's writer: the process its thread turned out to be in */
+	for (size_t i = 0; rc == 0 && i < im->out->nclock_syncs; i++) {
+		tl_import_clock_sync *c = &im->out->clock_syncs[i];
+		if (!c->pid && c->thread != TL_IMPORT_NONE)
+			c->pid = im->out->threads[c->thread].pid;
+	}
 	if (rc)
 		tl_import_free(im->out);
 	return rc;
@@ -1202,6 +1233,8 @@ int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_im
 	int any_complete = 0;
 	if (json) {
 		out->clock = json->clock;
+		if (json->clock)
+			out->clock_values = json->clock_values;
 		out->stats[TL_STAT_JSON_EMPTY_EVENT] += json->empty_events;
 		out->stats[TL_STAT_JSON_DISPLAY_TIME_UNIT] += json->display_time_unit;
 		for (size_t i = 0; i < json->nevents; i++) {
@@ -1428,6 +1461,11 @@ int tl_import_model(const tl_model *model, tl_import *out)
 	json.clock = model->clock_id == 7   ? TL_TRACE_CLOCK_BOOT
 	             : model->clock_id == 1 ? TL_TRACE_CLOCK_MONO
 	                                    : TL_TRACE_CLOCK_UNKNOWN;
+	json.clock_values = (tl_clock_values){
+	    .known = model->boottime_ns > 0 && model->monotonic_ns > 0 && model->realtime_ns > 0,
+	    .boottime_ns = model->boottime_ns,
+	    .monotonic_ns = model->monotonic_ns,
+	    .realtime_ns = model->realtime_ns};
 	if (!rc)
 		rc = tl_import_build(NULL, &json, out);
 	tl_json_trace_free(&json);
@@ -1644,6 +1682,7 @@ void tl_import_free(tl_import *imp)
 	free(imp->counters);
 	free(imp->flows);
 	free(imp->args);
+	free(imp->clock_syncs);
 	tl_str_arena_free(&imp->strings);
 	memset(imp, 0, sizeof *imp);
 }
@@ -2032,7 +2071,8 @@ static int stream_ftrace(int fd, tl_import *out)
 	if (rc == 0) {
 		tl_ftrace_reader_finish(&reader, buf + start, filled - start);
 		add_reader_counts(out, reader.parse_failures, reader.first_failure_line,
-		                  reader.first_failure_text, reader.unterminated, reader.clock);
+		                  reader.first_failure_text, reader.unterminated, reader.clock,
+		                  &reader.clock_values);
 	}
 	free(buf);
 	return importer_finish(&im, rc);
@@ -2304,6 +2344,11 @@ int tl_import_to_model(const tl_import *imp, tl_model *out)
 	out->clock_id = imp->clock == TL_TRACE_CLOCK_BOOT   ? 7
 	                : imp->clock == TL_TRACE_CLOCK_MONO ? 1
 	                                                    : TL_MODEL_CLOCK_UNKNOWN;
+	if (imp->clock_values.known) {
+		out->boottime_ns = imp->clock_values.boottime_ns;
+		out->monotonic_ns = imp->clock_values.monotonic_ns;
+		out->realtime_ns = imp->clock_values.realtime_ns;
+	}
 	out->complete = 1;
 	out->recorder = tl_model_intern(out, "import", 6);
 	b.event_of_slice = malloc((imp->nslices + 1) * sizeof *b.event_of_slice);

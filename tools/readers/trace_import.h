@@ -139,6 +139,21 @@ typedef struct tl_import_arg {
 	tl_json_value value; /* TL_JSON_INT, DOUBLE or STRING (bools are ints) */
 } tl_import_arg;
 
+/*
+ * A trace_event_clock_sync marker (tl_atrace_parse_clock_sync): at `ts`,
+ * this trace's clock, the clock it names read `value_ns`. Written by
+ * thread `tid` of process `pid` (0 when the trace does not say: the line
+ * had no tgid and no payload of that thread named one).
+ */
+typedef struct tl_import_clock_sync {
+	tl_clock_sync_kind kind;
+	int64_t ts;
+	int64_t value_ns; /* parent_ts: the writer's trace clock; realtime_ts: CLOCK_REALTIME */
+	uint32_t tid, pid;
+	size_t line;   /* 1-based line of the marker */
+	size_t thread; /* internal */
+} tl_import_clock_sync;
+
 typedef struct tl_import {
 	tl_import_slice *slices;
 	size_t nslices;
@@ -164,6 +179,9 @@ typedef struct tl_import {
 	size_t first_failure_line;
 	char first_failure_text[TL_FTRACE_FAILURE_TEXT];
 	tl_trace_clock clock; /* what the input says its clock is */
+	tl_clock_values clock_values; /* the clocks at one instant, when the input gives them */
+	tl_import_clock_sync *clock_syncs; /* in time order */
+	size_t nclock_syncs;
 	tl_str_arena strings;
 	struct tl_import_maps *maps; /* internal lookup tables */
 } tl_import;
@@ -171,7 +189,9 @@ typedef struct tl_import {
 /*
  * Imports ftrace text and/or a JSON trace (either may be NULL; a JSON
  * trace's systemTraceEvents are included) into *out, merged by time. The
- * clock is the JSON trace's when it names one, else the text's. Returns 0
+ * clock (and the clock values) are the JSON trace's when it names one,
+ * else the text's; the clock sync markers of every text are kept, as
+ * Perfetto does without moving any timestamp (docs/reading.md). Returns 0
  * or -ENOMEM. The inputs must outlive nothing: strings are copied. Free
  * with tl_import_free.
  */
@@ -242,7 +262,8 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
  * a flow begin and end on the slices they join; at most TL_MAX_ARGS args
  * per event, without the "args." prefix. Each event and thread carries its
  * pid; model->pid is the first process seen. Returns 0 or -ENOMEM; free the
- * model with tl_model_free.
+ * model with tl_model_free. The model's clock values are the import's
+ * (0 when it has none); its clock sync markers are not in the model.
  */
 int tl_import_to_model(const tl_import *imp, tl_model *out);
 
