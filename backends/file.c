@@ -229,8 +229,26 @@ static int expand_path(const char *pattern, char *out, size_t size)
 	return 0;
 }
 
+static void shut_down_at_exit(void);
+
+static void register_at_exit(void)
+{
+	atexit(shut_down_at_exit);
+}
+
+/* A program that exits without tl_shutdown() still ends its file whole:
+ * the blocks waiting and the partly filled ones, the stats and END. */
+static void shut_down_at_exit(void)
+{
+	const char *name = tl_recorder_name();
+	if (name && strcmp(name, "file") == 0)
+		tl_shutdown();
+}
+
 static int file_start(struct tl_recorder *rec, const tl_options *opts)
 {
+	static pthread_once_t at_exit_once = PTHREAD_ONCE_INIT;
+	pthread_once(&at_exit_once, register_at_exit);
 	if (!opts->file_path || !*opts->file_path) {
 		tl_log(TL_LOG_ERROR, "file recorder: no file given (tl_options.file_path or "
 				     "TIMELINE_FILE)");

@@ -371,6 +371,52 @@ static void test_record_of_the_demo_holds_its_slices(void **state)
 	run_free(&run);
 }
 
+/* A merged capture: the command's own events (file recorder) with their
+ * args, flows and full thread names, beside the per-CPU scheduling, each
+ * event once. */
+static void test_record_json_merges_the_commands_own_events(void **state)
+{
+	(void)state;
+	char args[1024];
+	snprintf(args, sizeof args, "--format json -- '%s' demo --seconds 0.3 -o '%s'", cli,
+	         tl_test_path("record-demo-own", ".json"));
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 0);
+	assert_non_null(run.text);
+	/* args and flows only the in-process record has */
+	assert_non_null(strstr(run.text, "\"entities\":"));
+	assert_non_null(strstr(run.text, "\"ph\":\"s\""));
+	assert_non_null(strstr(run.text, "\"name\":\"worker-1\""));
+	assert_non_null(strstr(run.text, "\"name\":\"CPU 0\""));
+	/* each frame once: a begin and an end per frame slice, no marker copy */
+	size_t frames = tl_test_count(run.text, "\"name\":\"frame\"");
+	char *slices_out = (char *)tl_test_path("record-demo-own-slices", ".txt");
+	assert_int_equal(tl_test_run("'%s' slices '%s' >'%s'", cli, run.trace, slices_out), 0);
+	char *slices = tl_test_read_file(slices_out, NULL);
+	assert_non_null(slices);
+	size_t frame_slices = tl_test_count(slices, "name=\"frame\"");
+	print_message("%zu frame events, %zu frame slices\n", frames, frame_slices);
+	assert_true(frame_slices >= 10);
+	assert_int_equal(frames, 2 * frame_slices);
+	free(slices);
+	run_free(&run);
+}
+
+/* With --app-recorder systrace the command writes markers, as before. */
+static void test_record_app_recorder_systrace_keeps_markers(void **state)
+{
+	(void)state;
+	char args[1024];
+	snprintf(args, sizeof args, "--app-recorder systrace -- '%s' demo --seconds 0.2", cli);
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 0);
+	assert_non_null(run.text);
+	assert_true(line_has(run.text, "tracing_mark_write: B|", "|frame", NULL));
+	run_free(&run);
+}
+
 static void test_record_json_names_the_capture_clock(void **state)
 {
 	(void)state;
@@ -475,6 +521,8 @@ int main(void)
 	    cmocka_unit_test(test_record_mono_clock_is_set),
 	    cmocka_unit_test(test_record_json_names_the_capture_clock),
 	    cmocka_unit_test(test_record_of_the_demo_holds_its_slices),
+	    cmocka_unit_test(test_record_json_merges_the_commands_own_events),
+	    cmocka_unit_test(test_record_app_recorder_systrace_keeps_markers),
 	    cmocka_unit_test(test_record_unknown_event_is_named),
 	    cmocka_unit_test(test_record_unwritable_output_is_named),
 	    cmocka_unit_test(test_record_without_tracefs_says_how_to_mount),

@@ -1,6 +1,6 @@
 /*
  * End to end on the real tracefs: a program instrumented with the library,
- * run under `timeline record` (which selects the systrace recorder for it),
+ * run under `timeline record --app-recorder systrace` (the systrace recorder),
  * gives exactly the expected markers, and `timeline slices` rebuilds the
  * slices, async slices, counters and instants from them; names with '|', a
  * newline and 2000 bytes; a forked child; a process that exits mid-slice.
@@ -41,7 +41,9 @@ static int setup(void **state)
 	trace_path = tl_test_path("instrumented", ".txt");
 	slices_path = tl_test_path("instrumented", ".slices");
 	const char *out = tl_test_path("instrumented", ".out");
-	if (tl_test_run("'%s' record -o '%s' -- '%s' events > '%s' 2>/dev/null", cli, trace_path,
+	if (tl_test_run("'%s' record --app-recorder systrace -o '%s' -- '%s' events > '%s' "
+	                "2>/dev/null",
+	                cli, trace_path,
 			child, out) != 0)
 		return -1;
 	char *pids = tl_test_read_file(out, NULL);
@@ -172,7 +174,9 @@ static void test_json_output_has_slices_and_cpu_scheduling(void **state)
 {
 	(void)state;
 	const char *json = tl_test_path("instrumented", ".json");
-	assert_int_equal(tl_test_run("'%s' record -o '%s' -- '%s' events >/dev/null 2>&1", cli,
+	assert_int_equal(tl_test_run("'%s' record --app-recorder systrace -o '%s' -- '%s' events "
+	                             ">/dev/null 2>&1",
+	                             cli,
 				     json, child),
 			 0);
 	assert_int_equal(

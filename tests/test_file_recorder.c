@@ -222,6 +222,31 @@ static void test_a_killed_writers_file_still_converts(void **state)
 	tl_model_free(&m);
 }
 
+/* A program that exits without tl_shutdown() still ends its file whole. */
+static void test_exit_without_shutdown_ends_the_file_whole(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		start(1024 * 1024, 0, 0);
+		for (int i = 0; i < 10; i++) {
+			TL_TRACE_EVENT_BEGIN0("file", "before exit");
+			TL_TRACE_EVENT_END0("file", "before exit");
+		}
+		exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_true(m.complete);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "before exit"), 10);
+	tl_model_free(&m);
+}
+
 /* Cut at any byte, a file reads without error (past its header), keeps
  * the names, and holds a growing prefix of the events. */
 static void test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk(void **state)
@@ -458,6 +483,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_flush_writes_partly_filled_blocks_and_nothing_twice,
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_still_converts, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_exit_without_shutdown_ends_the_file_whole, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk,
 	                                    setup, teardown),

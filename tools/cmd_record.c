@@ -17,6 +17,7 @@
 #include "tools/record_json.h"
 #include "tools/record_session.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -45,14 +46,16 @@
 static const char record_usage[] =
     "usage: timeline record [-o FILE] [--format ftrace|json|perfetto] [-e EVENT]...\n"
     "                       [--buffer-kb N] [--duration S] [--clock boot|mono]\n"
-    "                       [-- COMMAND [ARGS...]]\n"
+    "                       [--app-recorder file|systrace] [-- COMMAND [ARGS...]]\n"
     "\n"
     "Records the kernel's trace in a private tracefs instance: trace_marker\n"
     "writes (the systrace recorder's events, atrace), sched_switch, sched_waking\n"
-    "and the events named with -e. With a COMMAND, runs it with\n"
-    "TIMELINE_RECORDER=systrace and TIMELINE_TRACEFS_INSTANCE set, and records\n"
-    "until it exits; without one, records the whole system until --duration\n"
-    "or Ctrl-C. Needs root and a mounted tracefs.\n"
+    "and the events named with -e. With a COMMAND, runs it and records until it\n"
+    "exits: a program built with timeline records its own events with the file\n"
+    "recorder (TIMELINE_RECORDER=file), and they are merged into the trace with\n"
+    "their args, flows, categories and full thread names, on the capture's clock.\n"
+    "Without a COMMAND, records the whole system until --duration or Ctrl-C.\n"
+    "Needs root and a mounted tracefs.\n"
     "\n"
     "options:\n"
     "  -o, --output FILE   where to write the trace ('-': standard output);\n"
@@ -68,8 +71,9 @@ static const char record_usage[] =
     "  --buffer-kb N       kernel buffer per CPU in KiB (default 4096)\n"
     "  --duration S        stop after S seconds (fractions allowed); a COMMAND\n"
     "                      still running then gets SIGTERM\n"
-    "  --clock CLOCK       boot (CLOCK_BOOTTIME, default) or mono (CLOCK_MONOTONIC):\n"
-    "                      must match the clock of the program's own recorder\n"
+    "  --clock CLOCK       boot (CLOCK_BOOTTIME, default) or mono (CLOCK_MONOTONIC)\n"
+    "  --app-recorder R    file (default: the COMMAND's own events merged in) or\n"
+    "                      systrace (it writes atrace markers into the capture)\n"
     "  -h, --help          print this help\n"
     "\n"
     "Exit status: 0; 1 when recording or writing failed; 2 for a bad option;\n"
@@ -91,7 +95,8 @@ struct record_args {
 	unsigned buffer_kb;
 	double duration; /* 0: none */
 	enum record_clock clock;
-	char **command; /* NULL-terminated, or NULL */
+	bool app_markers; /* the command records with systrace, not the file recorder */
+	char **command;   /* NULL-terminated, or NULL */
 	int help;
 };
 
@@ -172,6 +177,7 @@ enum {
 	OPT_BUFFER_KB = 256,
 	OPT_DURATION,
 	OPT_CLOCK,
+	OPT_APP_RECORDER,
 };
 
 /* Returns 0, or the exit status of a usage error (already reported). */
@@ -184,6 +190,7 @@ static int parse_args(int argc, char **argv, struct record_args *args)
 	    {"buffer-kb", required_argument, NULL, OPT_BUFFER_KB},
 	    {"duration", required_argument, NULL, OPT_DURATION},
 	    {"clock", required_argument, NULL, OPT_CLOCK},
+	    {"app-recorder", required_argument, NULL, OPT_APP_RECORDER},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -225,6 +232,15 @@ static int parse_args(int argc, char **argv, struct record_args *args)
 			else
 				status =
 				    usage_error("--clock: expected boot or mono, got '%s'", optarg);
+			break;
+		case OPT_APP_RECORDER:
+			if (strcmp(optarg, "file") == 0)
+				args->app_markers = false;
+			else if (strcmp(optarg, "systrace") == 0)
+				args->app_markers = true;
+			else
+				status = usage_error(
+				    "--app-recorder: expected file or systrace, got '%s'", optarg);
 			break;
 		case 'h':
 			args->help = 1;
@@ -302,7 +318,8 @@ struct record_child {
  * exec is reported through a close-on-exec pipe. Returns 0, or -errno with
  * the problem reported (the child, if any, reaped).
  */
-static int start_command(char **command, const char *instance, struct record_child *child)
+static int start_command(char **command, const char *instance, const char *app_dir,
+                         struct record_child *child)
 {
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
@@ -322,8 +339,16 @@ static int start_command(char **command, const char *instance, struct record_chi
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
-		setenv("TIMELINE_RECORDER", "systrace", 1);
 		setenv("TIMELINE_TRACEFS_INSTANCE", instance, 1);
+		if (app_dir) {
+			/* its own events, whole, one file per process */
+			char file[4096 + 16];
+			snprintf(file, sizeof file, "%s/app-%%p.tl", app_dir);
+			setenv("TIMELINE_RECORDER", "file", 1);
+			setenv("TIMELINE_FILE", file, 1);
+		} else {
+			setenv("TIMELINE_RECORDER", "systrace", 1);
+		}
 		execvp(command[0], command);
 		int e = errno;
 		ssize_t w = write(pipefd[1], &e, sizeof e);
@@ -480,23 +505,54 @@ static void print_summary(struct record_session *session, const struct record_ar
 	}
 }
 
-/* Writes the trace to fd. 0 or -errno; reported. */
-static int write_trace(struct record_session *session, int fd, const char *label,
-		       enum record_format format)
+/* Writes the trace to fd, with the command's own events from the file
+ * recorder files in app_dir (NULL: none). 0 or -errno; reported. */
+static int write_trace(struct record_session *session, const char *app_dir, int clock_id, int fd,
+		       const char *label, enum record_format format)
 {
-	if (format == RECORD_FORMAT_JSON || format == RECORD_FORMAT_PERFETTO) {
-		char err[RECORD_ERR_MAX] = "";
-		int rc = format == RECORD_FORMAT_JSON
-		             ? record_write_json(session, fd, err, sizeof err)
-		             : record_write_perfetto(session, fd, err, sizeof err);
-		if (rc < 0)
-			fprintf(stderr, RECORD_PREFIX ": %s: %s\n", label, err);
-		return rc;
-	}
-	int rc = record_session_write_text(session, fd);
+	char err[RECORD_ERR_MAX] = "";
+	int rc = format == RECORD_FORMAT_JSON ? record_write_json(session, app_dir, fd, err, sizeof err)
+	         : format == RECORD_FORMAT_PERFETTO
+	             ? record_write_perfetto(session, app_dir, fd, err, sizeof err)
+	             : record_write_text(session, app_dir, clock_id, fd, err, sizeof err);
 	if (rc < 0)
-		fprintf(stderr, RECORD_PREFIX ": %s: write failed: %s\n", label, strerror(-rc));
+		fprintf(stderr, RECORD_PREFIX ": %s: %s\n", label, err);
 	return rc;
+}
+
+/* ---- the command's own events ---------------------------------------------------- */
+
+/* A private directory for the command's file recorder files. */
+static int make_app_dir(char *dir, size_t size)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, size, "%s/timeline-record-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		int e = errno;
+		fprintf(stderr, RECORD_PREFIX ": cannot make a directory for the command's own events "
+		                "in %s: %s\n",
+		        tmp && *tmp ? tmp : "/tmp", strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* Removes the directory and its files. */
+static void remove_app_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *ent;
+		while ((ent = readdir(d)) != NULL) {
+			if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
+				continue;
+			char path[4096];
+			snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
 }
 
 static void install_signals(struct sigaction *old)
@@ -550,6 +606,7 @@ int tl_cmd_record(int argc, char **argv)
 
 	struct record_session *session = NULL;
 	struct record_child child = {0};
+	char app_dir[4096] = ""; /* the command's file recorder files */
 	char err[RECORD_ERR_MAX] = "";
 	status = 1;
 
@@ -581,7 +638,9 @@ int tl_cmd_record(int argc, char **argv)
 	}
 	int64_t start_ns = now_ns();
 	if (args.command &&
-	    start_command(args.command, record_session_instance(session), &child) < 0) {
+	    ((!args.app_markers && make_app_dir(app_dir, sizeof app_dir) < 0) ||
+	     start_command(args.command, record_session_instance(session),
+	                   args.app_markers ? NULL : app_dir, &child) < 0)) {
 		status = 127;
 		goto out_session;
 	}
@@ -600,7 +659,8 @@ int tl_cmd_record(int argc, char **argv)
 		fprintf(stderr, RECORD_PREFIX ": %s\n", err);
 		goto out_child;
 	}
-	if (write_trace(session, out.fd, label, format) < 0)
+	if (write_trace(session, app_dir[0] ? app_dir : NULL,
+	                args.clock == RECORD_CLOCK_MONO ? 1 : 7, out.fd, label, format) < 0)
 		goto out_child;
 	struct stat st;
 	uint64_t size = !to_stdout && fstat(out.fd, &st) == 0 && S_ISREG(st.st_mode)
@@ -627,6 +687,8 @@ out_child:
 	}
 out_session:
 	record_session_close(session);
+	if (app_dir[0])
+		remove_app_dir(app_dir);
 out_output:
 	if (!to_stdout)
 		tl_atomic_file_abort(&out); /* no half-written trace left behind */

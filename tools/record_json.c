@@ -8,6 +8,7 @@
  */
 #include "tools/record_json.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,10 +150,155 @@ static int name_processes(tl_model *model)
 	return 0;
 }
 
+/* ---- the command's own events (file recorder files) ------------------------ */
+
+/* Reads every "app-*.tl" of dir, each a process's file recorder file.
+ * Returns how many were read into *models (malloc'd), or -errno. */
+static int read_app_models(const char *dir, tl_model **models, char *err, size_t errlen)
+{
+	*models = NULL;
+	if (!dir)
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int n = 0, rc = 0;
+	struct dirent *ent;
+	while ((ent = readdir(d)) != NULL && rc == 0) {
+		size_t len = strlen(ent->d_name);
+		if (strncmp(ent->d_name, "app-", 4) != 0 || len < 4 ||
+		    strcmp(ent->d_name + len - 3, ".tl") != 0)
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
+		tl_model *grown = realloc(*models, (size_t)(n + 1) * sizeof **models);
+		if (!grown) {
+			rc = -ENOMEM;
+			break;
+		}
+		*models = grown;
+		char why[256] = "";
+		int read = tl_model_read_binary_file(path, &(*models)[n], why, sizeof why);
+		if (read < 0) {
+			/* a process killed before its file had a header: nothing to add */
+			if ((*models)[n].nevents == 0)
+				continue;
+			snprintf(err, errlen, "%s: %s", path, why);
+			rc = read;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	if (rc) {
+		for (int i = 0; i < n; i++)
+			tl_model_free(&(*models)[i]);
+		free(*models);
+		*models = NULL;
+		return rc;
+	}
+	return n;
+}
+
+/* What to add to an app's timestamps to put them on the capture's clock:
+ * 0 on the same clock, else the difference of the app's boot and mono
+ * clocks at its snapshot. */
+static int64_t app_clock_shift(const tl_model *app, int capture_clock)
+{
+	if (app->clock_id == capture_clock || !app->boottime_ns || !app->monotonic_ns)
+		return 0;
+	int64_t boot_minus_mono = app->boottime_ns - app->monotonic_ns;
+	if (app->clock_id == 7 && capture_clock == 1)
+		return -boot_minus_mono;
+	if (app->clock_id == 1 && capture_clock == 7)
+		return boot_minus_mono;
+	return 0;
+}
+
+static int compare_merged_events(const void *pa, const void *pb, void *model)
+{
+	const tl_model_event *a = pa, *b = pb;
+	uint32_t ap = tl_model_event_pid(model, a), bp = tl_model_event_pid(model, b);
+	if (ap != bp)
+		return ap < bp ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static const char *copy_string(tl_model *to, const char *s, int *nomem)
+{
+	if (!s)
+		return NULL;
+	const char *c = tl_model_intern(to, s, strlen(s));
+	if (!c)
+		*nomem = 1;
+	return c;
+}
+
+/*
+ * Adds an app's own events to the capture: its processes and full thread
+ * names, every event with its args, on the capture's clock. The app's
+ * process's events rebuilt from its markers are dropped first: its own
+ * record of the same events says more (a program that recorded with the
+ * file recorder writes no marker, so this only matters for one that also
+ * wrote atrace itself).
+ */
+static int add_app_model(tl_model *capture, const tl_model *app)
+{
+	uint32_t pid = app->pid;
+	size_t kept = 0;
+	for (size_t i = 0; i < capture->nevents; i++)
+		if (tl_model_event_pid(capture, &capture->events[i]) != pid)
+			capture->events[kept++] = capture->events[i];
+	capture->nevents = kept;
+	int nomem = 0;
+	if (app->process_name && app->process_name[0] &&
+	    tl_model_process_set(capture, pid, app->process_name, strlen(app->process_name)))
+		return -ENOMEM;
+	for (size_t i = 0; i < app->nthreads; i++) {
+		const tl_model_thread *t = &app->threads[i];
+		if (t->name[0] && tl_model_thread_set_in(capture, tl_model_thread_pid(app, t), t->tid,
+		                                         t->name, strlen(t->name)))
+			return -ENOMEM;
+	}
+	uint64_t seq = 0;
+	for (size_t i = 0; i < capture->nevents; i++)
+		if (capture->events[i].seq >= seq)
+			seq = capture->events[i].seq + 1;
+	int64_t shift = app_clock_shift(app, capture->clock_id);
+	for (size_t i = 0; i < app->nevents && !nomem; i++) {
+		tl_model_event *e = tl_model_event_append(capture);
+		if (!e)
+			return -ENOMEM;
+		const tl_model_event *from = &app->events[i];
+		*e = *from;
+		e->pid = tl_model_event_pid(app, from);
+		e->seq = seq + from->seq;
+		e->ts_ns += shift;
+		if (e->end_ns)
+			e->end_ns += shift;
+		e->name = copy_string(capture, from->name, &nomem);
+		e->cat = copy_string(capture, from->cat, &nomem);
+		for (unsigned a = 0; a < from->nargs; a++) {
+			e->args[a].key = copy_string(capture, from->args[a].key, &nomem);
+			if (from->args[a].type == TL_ARG_STRING || from->args[a].type == TL_ARG_STRING_COPY)
+				e->args[a].v.s = copy_string(capture, from->args[a].v.s, &nomem);
+		}
+	}
+	if (nomem)
+		return -ENOMEM;
+	capture->stats.events_dropped += app->stats.events_dropped;
+	capture->stats.events_overwritten += app->stats.events_overwritten;
+	qsort_r(capture->events, capture->nevents, sizeof *capture->events, compare_merged_events,
+	        capture);
+	return 0;
+}
+
 typedef int (*exporter_fn)(const tl_model *model, int fd, tl_export_counts *counts);
 
-static int record_write_model(struct record_session *session, int fd, exporter_fn export_model,
-                              char *err, size_t errlen)
+static int record_write_model(struct record_session *session, const char *app_dir, int fd,
+                              exporter_fn export_model, char *err, size_t errlen)
 {
 	int rc;
 	void *data = MAP_FAILED;
@@ -203,6 +349,22 @@ static int record_write_model(struct record_session *session, int fd, exporter_f
 			 read_err.message[0] ? read_err.message : strerror(-rc));
 		goto out;
 	}
+	tl_model *apps = NULL;
+	int napps = read_app_models(app_dir, &apps, err, errlen);
+	if (napps < 0) {
+		rc = napps;
+		goto out;
+	}
+	for (int i = 0; i < napps; i++) {
+		if (rc == 0)
+			rc = add_app_model(&model, &apps[i]);
+		tl_model_free(&apps[i]);
+	}
+	free(apps);
+	if (rc) {
+		snprintf(err, errlen, "cannot add the command's own events: %s", strerror(-rc));
+		goto out;
+	}
 	rc = export_model(&model, fd, NULL);
 	if (rc)
 		snprintf(err, errlen, "write failed: %s", strerror(-rc));
@@ -218,12 +380,177 @@ out:
 	return rc;
 }
 
-int record_write_json(struct record_session *session, int fd, char *err, size_t errlen)
+int record_write_json(struct record_session *session, const char *app_dir, int fd, char *err,
+                      size_t errlen)
 {
-	return record_write_model(session, fd, tl_export_json, err, errlen);
+	return record_write_model(session, app_dir, fd, tl_export_json, err, errlen);
 }
 
-int record_write_perfetto(struct record_session *session, int fd, char *err, size_t errlen)
+int record_write_perfetto(struct record_session *session, const char *app_dir, int fd, char *err,
+                          size_t errlen)
 {
-	return record_write_model(session, fd, tl_export_perfetto, err, errlen);
+	return record_write_model(session, app_dir, fd, tl_export_perfetto, err, errlen);
+}
+
+/* ---- ftrace text with the command's own events ------------------------------ */
+
+/* The timestamp of an ftrace line, in ns ("... [001] ....  2483.933690: ..."):
+ * the number before the first ':' after the CPU column; -1 for a header. */
+static int64_t line_ts(const char *line, size_t len)
+{
+	const char *end = line + len;
+	const char *p = memchr(line, ']', len);
+	if (!p || line[0] == '#')
+		return -1;
+	const char *colon = memchr(p, ':', (size_t)(end - p));
+	if (!colon)
+		return -1;
+	const char *start = colon;
+	while (start > p && start[-1] != ' ')
+		start--;
+	int64_t sec = 0, frac = 0, scale = 1000000000;
+	const char *q = start;
+	for (; q < colon && *q >= '0' && *q <= '9'; q++)
+		sec = sec * 10 + (*q - '0');
+	if (q < colon && *q == '.')
+		for (q++; q < colon && *q >= '0' && *q <= '9' && scale > 1; q++) {
+			scale /= 10;
+			frac += (*q - '0') * scale;
+		}
+	return q == colon ? sec * 1000000000 + frac : -1;
+}
+
+struct text {
+	char *data;
+	size_t len, at;
+};
+
+static int text_of_fd(int mfd, struct text *t)
+{
+	off_t end = lseek(mfd, 0, SEEK_END);
+	if (end < 0)
+		return -errno;
+	t->len = (size_t)end;
+	t->at = 0;
+	t->data = malloc(t->len + 1);
+	if (!t->data)
+		return -ENOMEM;
+	if (pread(mfd, t->data, t->len, 0) != (ssize_t)t->len) {
+		free(t->data);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The next event line of t (its header lines skipped), or NULL. */
+static const char *next_line(struct text *t, size_t *len, int64_t *ts)
+{
+	while (t->at < t->len) {
+		const char *line = t->data + t->at;
+		const char *nl = memchr(line, '\n', t->len - t->at);
+		*len = nl ? (size_t)(nl - line) + 1 : t->len - t->at;
+		int64_t v = line_ts(line, *len);
+		if (v >= 0) {
+			*ts = v;
+			return line;
+		}
+		t->at += *len;
+	}
+	return NULL;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int record_write_text(struct record_session *session, const char *app_dir, int capture_clock,
+                      int fd, char *err, size_t errlen)
+{
+	tl_model *apps = NULL;
+	int napps = read_app_models(app_dir, &apps, err, errlen);
+	if (napps <= 0) {
+		int rc = napps < 0 ? napps : record_session_write_text(session, fd);
+		if (rc < 0 && !err[0])
+			snprintf(err, errlen, "write failed: %s", strerror(-rc));
+		return rc;
+	}
+	/* the capture, and each app's events as the ftrace exporter writes
+	 * them, merged line by line in time order */
+	struct text *texts = calloc((size_t)napps + 1, sizeof *texts);
+	int rc = texts ? 0 : -ENOMEM;
+	for (int i = 0; i <= napps && rc == 0; i++) {
+		int mfd = memfd_create("timeline-record", MFD_CLOEXEC);
+		if (mfd < 0) {
+			rc = -errno;
+			break;
+		}
+		if (i == 0) {
+			rc = record_session_write_text(session, mfd);
+		} else {
+			tl_model *app = &apps[i - 1];
+			int64_t shift = app_clock_shift(app, capture_clock);
+			for (size_t k = 0; k < app->nevents; k++) {
+				app->events[k].ts_ns += shift;
+				if (app->events[k].end_ns)
+					app->events[k].end_ns += shift;
+			}
+			rc = tl_export_ftrace(app, mfd, NULL);
+		}
+		if (rc == 0)
+			rc = text_of_fd(mfd, &texts[i]);
+		close(mfd);
+	}
+	for (int i = 0; i < napps; i++)
+		tl_model_free(&apps[i]);
+	free(apps);
+	if (rc == 0) {
+		/* the capture's header, then every event line by timestamp */
+		const char *body = texts[0].data;
+		size_t header = 0;
+		while (header < texts[0].len && body[header] == '#') {
+			const char *nl = memchr(body + header, '\n', texts[0].len - header);
+			header = nl ? (size_t)(nl - body) + 1 : texts[0].len;
+		}
+		rc = write_all(fd, body, header);
+		texts[0].at = header;
+		for (;;) {
+			int best = -1;
+			int64_t best_ts = 0;
+			size_t best_len = 0;
+			const char *best_line = NULL;
+			for (int i = 0; i <= napps; i++) {
+				size_t len;
+				int64_t ts;
+				const char *line = next_line(&texts[i], &len, &ts);
+				if (line && (best < 0 || ts < best_ts)) {
+					best = i;
+					best_ts = ts;
+					best_len = len;
+					best_line = line;
+				}
+			}
+			if (best < 0 || rc)
+				break;
+			rc = write_all(fd, best_line, best_len);
+			texts[best].at += best_len;
+		}
+	}
+	for (int i = 0; texts && i <= napps; i++)
+		free(texts[i].data);
+	free(texts);
+	if (rc)
+		snprintf(err, errlen, "cannot write the trace with the command's own events: %s",
+		         strerror(-rc));
+	return rc;
 }

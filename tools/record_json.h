@@ -9,14 +9,25 @@
 
 /*
  * Writes the stopped session's events to fd as Chrome JSON: markers rebuilt
- * as `timeline convert` rebuilds them from ftrace text, and sched_switch as
- * per-CPU slices of a "CPUs" process. Returns 0 or -errno with a one-line
- * reason in err.
+ * as `timeline convert` rebuilds them from ftrace text, sched_switch as
+ * per-CPU slices of a "CPUs" process, and the command's own events from the
+ * file recorder files "app-*.tl" of app_dir (NULL: none), with their args,
+ * flows, categories and names. Returns 0 or -errno with a one-line reason
+ * in err.
  */
-int record_write_json(struct record_session *session, int fd, char *err, size_t errlen);
+int record_write_json(struct record_session *session, const char *app_dir, int fd, char *err,
+                      size_t errlen);
 
 /* The same trace model in Perfetto's format (tl_export_perfetto): the
  * per-CPU scheduling slices are slices too, not ftrace events. */
-int record_write_perfetto(struct record_session *session, int fd, char *err, size_t errlen);
+int record_write_perfetto(struct record_session *session, const char *app_dir, int fd, char *err,
+                          size_t errlen);
+
+/* The session as ftrace text (record_session_write_text), with the
+ * command's own events of app_dir (NULL: none) as the ftrace exporter
+ * writes them, moved to the capture's clock (capture_clock: 7 boot, 1
+ * mono) and merged by timestamp. */
+int record_write_text(struct record_session *session, const char *app_dir, int capture_clock,
+                      int fd, char *err, size_t errlen);
 
 #endif
