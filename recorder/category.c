@@ -151,8 +151,10 @@ static uint32_t register_locked(const char *name)
 	categories[n].name = copy; /* never freed: handles live forever */
 	categories[n].index = (uint16_t)n;
 	allowed[n] = filter_allows(filter, copy);
-	atomic_store_explicit(&ncategories, n + 1, memory_order_release);
+	/* whole, enabled flag included, before a lock-free find() can see it:
+	 * a thread that found it in between would skip its events as off */
 	set_enabled(n);
+	atomic_store_explicit(&ncategories, n + 1, memory_order_release);
 	return n;
 }
 

@@ -1,5 +1,8 @@
 /* Categories: registration, filters, globs, the macros' enabled check. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "support/test_support.h"
@@ -161,6 +164,53 @@ static void test_disabled_category_records_nothing(void **state)
 	tl_model_free(&m);
 }
 
+/* ---- call sites racing on a new category -------------------------------- */
+
+#define RACERS 4
+#define RACE_ROUNDS 300
+
+static pthread_barrier_t race_start, race_end;
+static char race_name[64];
+static _Atomic int race_seen_off;
+
+static void *race_call_site(void *arg)
+{
+	(void)arg;
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		pthread_barrier_wait(&race_start);
+		tl_category *cache = NULL; /* a call site's first run */
+		tl_category *cat = tl_i_category_resolve(&cache, race_name);
+		if (!tl_category_enabled(cat))
+			atomic_fetch_add(&race_seen_off, 1);
+		pthread_barrier_wait(&race_end);
+	}
+	return NULL;
+}
+
+/* Call sites on several threads meeting a new category at once: each gets
+ * it enabled, whichever registers it and whichever finds it registered. */
+static void test_call_sites_racing_on_a_new_category_all_see_it_enabled(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	atomic_store(&race_seen_off, 0);
+	pthread_barrier_init(&race_start, NULL, RACERS + 1);
+	pthread_barrier_init(&race_end, NULL, RACERS + 1);
+	pthread_t t[RACERS];
+	for (int i = 0; i < RACERS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, race_call_site, NULL), 0);
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		snprintf(race_name, sizeof race_name, "race-%d", round);
+		pthread_barrier_wait(&race_start);
+		pthread_barrier_wait(&race_end);
+	}
+	for (int i = 0; i < RACERS; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&race_start);
+	pthread_barrier_destroy(&race_end);
+	assert_int_equal(atomic_load(&race_seen_off), 0);
+}
+
 int main(void)
 {
 	tl_test_clear_environment();
@@ -178,6 +228,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_toggling_a_category_does_not_grow_without_bound, teardown),
 		cmocka_unit_test_teardown(test_empty_filter_disables_everything, teardown),
 		cmocka_unit_test_teardown(test_disabled_category_records_nothing, teardown),
+		cmocka_unit_test_teardown(
+		    test_call_sites_racing_on_a_new_category_all_see_it_enabled, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
