@@ -24,10 +24,13 @@
  * one check covers both the session and the clock.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "recorder/clock.h"
 #include "recorder/compiler.h"
+#include "recorder/format_int.h"
+#include "recorder/function_table.h"
 #include "recorder/record.h"
 #include "recorder/recorder.h"
 #include "recorder/session.h"
@@ -157,6 +160,7 @@ struct event {
 	unsigned nargs;
 	bool numbered; /* name + " " + value (tl_emit_begin_numbered) */
 	bool want_ts;  /* return the timestamp even when written through */
+	bool function; /* a function record: value is the id; no cat, name */
 };
 
 /* Length of a copied string, capped; *truncated set when cut. */
@@ -200,9 +204,22 @@ static bool arg_type_valid(tl_arg_type type)
 }
 
 /* The event decoded as a recorder that writes through receives it; returns
- * the copies cut at TL_COPY_MAX. */
-static unsigned event_view(const struct event *ev, tl_timestamp ts, tl_record_view *v)
+ * the copies cut at TL_COPY_MAX. A function record is given as a BEGIN
+ * with a copied name, its address in hexadecimal, written into
+ * function_name (TL_RECORD_NAME_MAX bytes). */
+static unsigned event_view(const struct event *ev, tl_timestamp ts, tl_record_view *v,
+                           char *function_name)
 {
+	if (ev->function) {
+		memset(v, 0, offsetof(tl_record_view, args));
+		v->ts = ts;
+		v->phase = TL_PHASE_BEGIN;
+		v->flags = TL_REC_F_NAME_INLINE;
+		v->name = function_name;
+		v->name_len = tl_format_hex(function_name, tl_function_address((uint32_t)ev->value));
+		function_name[v->name_len] = '\0';
+		return 0;
+	}
 	v->ts = ts;
 	v->phase = ev->phase;
 	bool copy_name = (ev->flags & TL_EVENT_COPY_NAME) && tl_record_has_name(ev->phase);
@@ -251,7 +268,8 @@ static tl_timestamp write_through(const struct event *ev, struct tl_slot *slot)
 {
 	tl_timestamp ts = ev->ts ? ev->ts : ev->want_ts ? tl_clock_read() : 0;
 	tl_record_view v;
-	unsigned truncated = event_view(ev, ts, &v);
+	char function_name[TL_RECORD_NAME_MAX];
+	unsigned truncated = event_view(ev, ts, &v, function_name);
 	if (TL_UNLIKELY(truncated))
 		count(&slot->truncated, truncated);
 	tl_recorder_write(&v);
@@ -264,6 +282,8 @@ static size_t record_words(const struct event *ev, size_t *name_len, size_t *arg
                            uint64_t *types, unsigned *truncated, unsigned *args_dropped)
 {
 	size_t words = 2;
+	if (ev->function)
+		return words;
 	if (ev->flags & TL_EVENT_COPY_NAME && tl_record_has_name(ev->phase)) {
 		*name_len = copy_length(ev->name, truncated);
 		words += TL_REC_STRING_WORDS(*name_len);
@@ -354,7 +374,7 @@ static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, 
 		reserve_cancel(&r);
 		return emit_slow(ev, false);
 	}
-	if (TL_UNLIKELY(!ev->cat || !tl_record_phase_known(ev->phase))) {
+	if (TL_UNLIKELY((!ev->cat && !ev->function) || !tl_record_phase_known(ev->phase))) {
 		count(&r.slot->dropped, 1);
 		reserve_cancel(&r);
 		return 0;
@@ -399,6 +419,11 @@ static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, 
 	                     ((e.flags & TL_EVENT_COUNTER_DOUBLE) ? TL_REC_F_COUNTER_DOUBLE : 0);
 	const char *name = e.name ? e.name : "";
 	put(w++, ts);
+	if (e.function) {
+		put(w++, TL_REC_FUNCTION_HEADER(e.value));
+		tl_slot_commit_records(r.slot, w, 1);
+		return ts;
+	}
 	put(w++, TL_REC_HEADER(e.phase, words, rec_flags, e.cat->index, types));
 	if (copy_name)
 		w = put_string(w, name, name_len);
@@ -424,12 +449,14 @@ struct shape {
 	unsigned char rec_flags;
 	bool name;  /* a kept name pointer */
 	bool value; /* a value word after it */
+	bool function; /* a function record: the value is the id, in the header */
 };
 
 #define SHAPE_BEGIN ((struct shape){TL_PHASE_BEGIN, 3, 0, true, false})
 #define SHAPE_END ((struct shape){TL_PHASE_END, 2, 0, false, false})
 #define SHAPE_NUMBERED ((struct shape){TL_PHASE_BEGIN, 4, TL_REC_F_NAME_NUMBER, true, true})
 #define SHAPE_COUNTER ((struct shape){TL_PHASE_COUNTER, 4, 0, true, true})
+#define SHAPE_FUNCTION ((struct shape){TL_PHASE_BEGIN, 2, TL_REC_F_FUNCTION, false, false, true})
 
 /* Where a fast form reports, besides its timestamp: the session (tracer
  * emitters' tl_tracer_where) and a mark on the record. Either may be NULL. */
@@ -520,6 +547,7 @@ static __attribute__((noinline)) tl_timestamp shape_slow(struct shape s, unsigne
 	    .value = value,
 	    .numbered = (s.rec_flags & TL_REC_F_NAME_NUMBER) != 0,
 	    .want_ts = out->want_ts,
+	    .function = s.function,
 	};
 	return report_slow(out, emit_slow(&ev, entered));
 }
@@ -546,7 +574,9 @@ static ALWAYS_INLINE tl_timestamp fast_form(enum clock_path path, struct shape s
 		 * then written and need not be kept across it. */
 		if (path == PATH_TSC)
 			ts = clock_read(path);
-		put(p + 1, TL_REC_HEADER(s.phase, s.words, s.rec_flags | rec_flags, cat->index, 0));
+		put(p + 1, s.function ? TL_REC_FUNCTION_HEADER(value)
+		                      : TL_REC_HEADER(s.phase, s.words, s.rec_flags | rec_flags,
+		                                      cat->index, 0));
 		if (s.name)
 			put(p + 2, (uint64_t)(uintptr_t)name);
 		if (s.value)
@@ -558,7 +588,7 @@ static ALWAYS_INLINE tl_timestamp fast_form(enum clock_path path, struct shape s
 		commit(&r, s.words);
 		return ts;
 	}
-	if (session_current(r.slot) && tl_recorder_writes_through()) {
+	if (!s.function && session_current(r.slot) && tl_recorder_writes_through()) {
 		if (s.rec_flags == 0 && !s.value && s.phase == TL_PHASE_BEGIN && !out->want_ts &&
 		    tl_recorder_writes_slices())
 			return write_slice_through(TL_PHASE_BEGIN, name);
@@ -622,6 +652,7 @@ DEFINE_FORMS(counter_double_ts_form, SHAPE_COUNTER, TL_REC_F_COUNTER_DOUBLE, &ts
 DEFINE_FORMS(end_ts_form, SHAPE_END, 0, &ts_report)
 DEFINE_REPORTING_FORMS(begin_report_form, SHAPE_BEGIN, 0)
 DEFINE_REPORTING_FORMS(numbered_report_form, SHAPE_NUMBERED, 0)
+DEFINE_REPORTING_FORMS(function_report_form, SHAPE_FUNCTION, 0)
 
 /* The forms start on a cache line of their own, so that their cost does
  * not move with the code around them. */
@@ -731,6 +762,24 @@ void tl_tracer_begin_numbered(const tl_category *cat, const char *name, uint64_t
 {
 	const struct report out = {where, NULL, true};
 	numbered_report_form(cat, name, number, &out);
+}
+
+/* A function record: the address interned, the id in the header. */
+tl_timestamp tl_tracer_function_enter(const void *address, struct tl_thread_mark *mark)
+{
+	uint32_t id = tl_function_intern((uintptr_t)address);
+	if (TL_UNLIKELY(id == TL_FUNCTION_NONE)) {
+		if (mark)
+			mark->block = NULL;
+		return 0; /* counted in the table's overflow */
+	}
+	const struct report out = {NULL, mark, true};
+	return function_report_form(NULL, NULL, id, &out);
+}
+
+uint64_t tl_tracer_functions_unnamed(void)
+{
+	return atomic_load_explicit(&tl_function_table_overflow, memory_order_relaxed);
 }
 
 /* A BEGIN with a name copied by whole words: its own form, as its length
