@@ -207,17 +207,23 @@ static bool arg_type_valid(tl_arg_type type)
  * the copies cut at TL_COPY_MAX. A function record is given as a BEGIN
  * with a copied name, its address in hexadecimal, written into
  * function_name (TL_RECORD_NAME_MAX bytes). */
+static __attribute__((noinline)) void function_view(const struct event *ev, tl_timestamp ts,
+                                                   tl_record_view *v, char *function_name)
+{
+	memset(v, 0, offsetof(tl_record_view, args));
+	v->ts = ts;
+	v->phase = TL_PHASE_BEGIN;
+	v->flags = TL_REC_F_NAME_INLINE;
+	v->name = function_name;
+	v->name_len = tl_format_hex(function_name, tl_function_address((uint32_t)ev->value));
+	function_name[v->name_len] = '\0';
+}
+
 static unsigned event_view(const struct event *ev, tl_timestamp ts, tl_record_view *v,
                            char *function_name)
 {
-	if (ev->function) {
-		memset(v, 0, offsetof(tl_record_view, args));
-		v->ts = ts;
-		v->phase = TL_PHASE_BEGIN;
-		v->flags = TL_REC_F_NAME_INLINE;
-		v->name = function_name;
-		v->name_len = tl_format_hex(function_name, tl_function_address((uint32_t)ev->value));
-		function_name[v->name_len] = '\0';
+	if (TL_UNLIKELY(ev->function)) {
+		function_view(ev, ts, v, function_name);
 		return 0;
 	}
 	v->ts = ts;
@@ -264,7 +270,7 @@ static unsigned event_view(const struct event *ev, tl_timestamp ts, tl_record_vi
  * recorder reads the clock if it needs one. Returns the timestamp, or 1
  * when it was not read.
  */
-static tl_timestamp write_through(const struct event *ev, struct tl_slot *slot)
+static ALWAYS_INLINE tl_timestamp write_through(const struct event *ev, struct tl_slot *slot)
 {
 	tl_timestamp ts = ev->ts ? ev->ts : ev->want_ts ? tl_clock_read() : 0;
 	tl_record_view v;
@@ -282,8 +288,6 @@ static size_t record_words(const struct event *ev, size_t *name_len, size_t *arg
                            uint64_t *types, unsigned *truncated, unsigned *args_dropped)
 {
 	size_t words = 2;
-	if (ev->function)
-		return words;
 	if (ev->flags & TL_EVENT_COPY_NAME && tl_record_has_name(ev->phase)) {
 		*name_len = copy_length(ev->name, truncated);
 		words += TL_REC_STRING_WORDS(*name_len);
@@ -341,61 +345,102 @@ static _Atomic uint64_t *put_args(_Atomic uint64_t *w, const struct event *ev,
 }
 
 /*
- * Any event, off the fast forms. `entered`: the caller (a fast form that
+ * The general path's entry. `entered`: the caller (a fast form that
  * missed) holds the slot entered; else it is entered here. Registers the
  * thread on its first event, takes a nested level's slot when a signal
  * handler interrupted an emit of its thread, moves the slot to a new
- * session or block, hands the event to a recorder that writes through,
- * writes arguments and copies. Returns the timestamp, or 0 when the event was not recorded (the
- * drop counted where it is one); any non-zero value when it was written
- * through and the caller did not ask for the timestamp (ev->want_ts).
+ * session, hands the event to a recorder that writes through. Returns
+ * true with r entered in the running session when the caller is to write
+ * the record; false when the event is done, *ts then being what the
+ * general path returns (see emit_slow), or SLOW_AGAIN: a fast form's miss
+ * on the thread's first event, which the caller takes again from the
+ * start. Inlined into each of its callers, so that each keeps its own
+ * registers.
  */
-static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, bool entered)
+#define SLOW_AGAIN UINT64_MAX
+static ALWAYS_INLINE bool slow_enter(const struct event *ev, bool entered, struct reservation *r,
+                                     tl_timestamp *ts)
 {
-	struct reservation r;
+	*ts = 0;
 	if (entered) {
-		reserve_entered(&r);
+		reserve_entered(r);
 	} else {
 		struct tl_slot *slot = tl_self;
 		if (TL_UNLIKELY(slot == &tl_slot_none)) {
 			if (!tl_thread_slot()) /* first event of the thread */
-				return 0;
+				return false;
 		}
-		if (!reserve_enter(&r)) {
+		if (!reserve_enter(r)) {
 			/* a signal handler that interrupted an emit of its thread:
 			 * the next nesting level, with blocks of its own */
-			r.slot = tl_thread_enter_nested(r.slot, &r.pos);
-			if (!r.slot)
-				return 0; /* every level busy: counted */
+			r->slot = tl_thread_enter_nested(r->slot, &r->pos);
+			if (!r->slot)
+				return false; /* every level busy: counted */
 		}
 	}
-	if (TL_UNLIKELY(r.slot == &tl_slot_none)) {
+	if (TL_UNLIKELY(r->slot == &tl_slot_none)) {
 		/* a fast form's miss on the thread's first event */
-		reserve_cancel(&r);
-		return emit_slow(ev, false);
+		reserve_cancel(r);
+		*ts = SLOW_AGAIN;
+		return false;
 	}
-	if (TL_UNLIKELY((!ev->cat && !ev->function) || !tl_record_phase_known(ev->phase))) {
-		count(&r.slot->dropped, 1);
-		reserve_cancel(&r);
-		return 0;
+	if (TL_UNLIKELY(!ev->cat || !tl_record_phase_known(ev->phase))) {
+		count(&r->slot->dropped, 1);
+		reserve_cancel(r);
+		return false;
 	}
-	if (!session_current(r.slot) && !tl_thread_session_enter(r.slot)) {
-		reserve_cancel(&r); /* not running, or the recorder stopped recording */
-		return 0;
+	if (!session_current(r->slot) && !tl_thread_session_enter(r->slot)) {
+		reserve_cancel(r); /* not running, or the recorder stopped recording */
+		return false;
 	}
 	if (tl_recorder_writes_through()) {
-		if (TL_UNLIKELY(tl_slot_level(r.slot) != 0)) {
+		if (TL_UNLIKELY(tl_slot_level(r->slot) != 0)) {
 			/* a recorder that writes through keeps per-thread state
 			 * that a nested write would tear: dropped, counted */
-			count(&r.slot->dropped, 1);
+			count(&r->slot->dropped, 1);
 			tl_recorder_note_nested_drop();
-			reserve_cancel(&r);
-			return 0;
+			reserve_cancel(r);
+			return false;
 		}
-		tl_timestamp ts = write_through(ev, r.slot);
-		reserve_cancel(&r);
-		return ts;
+		*ts = write_through(ev, r->slot);
+		reserve_cancel(r);
+		return false;
 	}
+	return true;
+}
+
+/* A function record (ev->function) off its fast form; returns as
+ * emit_slow. */
+static __attribute__((noinline)) tl_timestamp function_slow(const struct event *ev, bool entered)
+{
+	struct reservation r;
+	tl_timestamp ts;
+	if (!slow_enter(ev, entered, &r, &ts))
+		return ts == SLOW_AGAIN ? function_slow(ev, false) : ts;
+	_Atomic uint64_t *w = tl_thread_reserve_slow(r.slot, 2);
+	if (!w)
+		return 0; /* counted, the slot left */
+	ts = ev->ts ? ev->ts : tl_clock_read();
+	put(w++, ts);
+	put(w++, TL_REC_FUNCTION_HEADER(ev->value));
+	tl_slot_commit_records(r.slot, w, 1);
+	return ts;
+}
+
+/*
+ * Any event but a function record, off the fast forms (`entered`: see
+ * slow_enter). Besides slow_enter's work, moves the slot to a new block,
+ * writes arguments and copies. Returns the timestamp, or 0 when the event
+ * was not recorded (the drop counted where it is one); any non-zero value
+ * when it was written through and the caller did not ask for the
+ * timestamp (ev->want_ts).
+ */
+static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, bool entered)
+{
+	struct reservation r;
+	tl_timestamp done;
+	if (!slow_enter(ev, entered, &r, &done))
+		return done == SLOW_AGAIN ? emit_slow(ev, false) : done;
 
 	size_t name_len = 0, arg_len[TL_MAX_ARGS];
 	uint64_t types = 0;
@@ -419,11 +464,6 @@ static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, 
 	                     ((e.flags & TL_EVENT_COUNTER_DOUBLE) ? TL_REC_F_COUNTER_DOUBLE : 0);
 	const char *name = e.name ? e.name : "";
 	put(w++, ts);
-	if (e.function) {
-		put(w++, TL_REC_FUNCTION_HEADER(e.value));
-		tl_slot_commit_records(r.slot, w, 1);
-		return ts;
-	}
 	put(w++, TL_REC_HEADER(e.phase, words, rec_flags, e.cat->index, types));
 	if (copy_name)
 		w = put_string(w, name, name_len);
@@ -533,6 +573,10 @@ static __attribute__((noinline)) tl_timestamp write_slice_through(char phase, co
 }
 
 /* The general path for a fixed-shape event (entered: the slot is held). */
+/* The category a function event carries through the general path: its
+ * record has none (the header's category bits hold the id). */
+static const tl_category no_category = {.enabled = 0, .index = 0, .name = ""};
+
 static __attribute__((noinline)) tl_timestamp shape_slow(struct shape s, unsigned rec_flags,
                                                          const tl_category *cat,
                                                          const char *name, uint64_t value,
@@ -540,7 +584,7 @@ static __attribute__((noinline)) tl_timestamp shape_slow(struct shape s, unsigne
                                                          bool entered)
 {
 	struct event ev = {
-	    .cat = cat,
+	    .cat = s.function ? &no_category : cat,
 	    .phase = s.phase,
 	    .flags = (rec_flags & TL_REC_F_COUNTER_DOUBLE) ? TL_EVENT_COUNTER_DOUBLE : 0,
 	    .name = name,
@@ -549,7 +593,7 @@ static __attribute__((noinline)) tl_timestamp shape_slow(struct shape s, unsigne
 	    .want_ts = out->want_ts,
 	    .function = s.function,
 	};
-	return report_slow(out, emit_slow(&ev, entered));
+	return report_slow(out, s.function ? function_slow(&ev, entered) : emit_slow(&ev, entered));
 }
 
 /*
