@@ -409,21 +409,39 @@ static ALWAYS_INLINE bool slow_enter(const struct event *ev, bool entered, struc
 	return true;
 }
 
+/* Marks the record at p, in the slot's current block. */
+static ALWAYS_INLINE void mark_record(struct tl_thread_mark *mark, const struct tl_slot *slot,
+                                      const _Atomic uint64_t *p)
+{
+	const struct tl_block *block = slot->block;
+	mark->block = block;
+	mark->seq = atomic_load_explicit(&block->seq, memory_order_relaxed);
+	mark->gen = atomic_load_explicit(&block->gen, memory_order_relaxed);
+	mark->offset = (uint32_t)(p - block->data);
+	mark->session = slot->epoch;
+}
+
 /* A function record (ev->function) off its fast form; returns as
- * emit_slow. */
-static __attribute__((noinline)) tl_timestamp function_slow(const struct event *ev, bool entered)
+ * emit_slow. Marks the record when it went to a buffer and mark is not
+ * NULL (else mark->block is NULL). */
+static __attribute__((noinline)) tl_timestamp function_slow(const struct event *ev, bool entered,
+                                                            struct tl_thread_mark *mark)
 {
 	struct reservation r;
 	tl_timestamp ts;
+	if (mark)
+		mark->block = NULL;
 	if (!slow_enter(ev, entered, &r, &ts))
-		return ts == SLOW_AGAIN ? function_slow(ev, false) : ts;
+		return ts == SLOW_AGAIN ? function_slow(ev, false, mark) : ts;
 	_Atomic uint64_t *w = tl_thread_reserve_slow(r.slot, 2);
 	if (!w)
 		return 0; /* counted, the slot left */
 	ts = ev->ts ? ev->ts : tl_clock_read();
-	put(w++, ts);
-	put(w++, TL_REC_FUNCTION_HEADER(ev->value));
-	tl_slot_commit_records(r.slot, w, 1);
+	put(w, ts);
+	put(w + 1, TL_REC_FUNCTION_HEADER(ev->value));
+	if (mark)
+		mark_record(mark, r.slot, w);
+	tl_slot_commit_records(r.slot, w + 2, 1);
 	return ts;
 }
 
@@ -509,14 +527,8 @@ struct report {
 static ALWAYS_INLINE void report_recorded(const struct report *out, const struct reservation *r,
                                           _Atomic uint64_t *p, tl_timestamp ts)
 {
-	if (out->mark) {
-		const struct tl_block *block = r->slot->block;
-		out->mark->block = block;
-		out->mark->seq = atomic_load_explicit(&block->seq, memory_order_relaxed);
-		out->mark->gen = atomic_load_explicit(&block->gen, memory_order_relaxed);
-		out->mark->offset = (uint32_t)(p - block->data);
-		out->mark->session = r->slot->epoch;
-	}
+	if (out->mark)
+		mark_record(out->mark, r->slot, p);
 	if (out->where) {
 		out->where->ts = ts;
 		/* stored only when it changes: a frame stores enough as it is */
@@ -593,7 +605,9 @@ static __attribute__((noinline)) tl_timestamp shape_slow(struct shape s, unsigne
 	    .want_ts = out->want_ts,
 	    .function = s.function,
 	};
-	return report_slow(out, s.function ? function_slow(&ev, entered) : emit_slow(&ev, entered));
+	if (s.function) /* no `where`; the mark set on the general path too */
+		return function_slow(&ev, entered, out->mark);
+	return report_slow(out, emit_slow(&ev, entered));
 }
 
 /*

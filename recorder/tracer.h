@@ -115,9 +115,9 @@ void tl_tracer_begin_numbered(const tl_category *cat, const char *name, uint64_t
 
 /*
  * Records the entry of the function at `address` and, when mark is not
- * NULL, marks the record as tl_tracer_begin does (mark->block NULL when it
- * did not go to a buffer on the fast path; tl_tracer_retract then leaves
- * it). Returns the raw timestamp, or 0 when nothing was recorded: not
+ * NULL, marks the record, on the fast path and the general one alike
+ * (mark->block NULL when it did not go to a buffer: tl_tracer_retract then
+ * leaves it). Returns the raw timestamp, or 0 when nothing was recorded: not
  * running, re-entry, recorder full, NULL address, or the function table
  * full (TL_FUNCTION_TABLE_CAPACITY addresses; counted, see
  * tl_tracer_functions_unnamed). Under a recorder that writes through, the
