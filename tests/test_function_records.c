@@ -3,9 +3,13 @@
  * a two-word BEGIN, the retract that takes a record back, and the names a
  * snapshot gives them from its function table and mappings.
  */
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "support/test_support.h"
 
@@ -13,6 +17,8 @@
 
 #include "recorder/export/trace_model.h"
 #include "recorder/function_table.h"
+#include "recorder/snapshot_format.h"
+#include "recorder/snapshot_writer.h"
 #include "recorder/tracer.h"
 
 static const tl_category *function_cat(void)
@@ -224,6 +230,81 @@ static void test_snapshot_names_functions_by_module_and_offset(void **state)
 	tl_model_free(&m);
 }
 
+/* The NT_GNU_BUILD_ID of an ELF file, read from the file's note segments;
+ * its length, 0 when none. */
+static size_t file_build_id(const char *path, unsigned char *out, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	Elf64_Ehdr eh;
+	size_t len = 0;
+	assert_int_equal(pread(fd, &eh, sizeof eh, 0), sizeof eh);
+	for (unsigned i = 0; i < eh.e_phnum && !len; i++) {
+		Elf64_Phdr ph;
+		assert_int_equal(pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)),
+		                 sizeof ph);
+		if (ph.p_type != PT_NOTE || ph.p_filesz > 4096)
+			continue;
+		unsigned char notes[4096];
+		assert_int_equal(pread(fd, notes, ph.p_filesz, (off_t)ph.p_offset),
+		                 (ssize_t)ph.p_filesz);
+		for (size_t at = 0; at + sizeof(Elf64_Nhdr) <= ph.p_filesz;) {
+			Elf64_Nhdr nh;
+			memcpy(&nh, notes + at, sizeof nh);
+			at += sizeof nh;
+			size_t name = (nh.n_namesz + 3u) & ~3u, desc = (nh.n_descsz + 3u) & ~3u;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz <= size) {
+				memcpy(out, notes + at + name, nh.n_descsz);
+				len = nh.n_descsz;
+				break;
+			}
+			at += name + desc;
+		}
+	}
+	close(fd);
+	return len;
+}
+
+static void test_snapshot_maps_the_executable_with_its_build_id(void **state)
+{
+	(void)state;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	unsigned char want[64];
+	size_t want_len = file_build_id(exe, want, sizeof want);
+	if (want_len == 0)
+		skip(); /* linked without --build-id */
+	unsigned char *data;
+	size_t len;
+	assert_int_equal(tl_snapshot_to_memory(&data, &len), 0);
+	unsigned found = 0;
+	for (size_t off = TL_SNAPSHOT_HEADER_BYTES; off + 16 <= len;) {
+		uint32_t type;
+		uint64_t payload;
+		memcpy(&type, data + off, 4);
+		memcpy(&payload, data + off + 8, 8);
+		const unsigned char *p = data + off + 16;
+		if (type == TL_CHUNK_MAPPING) {
+			uint64_t start;
+			uint32_t path_len, id_len;
+			memcpy(&start, p, 8);
+			memcpy(&path_len, p + 24, 4);
+			memcpy(&id_len, p + 28, 4);
+			if (path_len == (size_t)n && memcmp(p + 32, exe, path_len) == 0 &&
+			    start <= (uintptr_t)some_function) {
+				assert_int_equal(id_len, want_len);
+				assert_memory_equal(p + 32 + path_len, want, want_len);
+				found++;
+			}
+		}
+		off += 16 + payload + (-payload & 7);
+	}
+	free(data);
+	assert_true(found >= 1);
+}
+
 static unsigned callback_functions;
 static char callback_name[64];
 
@@ -275,6 +356,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_retract_without_mark_does_nothing, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_names_functions_by_module_and_offset,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_maps_the_executable_with_its_build_id,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_function_written_through_with_its_address_as_name,
 		                                setup, teardown),
