@@ -344,11 +344,10 @@ static int read_functions(struct reader *r, struct cursor *c, size_t offset)
 		r->functions_cap = cap;
 	}
 	for (uint32_t i = 0; i < count; i++) {
-		uint32_t id;
-		uint64_t address;
-		take_u32(c, &id);
-		take_u32(c, &reserved);
-		take_u64(c, &address);
+		uint32_t id = 0;
+		uint64_t address = 0;
+		if (!take_u32(c, &id) || !take_u32(c, &reserved) || !take_u64(c, &address))
+			return FAIL(r, -EINVAL, "corrupt FUNCTIONS chunk at offset %zu", offset);
 		r->functions[r->nfunctions++] = (struct function){id, address, NULL};
 	}
 	return 0;
