@@ -5,6 +5,7 @@
 
 _Atomic uintptr_t tl_function_addresses[TL_FUNCTION_TABLE_CAPACITY];
 _Atomic uint64_t tl_function_table_overflow;
+_Atomic uint32_t tl_function_count;
 
 uint32_t tl_function_intern_slow(uintptr_t address, uint32_t home)
 {
@@ -21,8 +22,11 @@ uint32_t tl_function_intern_slow(uintptr_t address, uint32_t home)
 		 * handler) just did, maybe for the same address */
 		if (atomic_compare_exchange_strong_explicit(&tl_function_addresses[at], &seen,
 		                                            address, memory_order_relaxed,
-		                                            memory_order_relaxed) ||
-		    seen == address)
+		                                            memory_order_relaxed)) {
+			atomic_fetch_add_explicit(&tl_function_count, 1, memory_order_release);
+			return at;
+		}
+		if (seen == address)
 			return at;
 	}
 	atomic_fetch_add_explicit(&tl_function_table_overflow, 1, memory_order_relaxed);

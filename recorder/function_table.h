@@ -33,6 +33,9 @@
 extern _Atomic uintptr_t tl_function_addresses[TL_FUNCTION_TABLE_CAPACITY];
 /* Addresses that got no id (table full). */
 extern _Atomic uint64_t tl_function_table_overflow;
+/* Entries claimed so far: a reader that saw the same count before has
+ * seen every entry. */
+extern _Atomic uint32_t tl_function_count;
 
 /* Where an address starts probing. */
 static inline uint32_t tl_function_home(uintptr_t address)

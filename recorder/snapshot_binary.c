@@ -551,8 +551,10 @@ static void write_blocks(struct tl_snapshot_sink *s)
 
 #define FUNCTIONS_PER_CHUNK 256
 
-/* The function table, in chunks of up to FUNCTIONS_PER_CHUNK entries. */
-static void write_functions(struct tl_snapshot_sink *s)
+/* The function table, in chunks of up to FUNCTIONS_PER_CHUNK entries; with
+ * `written` (a bit per entry), only the entries not written yet, which it
+ * then marks. */
+static void write_functions(struct tl_snapshot_sink *s, uint64_t *written)
 {
 	struct {
 		uint32_t id;
@@ -561,6 +563,13 @@ static void write_functions(struct tl_snapshot_sink *s)
 	uint32_t n = 0;
 	for (uint32_t id = 0; id <= TL_FUNCTION_TABLE_CAPACITY && !s->error; id++) {
 		uintptr_t address = id < TL_FUNCTION_TABLE_CAPACITY ? tl_function_address(id) : 0;
+		if (address && written) {
+			uint64_t bit = (uint64_t)1 << (id % 64);
+			if (written[id / 64] & bit)
+				address = 0;
+			else
+				written[id / 64] |= bit;
+		}
 		if (address) {
 			batch[n].id = id;
 			batch[n++].address = address;
@@ -741,7 +750,7 @@ int tl_snapshot_write(struct tl_snapshot_sink *s)
 	write_categories(s);
 	write_threads(s);
 	write_blocks(s);
-	write_functions(s); /* after the blocks: names every function they hold */
+	write_functions(s, NULL); /* after the blocks: names every function they hold */
 	write_mappings(s);
 	write_stats(s); /* after the blocks: counts what they lost meanwhile */
 	chunk_begin(s, TL_CHUNK_END, 0);
@@ -837,6 +846,7 @@ int tl_stream_open(struct tl_stream *st, int fd)
 		return st->sink.error = -ENOMEM;
 	write_header(&st->sink);
 	write_process(&st->sink);
+	write_mappings(&st->sink);
 	return tl_stream_metadata(st);
 }
 
@@ -870,6 +880,16 @@ static void stream_threads(struct tl_stream *st)
 		st->thread_tid[i] = tid;
 		st->thread_seq[i] = seq;
 	}
+}
+
+/* The function table's entries not written yet, when there are any. */
+static void stream_functions(struct tl_stream *st)
+{
+	uint32_t count = atomic_load_explicit(&tl_function_count, memory_order_acquire);
+	if (count == st->functions_seen)
+		return;
+	write_functions(&st->sink, st->functions_written);
+	st->functions_seen = count;
 }
 
 static void stream_drops(struct tl_stream *st)
@@ -908,6 +928,7 @@ int tl_stream_metadata(struct tl_stream *st)
 	}
 	stream_threads(st);
 	stream_drops(st);
+	stream_functions(st);
 	sink_flush(&st->sink);
 	st->bytes = st->sink.written;
 	return st->sink.error;
@@ -938,6 +959,7 @@ int tl_stream_block(struct tl_stream *st, const struct tl_block *b, uint32_t *fr
 		*from = write_block(&st->sink, words, (size_t)n, tid, seq, nested, *from);
 		if (*from > before)
 			st->records += *from - before;
+		stream_functions(st); /* the functions the block names, if new */
 	}
 	sink_flush(&st->sink);
 	st->bytes = st->sink.written;
@@ -948,6 +970,8 @@ int tl_stream_close(struct tl_stream *st, int end, uint64_t records, uint64_t lo
 {
 	if (end && !st->sink.error) {
 		stream_drops(st);
+		/* libraries loaded since the start */
+		write_mappings(&st->sink);
 		tl_stats stats;
 		memset(&stats, 0, sizeof stats);
 		stats.struct_size = sizeof stats;

@@ -305,6 +305,39 @@ static void test_snapshot_maps_the_executable_with_its_build_id(void **state)
 	assert_true(found >= 1);
 }
 
+static void test_file_recorder_names_functions(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	char *path = strdup(tl_test_path("function-records", ".tl"));
+	tl_options o = {.struct_size = sizeof o,
+	                .recorder = TL_RECORDER_FILE,
+	                .block_bytes = 4096,
+	                .file_path = path};
+	assert_int_equal(tl_init(&o), 0);
+	/* one address known before the file started, one interned after */
+	const void *fresh = (const void *)strtoull;
+	for (int i = 0; i < 1000; i++) { /* several blocks */
+		assert_true(tl_tracer_function_enter((const void *)other_function, NULL) != 0);
+		assert_true(tl_tracer_function_enter(fresh, NULL) != 0);
+		tl_tracer_end(function_cat());
+		tl_tracer_end(function_cat());
+	}
+	tl_shutdown();
+	char want[600], want_fresh[600];
+	expected_name((const void *)other_function, want, sizeof want);
+	expected_name(fresh, want_fresh, sizeof want_fresh);
+	tl_model m;
+	char err[256];
+	assert_int_equal(tl_model_read_binary_file(path, &m, err, sizeof err), 0);
+	assert_int_equal(tl_test_count_events(&m, 'B', want), 1000);
+	assert_int_equal(tl_test_count_events(&m, 'B', want_fresh), 1000);
+	tl_model_free(&m);
+	unlink(path);
+	free(path);
+	tl_test_init(TL_RECORDER_RING, 0); /* for the teardown */
+}
+
 static unsigned callback_functions;
 static char callback_name[64];
 
@@ -359,6 +392,7 @@ int main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_maps_the_executable_with_its_build_id,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_recorder_names_functions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_function_written_through_with_its_address_as_name,
 		                                setup, teardown),
 	};
