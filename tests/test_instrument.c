@@ -211,7 +211,10 @@ static void test_example_snapshot_has_every_call_named(void **state)
 	(void)state;
 	char *snap = strdup(tl_test_path("instrumented-example", ".tlsnap"));
 	char *names = strdup(tl_test_path("instrumented-example", ".txt"));
-	assert_int_equal(tl_test_run("%s %s > %s", TL_INSTRUMENTED_EXAMPLE, snap, names), 0);
+	const char *emulator = tl_test_emulator(); /* a cross build's program */
+	assert_int_equal(tl_test_run("%s%s%s %s > %s", emulator ? emulator : "", emulator ? " " : "",
+	                             TL_INSTRUMENTED_EXAMPLE, snap, names),
+	                 0);
 	tl_model m;
 	char err[256];
 	assert_int_equal(tl_model_read_binary_file(snap, &m, err, sizeof err), 0);
