@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "support/instrumented_calls.h"
@@ -16,6 +17,7 @@
 #include <timeline/instrument.h>
 
 #include "recorder/export/trace_model.h"
+#include "recorder/snapshot_writer.h"
 
 static int setup(void **state)
 {
@@ -168,6 +170,48 @@ static void test_thread_exit_closes_open_calls(void **state)
 	assert_int_equal(stats().frames_closed - before, 2);
 }
 
+static void test_instrumented_signal_handler_is_recorded(void **state)
+{
+	(void)state;
+	instrumented_raise();
+	/* instrumented_raise, the handler, the leaf it calls */
+	size_t depth;
+	assert_int_equal(snapshot_calls(&depth), 3);
+	assert_int_equal(depth, 3);
+}
+
+static void test_fork_child_records_its_own_calls(void **state)
+{
+	(void)state;
+	instrumented_caller();
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		instrumented_recurse(2);
+		tl_model m;
+		unsigned char *data;
+		size_t len;
+		int ok = tl_snapshot_to_memory(&data, &len) == 0 &&
+		         tl_model_read_binary(data, len, &m, NULL, 0) == 0;
+		/* the child's own three calls, balanced (the parent's are not its) */
+		size_t begins = 0;
+		long depth = 0;
+		for (size_t i = 0; ok && i < m.nevents; i++) {
+			if (!is_function(&m.events[i]))
+				continue;
+			begins += m.events[i].phase == 'B';
+			depth += m.events[i].phase == 'B' ? 1 : m.events[i].phase == 'E' ? -1 : 0;
+			ok = depth >= 0;
+		}
+		_exit(ok && begins == 3 && depth == 0 ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(snapshot_calls(NULL), 3); /* the parent's */
+}
+
 static unsigned callbacks;
 
 static void on_event(const tl_event *event, void *user)
@@ -251,6 +295,9 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_longjmp_closes_skipped_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_exit_closes_open_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_instrumented_signal_handler_is_recorded, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_fork_child_records_its_own_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_inside_a_hook_is_dropped_and_counted, setup,
 		                                teardown),
 		cmocka_unit_test(test_stats_rejects_a_short_struct),

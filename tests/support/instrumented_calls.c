@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <time.h>
 
 volatile int instrumented_sink;
@@ -79,4 +80,19 @@ void instrumented_thread_exit(void)
 void instrumented_callback(void)
 {
 	instrumented_sink++;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	instrumented_leaf();
+}
+
+void instrumented_raise(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal}, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, &old);
+	raise(SIGUSR1);
+	sigaction(SIGUSR1, &old, NULL);
 }

@@ -13,5 +13,7 @@ void instrumented_longjmp(int depth);
 /* a thread whose body calls pthread_exit two calls deep */
 void instrumented_thread_exit(void);
 void instrumented_callback(void);
+/* raises SIGUSR1, whose (instrumented) handler calls instrumented_leaf */
+void instrumented_raise(void);
 
 #endif
