@@ -221,11 +221,22 @@ static NO_HOOK uint64_t env_number(const char *name, uint64_t fallback)
 	return *end ? fallback : (uint64_t)v;
 }
 
+/*
+ * The thread-exit key, made before the core's own (recorder/thread.c, a
+ * constructor of default priority): glibc runs a thread's destructors in
+ * the order of their keys, and the ENDs of the calls left open must be
+ * written before the core lets the thread's blocks go (after that it
+ * refuses the thread's events).
+ */
+static NO_HOOK __attribute__((constructor(101))) void make_thread_key(void)
+{
+	if (pthread_key_create(&thread_key, thread_end) == 0)
+		atomic_store_explicit(&have_key, true, memory_order_release);
+}
+
 NO_HOOK void tl_i_instrument_setup(void)
 {
 	function_cat = tl_category_get("function");
-	if (!atomic_load(&have_key) && pthread_key_create(&thread_key, thread_end) == 0)
-		atomic_store_explicit(&have_key, true, memory_order_release);
 	if (env_number("TIMELINE_INSTRUMENT", 1) == 0)
 		tl_instrument_enable(false);
 	tl_instrument_set_min_duration_ns(env_number("TIMELINE_INSTRUMENT_MIN_NS", 0));

@@ -1,7 +1,8 @@
 /*
  * An instrumented program: built with -finstrument-functions and linked
  * with timeline::instrument, it records every call of its own functions
- * with nothing else written but tl_init() and a snapshot.
+ * with nothing else written but tl_init() and a snapshot, a thread that
+ * exits mid-call included.
  *
  * usage: instrumented-example SNAPSHOT
  *
@@ -10,6 +11,7 @@
  * functions (module+0xoffset, from /proc/self/maps), one a line, for
  * tests/test_instrument.c to compare with the snapshot.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +29,19 @@ static int fib(int n)
 static void work(void)
 {
 	sink = fib(6); /* 25 calls */
+}
+
+/* A thread that exits two calls deep: its calls are closed at its exit. */
+static void leave_thread(void)
+{
+	pthread_exit(NULL);
+}
+
+static void *thread_body(void *arg)
+{
+	(void)arg;
+	leave_thread();
+	return NULL;
 }
 
 /* The module+0xoffset name of a code address, as readers of a snapshot
@@ -64,14 +79,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	work();
+	pthread_t thread;
+	if (pthread_create(&thread, NULL, thread_body, NULL) == 0)
+		pthread_join(thread, NULL);
 	rc = tl_snapshot_binary(argv[1]);
 	tl_shutdown();
 	if (rc) {
 		fprintf(stderr, "instrumented-example: %s: %s\n", argv[1], strerror(-rc));
 		return 1;
 	}
-	printf("26\n"); /* work and the 25 calls of fib(6) */
+	printf("28\n"); /* work, the 25 calls of fib(6), the thread's two */
 	print_name((const void *)work);
 	print_name((const void *)fib);
+	print_name((const void *)leave_thread);
 	return 0;
 }
