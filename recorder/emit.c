@@ -206,7 +206,10 @@ static bool arg_type_valid(tl_arg_type type)
 /* The event decoded as a recorder that writes through receives it; returns
  * the copies cut at TL_COPY_MAX. A function record is given as a BEGIN
  * with a copied name, its address in hexadecimal, written into
- * function_name (TL_RECORD_NAME_MAX bytes). */
+ * function_name (FUNCTION_NAME_MAX bytes). */
+/* "0x" and 16 hexadecimal digits, and a terminator. */
+#define FUNCTION_NAME_MAX 24
+
 static __attribute__((noinline)) void function_view(const struct event *ev, tl_timestamp ts,
                                                    tl_record_view *v, char *function_name)
 {
@@ -274,7 +277,7 @@ static ALWAYS_INLINE tl_timestamp write_through(const struct event *ev, struct t
 {
 	tl_timestamp ts = ev->ts ? ev->ts : ev->want_ts ? tl_clock_read() : 0;
 	tl_record_view v;
-	char function_name[TL_RECORD_NAME_MAX];
+	char function_name[FUNCTION_NAME_MAX];
 	unsigned truncated = event_view(ev, ts, &v, function_name);
 	if (TL_UNLIKELY(truncated))
 		count(&slot->truncated, truncated);
