@@ -338,6 +338,27 @@ static void test_file_recorder_names_functions(void **state)
 	tl_test_init(TL_RECORDER_RING, 0); /* for the teardown */
 }
 
+static void test_json_snapshot_names_functions(void **state)
+{
+	(void)state;
+	assert_true(tl_tracer_function_enter((const void *)some_function, NULL) != 0);
+	tl_tracer_end(function_cat());
+	char want[600];
+	expected_name((const void *)some_function, want, sizeof want);
+	char *path = strdup(tl_test_path("function-records", ".json"));
+	assert_int_equal(tl_snapshot_json(path), 0);
+	size_t len;
+	char *json = tl_test_read_file(path, &len);
+	assert_non_null(json);
+	char quoted[640];
+	snprintf(quoted, sizeof quoted, "\"%s\"", want);
+	assert_non_null(strstr(json, quoted));
+	assert_non_null(strstr(json, "\"function\""));
+	free(json);
+	unlink(path);
+	free(path);
+}
+
 static unsigned callback_functions;
 static char callback_name[64];
 
@@ -393,6 +414,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_snapshot_maps_the_executable_with_its_build_id,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_recorder_names_functions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_json_snapshot_names_functions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_function_written_through_with_its_address_as_name,
 		                                setup, teardown),
 	};
