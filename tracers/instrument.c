@@ -90,8 +90,10 @@ static NO_HOOK void thread_end(void *arg)
 		frame_end(&t->frames[--t->depth]);
 		add(&counts.frames_closed);
 	}
-	self = FAILED; /* a destructor's later calls record nothing */
+	self = FAILED; /* a later destructor's calls record nothing */
 	munmap(t, sizeof *t);
+	atomic_signal_fence(memory_order_seq_cst);
+	in_hook = 0;
 }
 
 static NO_HOOK struct instrument_thread *thread_start(void)
