@@ -24,10 +24,13 @@
  * one check covers both the session and the clock.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "recorder/clock.h"
 #include "recorder/compiler.h"
+#include "recorder/format_int.h"
+#include "recorder/function_table.h"
 #include "recorder/record.h"
 #include "recorder/recorder.h"
 #include "recorder/session.h"
@@ -157,6 +160,7 @@ struct event {
 	unsigned nargs;
 	bool numbered; /* name + " " + value (tl_emit_begin_numbered) */
 	bool want_ts;  /* return the timestamp even when written through */
+	bool function; /* a function record: value is the id; no cat, name */
 };
 
 /* Length of a copied string, capped; *truncated set when cut. */
@@ -200,9 +204,31 @@ static bool arg_type_valid(tl_arg_type type)
 }
 
 /* The event decoded as a recorder that writes through receives it; returns
- * the copies cut at TL_COPY_MAX. */
-static unsigned event_view(const struct event *ev, tl_timestamp ts, tl_record_view *v)
+ * the copies cut at TL_COPY_MAX. A function record is given as a BEGIN
+ * with a copied name, its address in hexadecimal, written into
+ * function_name (FUNCTION_NAME_MAX bytes). */
+/* "0x" and 16 hexadecimal digits, and a terminator. */
+#define FUNCTION_NAME_MAX 24
+
+static __attribute__((noinline)) void function_view(const struct event *ev, tl_timestamp ts,
+                                                   tl_record_view *v, char *function_name)
 {
+	memset(v, 0, offsetof(tl_record_view, args));
+	v->ts = ts;
+	v->phase = TL_PHASE_BEGIN;
+	v->flags = TL_REC_F_NAME_INLINE;
+	v->name = function_name;
+	v->name_len = tl_format_hex(function_name, tl_function_address((uint32_t)ev->value));
+	function_name[v->name_len] = '\0';
+}
+
+static unsigned event_view(const struct event *ev, tl_timestamp ts, tl_record_view *v,
+                           char *function_name)
+{
+	if (TL_UNLIKELY(ev->function)) {
+		function_view(ev, ts, v, function_name);
+		return 0;
+	}
 	v->ts = ts;
 	v->phase = ev->phase;
 	bool copy_name = (ev->flags & TL_EVENT_COPY_NAME) && tl_record_has_name(ev->phase);
@@ -247,11 +273,12 @@ static unsigned event_view(const struct event *ev, tl_timestamp ts, tl_record_vi
  * recorder reads the clock if it needs one. Returns the timestamp, or 1
  * when it was not read.
  */
-static tl_timestamp write_through(const struct event *ev, struct tl_slot *slot)
+static ALWAYS_INLINE tl_timestamp write_through(const struct event *ev, struct tl_slot *slot)
 {
 	tl_timestamp ts = ev->ts ? ev->ts : ev->want_ts ? tl_clock_read() : 0;
 	tl_record_view v;
-	unsigned truncated = event_view(ev, ts, &v);
+	char function_name[FUNCTION_NAME_MAX];
+	unsigned truncated = event_view(ev, ts, &v, function_name);
 	if (TL_UNLIKELY(truncated))
 		count(&slot->truncated, truncated);
 	tl_recorder_write(&v);
@@ -321,61 +348,120 @@ static _Atomic uint64_t *put_args(_Atomic uint64_t *w, const struct event *ev,
 }
 
 /*
- * Any event, off the fast forms. `entered`: the caller (a fast form that
+ * The general path's entry. `entered`: the caller (a fast form that
  * missed) holds the slot entered; else it is entered here. Registers the
  * thread on its first event, takes a nested level's slot when a signal
  * handler interrupted an emit of its thread, moves the slot to a new
- * session or block, hands the event to a recorder that writes through,
- * writes arguments and copies. Returns the timestamp, or 0 when the event was not recorded (the
- * drop counted where it is one); any non-zero value when it was written
- * through and the caller did not ask for the timestamp (ev->want_ts).
+ * session, hands the event to a recorder that writes through. Returns
+ * true with r entered in the running session when the caller is to write
+ * the record; false when the event is done, *ts then being what the
+ * general path returns (see emit_slow), or SLOW_AGAIN: a fast form's miss
+ * on the thread's first event, which the caller takes again from the
+ * start. Inlined into each of its callers, so that each keeps its own
+ * registers.
  */
-static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, bool entered)
+#define SLOW_AGAIN UINT64_MAX
+static ALWAYS_INLINE bool slow_enter(const struct event *ev, bool entered, struct reservation *r,
+                                     tl_timestamp *ts)
 {
-	struct reservation r;
+	*ts = 0;
 	if (entered) {
-		reserve_entered(&r);
+		reserve_entered(r);
 	} else {
 		struct tl_slot *slot = tl_self;
 		if (TL_UNLIKELY(slot == &tl_slot_none)) {
 			if (!tl_thread_slot()) /* first event of the thread */
-				return 0;
+				return false;
 		}
-		if (!reserve_enter(&r)) {
+		if (!reserve_enter(r)) {
 			/* a signal handler that interrupted an emit of its thread:
 			 * the next nesting level, with blocks of its own */
-			r.slot = tl_thread_enter_nested(r.slot, &r.pos);
-			if (!r.slot)
-				return 0; /* every level busy: counted */
+			r->slot = tl_thread_enter_nested(r->slot, &r->pos);
+			if (!r->slot)
+				return false; /* every level busy: counted */
 		}
 	}
-	if (TL_UNLIKELY(r.slot == &tl_slot_none)) {
+	if (TL_UNLIKELY(r->slot == &tl_slot_none)) {
 		/* a fast form's miss on the thread's first event */
-		reserve_cancel(&r);
-		return emit_slow(ev, false);
+		reserve_cancel(r);
+		*ts = SLOW_AGAIN;
+		return false;
 	}
 	if (TL_UNLIKELY(!ev->cat || !tl_record_phase_known(ev->phase))) {
-		count(&r.slot->dropped, 1);
-		reserve_cancel(&r);
-		return 0;
+		count(&r->slot->dropped, 1);
+		reserve_cancel(r);
+		return false;
 	}
-	if (!session_current(r.slot) && !tl_thread_session_enter(r.slot)) {
-		reserve_cancel(&r); /* not running, or the recorder stopped recording */
-		return 0;
+	if (!session_current(r->slot) && !tl_thread_session_enter(r->slot)) {
+		reserve_cancel(r); /* not running, or the recorder stopped recording */
+		return false;
 	}
 	if (tl_recorder_writes_through()) {
-		if (TL_UNLIKELY(tl_slot_level(r.slot) != 0)) {
+		if (TL_UNLIKELY(tl_slot_level(r->slot) != 0)) {
 			/* a recorder that writes through keeps per-thread state
 			 * that a nested write would tear: dropped, counted */
-			count(&r.slot->dropped, 1);
+			count(&r->slot->dropped, 1);
 			tl_recorder_note_nested_drop();
-			reserve_cancel(&r);
-			return 0;
+			reserve_cancel(r);
+			return false;
 		}
-		tl_timestamp ts = write_through(ev, r.slot);
-		reserve_cancel(&r);
-		return ts;
+		*ts = write_through(ev, r->slot);
+		reserve_cancel(r);
+		return false;
 	}
+	return true;
+}
+
+/* Marks the record at p, in the slot's current block. */
+static ALWAYS_INLINE void mark_record(struct tl_thread_mark *mark, const struct tl_slot *slot,
+                                      const _Atomic uint64_t *p)
+{
+	const struct tl_block *block = slot->block;
+	mark->block = block;
+	mark->seq = atomic_load_explicit(&block->seq, memory_order_relaxed);
+	mark->gen = atomic_load_explicit(&block->gen, memory_order_relaxed);
+	mark->offset = (uint32_t)(p - block->data);
+	mark->session = slot->epoch;
+}
+
+/* A function record (ev->function) off its fast form; returns as
+ * emit_slow. Marks the record when it went to a buffer and mark is not
+ * NULL (else mark->block is NULL). */
+static __attribute__((noinline)) tl_timestamp function_slow(const struct event *ev, bool entered,
+                                                            struct tl_thread_mark *mark)
+{
+	struct reservation r;
+	tl_timestamp ts;
+	if (mark)
+		mark->block = NULL;
+	if (!slow_enter(ev, entered, &r, &ts))
+		return ts == SLOW_AGAIN ? function_slow(ev, false, mark) : ts;
+	_Atomic uint64_t *w = tl_thread_reserve_slow(r.slot, 2);
+	if (!w)
+		return 0; /* counted, the slot left */
+	ts = ev->ts ? ev->ts : tl_clock_read();
+	put(w, ts);
+	put(w + 1, TL_REC_FUNCTION_HEADER(ev->value));
+	if (mark)
+		mark_record(mark, r.slot, w);
+	tl_slot_commit_records(r.slot, w + 2, 1);
+	return ts;
+}
+
+/*
+ * Any event but a function record, off the fast forms (`entered`: see
+ * slow_enter). Besides slow_enter's work, moves the slot to a new block,
+ * writes arguments and copies. Returns the timestamp, or 0 when the event
+ * was not recorded (the drop counted where it is one); any non-zero value
+ * when it was written through and the caller did not ask for the
+ * timestamp (ev->want_ts).
+ */
+static __attribute__((noinline)) tl_timestamp emit_slow(const struct event *ev, bool entered)
+{
+	struct reservation r;
+	tl_timestamp done;
+	if (!slow_enter(ev, entered, &r, &done))
+		return done == SLOW_AGAIN ? emit_slow(ev, false) : done;
 
 	size_t name_len = 0, arg_len[TL_MAX_ARGS];
 	uint64_t types = 0;
@@ -424,12 +510,14 @@ struct shape {
 	unsigned char rec_flags;
 	bool name;  /* a kept name pointer */
 	bool value; /* a value word after it */
+	bool function; /* a function record: the value is the id, in the header */
 };
 
 #define SHAPE_BEGIN ((struct shape){TL_PHASE_BEGIN, 3, 0, true, false})
 #define SHAPE_END ((struct shape){TL_PHASE_END, 2, 0, false, false})
 #define SHAPE_NUMBERED ((struct shape){TL_PHASE_BEGIN, 4, TL_REC_F_NAME_NUMBER, true, true})
 #define SHAPE_COUNTER ((struct shape){TL_PHASE_COUNTER, 4, 0, true, true})
+#define SHAPE_FUNCTION ((struct shape){TL_PHASE_BEGIN, 2, TL_REC_F_FUNCTION, false, false, true})
 
 /* Where a fast form reports, besides its timestamp: the session (tracer
  * emitters' tl_tracer_where) and a mark on the record. Either may be NULL. */
@@ -442,14 +530,8 @@ struct report {
 static ALWAYS_INLINE void report_recorded(const struct report *out, const struct reservation *r,
                                           _Atomic uint64_t *p, tl_timestamp ts)
 {
-	if (out->mark) {
-		const struct tl_block *block = r->slot->block;
-		out->mark->block = block;
-		out->mark->seq = atomic_load_explicit(&block->seq, memory_order_relaxed);
-		out->mark->gen = atomic_load_explicit(&block->gen, memory_order_relaxed);
-		out->mark->offset = (uint32_t)(p - block->data);
-		out->mark->session = r->slot->epoch;
-	}
+	if (out->mark)
+		mark_record(out->mark, r->slot, p);
 	if (out->where) {
 		out->where->ts = ts;
 		/* stored only when it changes: a frame stores enough as it is */
@@ -506,6 +588,10 @@ static __attribute__((noinline)) tl_timestamp write_slice_through(char phase, co
 }
 
 /* The general path for a fixed-shape event (entered: the slot is held). */
+/* The category a function event carries through the general path: its
+ * record has none (the header's category bits hold the id). */
+static const tl_category no_category = {.enabled = 0, .index = 0, .name = ""};
+
 static __attribute__((noinline)) tl_timestamp shape_slow(struct shape s, unsigned rec_flags,
                                                          const tl_category *cat,
                                                          const char *name, uint64_t value,
@@ -513,14 +599,17 @@ static __attribute__((noinline)) tl_timestamp shape_slow(struct shape s, unsigne
                                                          bool entered)
 {
 	struct event ev = {
-	    .cat = cat,
+	    .cat = s.function ? &no_category : cat,
 	    .phase = s.phase,
 	    .flags = (rec_flags & TL_REC_F_COUNTER_DOUBLE) ? TL_EVENT_COUNTER_DOUBLE : 0,
 	    .name = name,
 	    .value = value,
 	    .numbered = (s.rec_flags & TL_REC_F_NAME_NUMBER) != 0,
 	    .want_ts = out->want_ts,
+	    .function = s.function,
 	};
+	if (s.function) /* no `where`; the mark set on the general path too */
+		return function_slow(&ev, entered, out->mark);
 	return report_slow(out, emit_slow(&ev, entered));
 }
 
@@ -546,7 +635,9 @@ static ALWAYS_INLINE tl_timestamp fast_form(enum clock_path path, struct shape s
 		 * then written and need not be kept across it. */
 		if (path == PATH_TSC)
 			ts = clock_read(path);
-		put(p + 1, TL_REC_HEADER(s.phase, s.words, s.rec_flags | rec_flags, cat->index, 0));
+		put(p + 1, s.function ? TL_REC_FUNCTION_HEADER(value)
+		                      : TL_REC_HEADER(s.phase, s.words, s.rec_flags | rec_flags,
+		                                      cat->index, 0));
 		if (s.name)
 			put(p + 2, (uint64_t)(uintptr_t)name);
 		if (s.value)
@@ -558,7 +649,7 @@ static ALWAYS_INLINE tl_timestamp fast_form(enum clock_path path, struct shape s
 		commit(&r, s.words);
 		return ts;
 	}
-	if (session_current(r.slot) && tl_recorder_writes_through()) {
+	if (!s.function && session_current(r.slot) && tl_recorder_writes_through()) {
 		if (s.rec_flags == 0 && !s.value && s.phase == TL_PHASE_BEGIN && !out->want_ts &&
 		    tl_recorder_writes_slices())
 			return write_slice_through(TL_PHASE_BEGIN, name);
@@ -622,6 +713,7 @@ DEFINE_FORMS(counter_double_ts_form, SHAPE_COUNTER, TL_REC_F_COUNTER_DOUBLE, &ts
 DEFINE_FORMS(end_ts_form, SHAPE_END, 0, &ts_report)
 DEFINE_REPORTING_FORMS(begin_report_form, SHAPE_BEGIN, 0)
 DEFINE_REPORTING_FORMS(numbered_report_form, SHAPE_NUMBERED, 0)
+DEFINE_REPORTING_FORMS(function_report_form, SHAPE_FUNCTION, 0)
 
 /* The forms start on a cache line of their own, so that their cost does
  * not move with the code around them. */
@@ -731,6 +823,24 @@ void tl_tracer_begin_numbered(const tl_category *cat, const char *name, uint64_t
 {
 	const struct report out = {where, NULL, true};
 	numbered_report_form(cat, name, number, &out);
+}
+
+/* A function record: the address interned, the id in the header. */
+tl_timestamp tl_tracer_function_enter(const void *address, struct tl_thread_mark *mark)
+{
+	uint32_t id = tl_function_intern((uintptr_t)address);
+	if (TL_UNLIKELY(id == TL_FUNCTION_NONE)) {
+		if (mark)
+			mark->block = NULL;
+		return 0; /* counted in the table's overflow */
+	}
+	const struct report out = {NULL, mark, true};
+	return function_report_form(NULL, NULL, id, &out);
+}
+
+uint64_t tl_tracer_functions_unnamed(void)
+{
+	return atomic_load_explicit(&tl_function_table_overflow, memory_order_relaxed);
 }
 
 /* A BEGIN with a name copied by whole words: its own form, as its length

@@ -10,11 +10,12 @@
 #include <string.h>
 
 #include "recorder/format_int.h"
+#include "recorder/function_table.h"
 
 /* The flag bits that exist (record_view.h); any other marks a corrupt header. */
 #define TL_REC_F_KNOWN                                                                             \
 	(TL_REC_F_NAME_INLINE | (3u << TL_REC_F_SCOPE_SHIFT) | TL_REC_F_COUNTER_DOUBLE |           \
-	 TL_REC_F_STRINGS_INLINE | TL_REC_F_TS_NS | TL_REC_F_NAME_NUMBER)
+	 TL_REC_F_STRINGS_INLINE | TL_REC_F_TS_NS | TL_REC_F_NAME_NUMBER | TL_REC_F_FUNCTION)
 
 /*
  * Counts the arguments of a header: the non-zero type nibbles, which must
@@ -93,6 +94,22 @@ size_t tl_record_decode(const uint64_t *words, size_t avail, tl_record_view *out
 	unsigned flags = TL_REC_FLAGS(header);
 	if (length < 2 || length > avail || !tl_record_phase_known(phase) || (flags & ~TL_REC_F_KNOWN))
 		return 0;
+	if (flags & TL_REC_F_FUNCTION) {
+		/* a BEGIN of two words named by the id in its header */
+		if (phase != TL_PHASE_BEGIN || length != 2 ||
+		    (flags & (TL_REC_F_NAME_INLINE | TL_REC_F_NAME_NUMBER)))
+			return 0;
+		out->ts = words[0];
+		out->phase = phase;
+		out->flags = flags;
+		out->category = 0;
+		out->name = NULL;
+		out->name_len = 0;
+		out->name_number = 0;
+		out->value = TL_REC_FUNCTION_ID(header);
+		out->nargs = 0;
+		return 2;
+	}
 	int nargs = count_args(header);
 	if (nargs < 0)
 		return 0;
@@ -154,6 +171,10 @@ size_t tl_record_decode(const uint64_t *words, size_t avail, tl_record_view *out
 
 const char *tl_record_name(const tl_record_view *v, char *buf, size_t *len)
 {
+	if (v->flags & TL_REC_F_FUNCTION) {
+		*len = tl_format_hex(buf, tl_function_address((uint32_t)v->value));
+		return buf;
+	}
 	if (!(v->flags & TL_REC_F_NAME_NUMBER) || !v->name) {
 		*len = v->name_len;
 		return v->name;

@@ -18,6 +18,11 @@
  *            TL_ARG_STRING_COPY (and every string when
  *            TL_REC_F_STRINGS_INLINE) an inline string
  *
+ * A function record (TL_REC_F_FUNCTION) is a BEGIN of two words whose
+ * name is a function id (function_table.h: a code address interned), held
+ * in the header's category and argument-type bits (TL_REC_FUNCTION_ID):
+ * it has no category and no argument. What ends it is a plain END.
+ *
  * Strings inline: one word holding the byte length, then the bytes padded
  * with zeros to a whole number of words (no terminator counted).
  *
@@ -60,6 +65,14 @@
 #define TL_REC_FLAGS(h) ((unsigned)(((h) >> TL_REC_FLAGS_SHIFT) & 0xff))
 #define TL_REC_CATEGORY(h) ((unsigned)(((h) >> TL_REC_CATEGORY_SHIFT) & 0xffff))
 #define TL_REC_ARGTYPE(h, i) ((tl_arg_type)(((h) >> (TL_REC_ARGTYPES_SHIFT + 4 * (i))) & 0xf))
+
+/* A function record's header (TL_REC_F_FUNCTION): the id's low 16 bits
+ * in the category field, its high 16 bits in the argument types. */
+#define TL_REC_FUNCTION_HEADER(id)                                                            \
+	TL_REC_HEADER(TL_PHASE_BEGIN, 2, TL_REC_F_FUNCTION, (uint32_t)(id) & 0xffff,           \
+	              (uint32_t)(id) >> 16)
+#define TL_REC_FUNCTION_ID(h)                                                                 \
+	((uint32_t)TL_REC_CATEGORY(h) | (uint32_t)(((h) >> TL_REC_ARGTYPES_SHIFT) << 16))
 
 /* Largest record: inline name and TL_MAX_ARGS copied strings, all capped. */
 #define TL_REC_STRING_WORDS(len) (1 + ((len) + 7) / 8)

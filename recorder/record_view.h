@@ -26,6 +26,10 @@
  * after it ("frame 42" from "frame" and 42). In memory only: the binary
  * snapshot writes such a name out as an inline string. */
 #define TL_REC_F_NAME_NUMBER (1u << 6)
+/* A function record (record.h): a BEGIN named by a function id. Decoded,
+ * its name is NULL, its value the id, its category 0; tl_record_name
+ * names it after the id's address in this process ("0x..."). */
+#define TL_REC_F_FUNCTION (1u << 7)
 
 /* A name_len not measured yet (strlen of name): only in the events a
  * recorder that writes through receives. */
@@ -40,7 +44,7 @@ typedef struct tl_record_view {
 	const char *name; /* NULL for END */
 	size_t name_len;
 	uint64_t name_number; /* with TL_REC_F_NAME_NUMBER: the name is "name name_number" */
-	uint64_t value; /* see tl_record_has_value */
+	uint64_t value; /* see tl_record_has_value; a function record's id */
 	unsigned nargs;
 	struct {
 		const char *key;
@@ -66,7 +70,9 @@ size_t tl_record_decode(const uint64_t *words, size_t avail, tl_record_view *out
 /*
  * The decoded record's name as one string: v->name itself, or with
  * TL_REC_F_NAME_NUMBER the name, a space and the number written into buf
- * (TL_RECORD_NAME_MAX bytes, not NUL-terminated). Sets *len. Async-signal-safe.
+ * (TL_RECORD_NAME_MAX bytes, not NUL-terminated); for a function record,
+ * "0x" and the address of its id in this process's function table, in
+ * hexadecimal, written into buf. Sets *len. Async-signal-safe.
  */
 const char *tl_record_name(const tl_record_view *v, char *buf, size_t *len);
 

@@ -5,10 +5,14 @@
  * block up to its last published record into a private buffer, checks the
  * block's generation to throw away a copy that raced with a hand-over, and
  * writes chunks with write(2). Kept pointers (names, keys, string values)
- * are read and written inline, so the file stands alone.
+ * are read and written inline, so the file stands alone. Function records
+ * are written as they are, followed by the function table and the
+ * process's executable mappings (/proc/self/maps, read with open/read),
+ * from which readers name them.
  *
  * The same writer fills a memory buffer for the JSON and ftrace snapshots.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -20,6 +24,7 @@
 #include "recorder/categories.h"
 #include "recorder/clock.h"
 #include "recorder/format_int.h"
+#include "recorder/function_table.h"
 #include "recorder/pool.h"
 #include "recorder/record.h"
 #include "recorder/recorder.h"
@@ -367,6 +372,15 @@ static size_t transcode_plain(struct tl_snapshot_sink *s, const uint64_t *rec, s
 {
 	uint64_t header = rec[1];
 	unsigned flags = TL_REC_FLAGS(header);
+	if ((flags & TL_REC_F_FUNCTION) && len == 2 && TL_REC_PHASE(header) == TL_PHASE_BEGIN &&
+	    !(flags & (TL_REC_F_NAME_INLINE | TL_REC_F_NAME_NUMBER))) {
+		/* a function record: the id stays in the header */
+		if (room < 16)
+			return 0;
+		put_word(&p, rec[0]);
+		put_word(&p, header | ((uint64_t)TL_REC_F_STRINGS_INLINE << TL_REC_FLAGS_SHIFT));
+		return 2;
+	}
 	if (((header >> TL_REC_ARGTYPES_SHIFT) != 0) ||
 	    (flags & (TL_REC_F_NAME_INLINE | TL_REC_F_NAME_NUMBER | TL_REC_F_STRINGS_INLINE)))
 		return 0;
@@ -533,6 +547,200 @@ static void write_blocks(struct tl_snapshot_sink *s)
 	}
 }
 
+/* ---- functions and mappings ---------------------------------------------------- */
+
+#define FUNCTIONS_PER_CHUNK 256
+
+/* The function table, in chunks of up to FUNCTIONS_PER_CHUNK entries; with
+ * `written` (a bit per entry), only the entries not written yet, which it
+ * then marks. */
+static void write_functions(struct tl_snapshot_sink *s, uint64_t *written)
+{
+	struct {
+		uint32_t id;
+		uintptr_t address;
+	} batch[FUNCTIONS_PER_CHUNK];
+	uint32_t n = 0;
+	for (uint32_t id = 0; id <= TL_FUNCTION_TABLE_CAPACITY && !s->error; id++) {
+		uintptr_t address = id < TL_FUNCTION_TABLE_CAPACITY ? tl_function_address(id) : 0;
+		if (address && written) {
+			uint64_t bit = (uint64_t)1 << (id % 64);
+			if (written[id / 64] & bit)
+				address = 0;
+			else
+				written[id / 64] |= bit;
+		}
+		if (address) {
+			batch[n].id = id;
+			batch[n++].address = address;
+		}
+		if (n == FUNCTIONS_PER_CHUNK || (id == TL_FUNCTION_TABLE_CAPACITY && n)) {
+			chunk_begin(s, TL_CHUNK_FUNCTIONS, 8 + 16 * (uint64_t)n);
+			sink_u32(s, n);
+			sink_u32(s, 0);
+			for (uint32_t i = 0; i < n; i++) {
+				sink_u32(s, batch[i].id);
+				sink_u32(s, 0);
+				sink_u64(s, batch[i].address);
+			}
+			n = 0;
+		}
+	}
+}
+
+/* Parses hexadecimal digits at *p up to a character not one; returns the value. */
+static uint64_t parse_hex(const char **p, const char *end)
+{
+	uint64_t v = 0;
+	for (; *p < end; (*p)++) {
+		char c = **p;
+		unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+		             : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+		                                    : 16u;
+		if (d == 16)
+			break;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+#define BUILD_ID_MAX 64
+
+/*
+ * The NT_GNU_BUILD_ID note of the ELF file mapped at [start, end) from
+ * file offset 0 (its headers; readable): its note segments, read in
+ * memory, bounds-checked against the mapping. Returns the id's length, 0
+ * when there is none.
+ */
+static size_t read_build_id(uintptr_t start, uintptr_t end, unsigned char *out)
+{
+	size_t size = end - start;
+	const unsigned char *base = (const unsigned char *)start;
+	Elf64_Ehdr eh;
+	if (size < sizeof eh)
+		return 0;
+	memcpy(&eh, base, sizeof eh);
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
+	    (size - eh.e_phoff) / sizeof(Elf64_Phdr) < eh.e_phnum)
+		return 0;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		memcpy(&ph, base + eh.e_phoff + i * sizeof ph, sizeof ph);
+		if (ph.p_type != PT_NOTE || ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
+			continue;
+		size_t at = ph.p_offset, stop = ph.p_offset + ph.p_filesz;
+		while (stop - at >= sizeof(Elf64_Nhdr)) {
+			Elf64_Nhdr nh;
+			memcpy(&nh, base + at, sizeof nh);
+			at += sizeof nh;
+			size_t name_bytes = (nh.n_namesz + 3u) & ~(size_t)3;
+			size_t desc_bytes = (nh.n_descsz + 3u) & ~(size_t)3;
+			if (name_bytes > stop - at || desc_bytes > stop - at - name_bytes)
+				break;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp(base + at, "GNU", 4) == 0 && nh.n_descsz <= BUILD_ID_MAX) {
+				memcpy(out, base + at + name_bytes, nh.n_descsz);
+				return nh.n_descsz;
+			}
+			at += name_bytes + desc_bytes;
+		}
+	}
+	return 0;
+}
+
+/* A line of /proc/self/maps: one MAPPING chunk when it is executable.
+ * headers: the last file mapped from offset 0 with read permission, whose
+ * build-id an executable mapping of the same file takes. */
+struct maps_headers {
+	char path[256];
+	size_t path_len;
+	uintptr_t start, end;
+};
+
+static void write_mapping_line(struct tl_snapshot_sink *s, const char *line, size_t len,
+                               struct maps_headers *headers)
+{
+	const char *p = line, *end = line + len;
+	uint64_t start = parse_hex(&p, end);
+	if (p == end || *p++ != '-')
+		return;
+	uint64_t stop = parse_hex(&p, end);
+	if (end - p < 6 || *p++ != ' ')
+		return;
+	char perms[4];
+	memcpy(perms, p, 4);
+	p += 4;
+	if (p == end || *p++ != ' ')
+		return;
+	uint64_t offset = parse_hex(&p, end);
+	/* device and inode, then blanks, then the path */
+	for (int field = 0; field < 2; field++) {
+		while (p < end && *p == ' ')
+			p++;
+		while (p < end && *p != ' ')
+			p++;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	const char *path = p;
+	size_t path_len = (size_t)(end - p);
+	if (offset == 0 && perms[0] == 'r' && path_len && path_len <= sizeof headers->path) {
+		memcpy(headers->path, path, path_len);
+		headers->path_len = path_len;
+		headers->start = (uintptr_t)start;
+		headers->end = (uintptr_t)stop;
+	}
+	if (perms[2] != 'x')
+		return;
+	unsigned char build_id[BUILD_ID_MAX];
+	size_t build_id_len = 0;
+	if (path_len && path[0] == '/' && headers->path_len == path_len &&
+	    memcmp(headers->path, path, path_len) == 0)
+		build_id_len = read_build_id(headers->start, headers->end, build_id);
+	uint64_t payload = 32 + path_len + build_id_len;
+	chunk_begin(s, TL_CHUNK_MAPPING, payload);
+	sink_u64(s, start);
+	sink_u64(s, stop);
+	sink_u64(s, offset);
+	sink_u32(s, (uint32_t)path_len);
+	sink_u32(s, (uint32_t)build_id_len);
+	sink_bytes(s, path, path_len);
+	sink_bytes(s, build_id, build_id_len);
+	sink_pad8(s, payload);
+}
+
+#define MAPS_LINE_MAX 640
+
+/* The executable mappings, from /proc/self/maps read with open/read. A
+ * line longer than MAPS_LINE_MAX has its path cut. */
+static void write_mappings(struct tl_snapshot_sink *s)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char buf[1024], line[MAPS_LINE_MAX];
+	size_t len = 0;
+	struct maps_headers headers = {.path_len = 0};
+	for (;;) {
+		ssize_t got = read(fd, buf, sizeof buf);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		for (ssize_t i = 0; i < got && !s->error; i++) {
+			if (buf[i] != '\n') {
+				if (len < sizeof line)
+					line[len++] = buf[i];
+				continue;
+			}
+			write_mapping_line(s, line, len, &headers);
+			len = 0;
+		}
+	}
+	close(fd);
+}
+
 int tl_snapshot_write(struct tl_snapshot_sink *s)
 {
 	write_header(s);
@@ -542,6 +750,8 @@ int tl_snapshot_write(struct tl_snapshot_sink *s)
 	write_categories(s);
 	write_threads(s);
 	write_blocks(s);
+	write_functions(s, NULL); /* after the blocks: names every function they hold */
+	write_mappings(s);
 	write_stats(s); /* after the blocks: counts what they lost meanwhile */
 	chunk_begin(s, TL_CHUNK_END, 0);
 	sink_flush(s);
@@ -636,6 +846,7 @@ int tl_stream_open(struct tl_stream *st, int fd)
 		return st->sink.error = -ENOMEM;
 	write_header(&st->sink);
 	write_process(&st->sink);
+	write_mappings(&st->sink);
 	return tl_stream_metadata(st);
 }
 
@@ -669,6 +880,16 @@ static void stream_threads(struct tl_stream *st)
 		st->thread_tid[i] = tid;
 		st->thread_seq[i] = seq;
 	}
+}
+
+/* The function table's entries not written yet, when there are any. */
+static void stream_functions(struct tl_stream *st)
+{
+	uint32_t count = atomic_load_explicit(&tl_function_count, memory_order_acquire);
+	if (count == st->functions_seen)
+		return;
+	write_functions(&st->sink, st->functions_written);
+	st->functions_seen = count;
 }
 
 static void stream_drops(struct tl_stream *st)
@@ -707,6 +928,7 @@ int tl_stream_metadata(struct tl_stream *st)
 	}
 	stream_threads(st);
 	stream_drops(st);
+	stream_functions(st);
 	sink_flush(&st->sink);
 	st->bytes = st->sink.written;
 	return st->sink.error;
@@ -737,6 +959,7 @@ int tl_stream_block(struct tl_stream *st, const struct tl_block *b, uint32_t *fr
 		*from = write_block(&st->sink, words, (size_t)n, tid, seq, nested, *from);
 		if (*from > before)
 			st->records += *from - before;
+		stream_functions(st); /* the functions the block names, if new */
 	}
 	sink_flush(&st->sink);
 	st->bytes = st->sink.written;
@@ -747,6 +970,8 @@ int tl_stream_close(struct tl_stream *st, int end, uint64_t records, uint64_t lo
 {
 	if (end && !st->sink.error) {
 		stream_drops(st);
+		/* libraries loaded since the start */
+		write_mappings(&st->sink);
 		tl_stats stats;
 		memset(&stats, 0, sizeof stats);
 		stats.struct_size = sizeof stats;

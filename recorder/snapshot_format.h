@@ -89,6 +89,24 @@ enum tl_snapshot_chunk {
 	 * has one, holds the total.
 	 */
 	TL_CHUNK_THREAD_DROPS = 9,
+	/*
+	 * The function table (function records, record.h TL_REC_F_FUNCTION):
+	 * u32 count, u32 reserved, then count x { u32 id, u32 reserved,
+	 * u64 address }. A snapshot may hold several; an id is in one of them.
+	 * Written after the BLOCK chunks, so it names every function record
+	 * they hold.
+	 */
+	TL_CHUNK_FUNCTIONS = 10,
+	/*
+	 * One executable mapping of the process at the snapshot: u64 start,
+	 * u64 end (exclusive), u64 file_offset (of start in the file),
+	 * u32 path_len, u32 build_id_len, path bytes (as /proc/self/maps says
+	 * it: a file, "[vdso]", or empty for anonymous memory), build-id bytes
+	 * (the file's NT_GNU_BUILD_ID note, empty when it has none or it could
+	 * not be read). An address in [start, end) is at file offset
+	 * address - start + file_offset of path.
+	 */
+	TL_CHUNK_MAPPING = 11,
 };
 
 #define TL_SNAPSHOT_STATS_COUNT 12

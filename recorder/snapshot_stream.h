@@ -2,9 +2,10 @@
  * The binary snapshot format written as a stream (snapshot_binary.c), for a
  * recorder that writes its blocks to a file as they fill: a header and the
  * process's metadata first, then, as they come, metadata that changed
- * (categories, thread names, clock calibration, per-thread drops) followed
- * by the blocks that may refer to it, and at the close the stats and the
- * END chunk. A file cut anywhere reads up to its last whole chunk, with
+ * (categories, thread names, clock calibration, per-thread drops, new
+ * entries of the function table) followed by the blocks that may refer to
+ * it, and at the close the executable mappings, the stats and the END
+ * chunk (the mappings also come after the header). A file cut anywhere reads up to its last whole chunk, with
  * the names its blocks use. Internal.
  */
 #ifndef TIMELINE_SNAPSHOT_STREAM_H
@@ -12,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "recorder/function_table.h"
 #include "recorder/slot.h"
 #include "recorder/snapshot_writer.h"
 
@@ -28,13 +30,19 @@ struct tl_stream {
 	uint32_t thread_tid[TL_MAX_THREADS];  /* the tid and name_seq of each slot as written */
 	uint32_t thread_seq[TL_MAX_THREADS];
 	uint64_t thread_drops[TL_MAX_THREADS]; /* drops of each slot as written */
+	/* the function table's entries written, one bit each, and its count
+	 * (tl_function_count) when they were */
+	uint64_t functions_written[TL_FUNCTION_TABLE_CAPACITY / 64];
+	uint32_t functions_seen;
 };
 
-/* Starts a file on fd: header, process, clock, categories and threads.
+/* Starts a file on fd: header, process, clock, categories, threads, the
+ * function table and the executable mappings.
  * 0 or -errno (the stream is then unusable; tl_stream_close frees it). */
 int tl_stream_open(struct tl_stream *st, int fd);
 /* Writes what changed since the last call: new categories, renamed or new
- * threads, new calibration pairs, per-thread drop counts. 0 or -errno. */
+ * threads, new calibration pairs, per-thread drop counts, new function
+ * table entries. 0 or -errno. */
 int tl_stream_metadata(struct tl_stream *st);
 /* Writes the records of block b from record *from on, and sets *from to
  * the records written in all. `settled`: b is retired and will not be
@@ -42,7 +50,7 @@ int tl_stream_metadata(struct tl_stream *st);
  * copied first, and a block that changed hands meanwhile writes nothing
  * and returns -EAGAIN. 0 or -errno. */
 int tl_stream_block(struct tl_stream *st, const struct tl_block *b, uint32_t *from, int settled);
-/* Ends the file with the stats and the END chunk when `end` (after the
+/* Ends the file with the mappings, the stats and the END chunk when `end` (after the
  * session: `records` streamed in all, files before this one included, and
  * `lost`, the records the recorder could not write), and frees the
  * stream's buffers. 0 or -errno. */

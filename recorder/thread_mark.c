@@ -124,6 +124,38 @@ tl_timestamp tl_thread_mark_last_begin(const tl_category *cat, const char *name,
 	return ts;
 }
 
+/* ---- taking a record back ------------------------------------------------- */
+
+bool tl_tracer_retract(const struct tl_thread_mark *mark)
+{
+	if (!mark || !mark->block)
+		return false;
+	uint32_t state;
+	struct tl_slot *slot = enter(&state);
+	if (!slot)
+		return false;
+	const struct tl_block *block = slot->block;
+	if (block == mark->block && mark->session == state &&
+	    atomic_load_explicit(&block->gen, memory_order_relaxed) == mark->gen &&
+	    atomic_load_explicit(&block->seq, memory_order_relaxed) == mark->seq) {
+		uint64_t pos = atomic_load_explicit(&slot->pos, memory_order_relaxed) & ~TL_SLOT_BUSY;
+		size_t used = (size_t)(tl_pos_ptr(pos) - block->data);
+		size_t at = mark->offset;
+		uint64_t records = tl_pos_records(pos);
+		if (at + 2 <= used && records > 0) {
+			uint64_t header = atomic_load_explicit(&block->data[at + 1], memory_order_relaxed);
+			if (at + TL_REC_WORDS(header) == used) {
+				/* the position back to the record's start, one record
+				 * fewer; the store also leaves the slot */
+				tl_slot_commit_pos(slot, tl_pos_make(block->data + at, records - 1));
+				return true;
+			}
+		}
+	}
+	leave(slot);
+	return false;
+}
+
 /* ---- copying since a mark ------------------------------------------------ */
 
 struct block_ref {

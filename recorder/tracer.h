@@ -103,6 +103,63 @@ void tl_tracer_begin_copy(const tl_category *cat, const char *name, size_t len,
 void tl_tracer_begin_numbered(const tl_category *cat, const char *name, uint64_t number,
                               tl_tracer_where *where);
 
+/* ---- function records --------------------------------------------------------
+ * A compact BEGIN for a code address (a function's entry, as the hooks of
+ * -finstrument-functions see it): two words, the address interned once
+ * per process into a 32-bit id held in the record's header (record.h,
+ * TL_REC_F_FUNCTION). A snapshot carries the id -> address table and the
+ * process's executable mappings, so that readers name it, offline, as
+ * `module+0xoffset` or from the module's symbols. The matching exit is a
+ * plain END (tl_tracer_end) of the caller's category.
+ */
+
+/*
+ * Records the entry of the function at `address` and, when mark is not
+ * NULL, marks the record, on the fast path and the general one alike
+ * (mark->block NULL when it did not go to a buffer: tl_tracer_retract then
+ * leaves it). Returns the raw timestamp, or 0 when nothing was recorded: not
+ * running, re-entry, recorder full, NULL address, or the function table
+ * full (TL_FUNCTION_TABLE_CAPACITY addresses; counted, see
+ * tl_tracer_functions_unnamed). Under a recorder that writes through, the
+ * BEGIN is written with the address in hexadecimal as its name.
+ * Async-signal-safe, lock-free.
+ */
+tl_timestamp tl_tracer_function_enter(const void *address, struct tl_thread_mark *mark);
+
+/* Addresses that got no id because the function table was full, since the
+ * process started. */
+uint64_t tl_tracer_functions_unnamed(void);
+
+/*
+ * Takes back the calling thread's last record, when it is still the one
+ * the mark points to: same session, same block (not handed out again),
+ * and the thread's position just past it, so nothing was committed since
+ * (a minimum-duration filter: a short call's exit takes back its entry).
+ * Returns true when the record was removed; false, with nothing changed,
+ * otherwise (another record followed it, the thread moved to a new block,
+ * a new session, no mark, or the thread is inside an emit: a signal
+ * handler interrupting one).
+ *
+ * Signals: a handler that interrupts an emit of its thread writes through
+ * another nesting level's block, which leaves the thread's own position
+ * alone, so a retract after it still finds its record last; a handler
+ * that emitted on the thread's own level, between the entry and its
+ * retract, has made the record not last, and the retract does nothing.
+ *
+ * Readers: the record was published when it was committed. A snapshot,
+ * dump, flush or slow-dispatch copy taken between its commit and its
+ * retract may hold it (an entry with no exit, which readers close as
+ * unbalanced). A snapshot that copies the thread's block while the
+ * retract and the next record's stores happen may read the retracted
+ * record's words mixed with the next record's (the same offsets): the
+ * snapshot's decoder drops a record that does not decode, but two words
+ * that decode as a record pass. A file recorder that already wrote the
+ * retracted record (tl_flush) counts records by index: the record written
+ * in its place is not written by that file. Async-signal-safe; the calling
+ * thread only.
+ */
+bool tl_tracer_retract(const struct tl_thread_mark *mark);
+
 /* ---- thread marks ------------------------------------------------------------
  * A position in the calling thread's records. The fields are the core's:
  * a tracer stores a mark and passes it back, nothing else.

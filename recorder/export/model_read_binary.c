@@ -71,6 +71,24 @@ struct reader {
 	size_t ndrops;
 	uint64_t thread_drops_total;
 
+	/* FUNCTIONS: function records' ids, sorted by id before the blocks
+	 * are read; each one's name made on first use */
+	struct function {
+		uint32_t id;
+		uint64_t address;
+		const char *name;
+	} *functions;
+	size_t nfunctions;
+	size_t functions_cap;
+	/* MAPPING chunks */
+	struct mapping {
+		uint64_t start, end, offset;
+		const char *path; /* interned */
+		size_t path_len;
+	} *mappings;
+	size_t nmappings;
+	const char *function_category;
+
 	uint64_t seq; /* next event's seq */
 	uint64_t bad_blocks;
 	uint64_t bad_words;
@@ -310,6 +328,93 @@ static int read_thread_drops(struct reader *r, struct cursor *c, size_t offset)
 	return 0;
 }
 
+static int read_functions(struct reader *r, struct cursor *c, size_t offset)
+{
+	uint32_t count, reserved;
+	if (!take_u32(c, &count) || !take_u32(c, &reserved) || count > c->left / 16)
+		return FAIL(r, -EINVAL, "corrupt FUNCTIONS chunk at offset %zu", offset);
+	if (r->nfunctions + count > r->functions_cap) {
+		size_t cap = r->functions_cap ? r->functions_cap : 256;
+		while (cap < r->nfunctions + count)
+			cap *= 2;
+		struct function *grown = realloc(r->functions, cap * sizeof *grown);
+		if (!grown)
+			return NO_MEMORY(r);
+		r->functions = grown;
+		r->functions_cap = cap;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t id = 0;
+		uint64_t address = 0;
+		if (!take_u32(c, &id) || !take_u32(c, &reserved) || !take_u64(c, &address))
+			return FAIL(r, -EINVAL, "corrupt FUNCTIONS chunk at offset %zu", offset);
+		r->functions[r->nfunctions++] = (struct function){id, address, NULL};
+	}
+	return 0;
+}
+
+static int read_mapping(struct reader *r, struct cursor *c, size_t offset)
+{
+	uint64_t start, end, file_offset;
+	uint32_t path_len, build_id_len;
+	if (!take_u64(c, &start) || !take_u64(c, &end) || !take_u64(c, &file_offset) ||
+	    !take_u32(c, &path_len) || !take_u32(c, &build_id_len) || path_len > c->left ||
+	    build_id_len > c->left - path_len)
+		return FAIL(r, -EINVAL, "corrupt MAPPING chunk at offset %zu", offset);
+	struct mapping *grown = realloc(r->mappings, (r->nmappings + 1) * sizeof *grown);
+	if (!grown)
+		return NO_MEMORY(r);
+	r->mappings = grown;
+	const char *path = tl_model_intern(r->model, (const char *)c->p, path_len);
+	if (!path)
+		return NO_MEMORY(r);
+	r->mappings[r->nmappings++] = (struct mapping){start, end, file_offset, path, path_len};
+	return 0;
+}
+
+static int by_function_id(const void *pa, const void *pb)
+{
+	const struct function *a = pa, *b = pb;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/*
+ * The name of function record `id`: `module+0xoffset` (the file's base
+ * name and the offset in it) when a mapping covers its address, else
+ * `0xaddress`; `0x?` and the id when the FUNCTIONS chunks lack it.
+ * Interned once per id.
+ */
+static const char *function_name(struct reader *r, uint32_t id)
+{
+	struct function key = {.id = id};
+	struct function *f =
+	    r->nfunctions ? bsearch(&key, r->functions, r->nfunctions, sizeof key, by_function_id)
+	                  : NULL;
+	char name[512];
+	if (!f) {
+		int n = snprintf(name, sizeof name, "function#%u", id);
+		return tl_model_intern(r->model, name, (size_t)n);
+	}
+	if (f->name)
+		return f->name;
+	int n = snprintf(name, sizeof name, "0x%llx", (unsigned long long)f->address);
+	for (size_t i = 0; i < r->nmappings; i++) {
+		const struct mapping *m = &r->mappings[i];
+		if (f->address < m->start || f->address >= m->end || !m->path_len)
+			continue;
+		const char *base = m->path + m->path_len;
+		while (base > m->path && base[-1] != '/')
+			base--;
+		n = snprintf(name, sizeof name, "%.*s+0x%llx", (int)(m->path + m->path_len - base),
+		             base, (unsigned long long)(f->address - m->start + m->offset));
+		break;
+	}
+	if (n < 0 || (size_t)n >= sizeof name)
+		n = (int)strlen(name);
+	f->name = tl_model_intern(r->model, name, (size_t)n);
+	return f->name;
+}
+
 /* Notes a block for the second pass. cut: the file ends inside it. */
 static int note_block(struct reader *r, struct cursor *c, size_t offset, int cut, int nested)
 {
@@ -374,6 +479,13 @@ static int add_event(struct reader *r, uint32_t tid, const tl_record_view *v)
 	e->phase = v->phase;
 	e->scope = ((v->flags >> TL_REC_F_SCOPE_SHIFT) & 3u) << 1;
 	e->cat = category_name(r, v->category);
+	if (v->flags & TL_REC_F_FUNCTION) {
+		e->cat = r->function_category;
+		e->name = function_name(r, (uint32_t)v->value);
+		if (!e->name)
+			return -ENOMEM;
+		return 0;
+	}
 	if (v->name) {
 		e->name = tl_model_intern(m, v->name, v->name_len);
 		if (!e->name)
@@ -469,7 +581,7 @@ static int read_block(struct reader *r, const struct block_ref *b)
 		size_t n = 0;
 		/* Without inline strings the record would hold pointers into a
 		 * process that is gone: never follow them. A numbered name is
-		 * never written to a file (flag bits 6-7 are 0 there). */
+		 * never written to a file (flag bit 6 is 0 there). */
 		if (avail >= 2 && (TL_REC_FLAGS(rec[1]) & TL_REC_F_STRINGS_INLINE) &&
 		    !(TL_REC_FLAGS(rec[1]) & TL_REC_F_NAME_NUMBER))
 			n = tl_record_decode(rec, avail, &view);
@@ -607,6 +719,12 @@ static int read_chunks(struct reader *r, const uint8_t *data, size_t len, size_t
 		case TL_CHUNK_THREAD_DROPS:
 			rc = read_thread_drops(r, &c, off);
 			break;
+		case TL_CHUNK_FUNCTIONS:
+			rc = read_functions(r, &c, off);
+			break;
+		case TL_CHUNK_MAPPING:
+			rc = read_mapping(r, &c, off);
+			break;
 		default:
 			break; /* a chunk type from a newer writer */
 		}
@@ -646,7 +764,8 @@ static int read_snapshot(struct reader *r, const uint8_t *data, size_t len)
 	m->recorder = m->process_name;
 	m->stats.recorder = m->process_name;
 	r->unknown_category = tl_model_intern(m, "?", 1);
-	if (!m->process_name || !r->unknown_category)
+	r->function_category = tl_model_intern(m, "function", 8);
+	if (!m->process_name || !r->unknown_category || !r->function_category)
 		return NO_MEMORY(r);
 
 	/* one snapshot, or several in a row: the files of a file recorder's
@@ -672,6 +791,8 @@ static int read_snapshot(struct reader *r, const uint8_t *data, size_t len)
 
 	if (r->nblocks)
 		qsort(r->blocks, r->nblocks, sizeof *r->blocks, compare_blocks);
+	if (r->nfunctions)
+		qsort(r->functions, r->nfunctions, sizeof *r->functions, by_function_id);
 	for (size_t i = 0; i < r->nblocks;) {
 		/* one thread: its own blocks, then its handlers' (nested) ones */
 		size_t first = m->nevents, nested_at = SIZE_MAX;
@@ -703,6 +824,8 @@ int tl_model_read_binary(const void *data, size_t len, tl_model *out, char *err,
 	free(r.categories);
 	free(r.blocks);
 	free(r.scratch);
+	free(r.functions);
+	free(r.mappings);
 	if (rc < 0)
 		tl_model_free(out);
 	return rc;

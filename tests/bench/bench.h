@@ -80,6 +80,10 @@ void bench_looper_dispatch(uint64_t iters, bench_thread *thread);
  * thread's own tracer, destroyed by bench_frame_release (bench_frame.c). */
 void bench_frame_begin_end(uint64_t iters, bench_thread *thread);
 void bench_frame_release(bench_thread *thread);
+/* Instrumented calls of an empty function, four per iteration; with a
+ * minimum duration that takes every one back (bench_instrument.c). */
+void bench_instrument_call(uint64_t iters, bench_thread *thread);
+void bench_instrument_filtered(uint64_t iters, bench_thread *thread);
 /* The library's own hot-path clock read, eight times per iteration. */
 void bench_events_clock_read(uint64_t iters, bench_thread *thread);
 

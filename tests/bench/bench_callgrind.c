@@ -44,6 +44,8 @@ static const bench_kernel callgrind_kernels[] = {
     {"copy", bench_events_copy_begin_end}, /* COPY_BEGIN2 + END0, N/2 pairs */
     {"looper", bench_looper_dispatch},     /* looper dispatch begin + end, N/2 */
     {"frame", bench_frame_begin_end},      /* tl_frame_begin + tl_frame_end, N/2 */
+    {"call", bench_instrument_call},         /* instrumented call, N/2 calls */
+    {"filtered", bench_instrument_filtered}, /* the same, each taken back */
 };
 
 #define KERNEL_COUNT (sizeof callgrind_kernels / sizeof callgrind_kernels[0])

@@ -93,6 +93,8 @@ ir_pair=$(events_ir pair)
 ir_counter=$(events_ir counter)
 ir_copy=$(events_ir copy)
 ir_frame=$(events_ir frame)
+ir_call=$(events_ir call)
+ir_filtered=$(events_ir filtered)
 
 path=$(sort -u "$tmp/paths")
 case $path in
@@ -106,7 +108,8 @@ esac
 
 awk -v n="$events" -v empty="$ir_empty" -v clock="$ir_clock" -v disabled="$ir_disabled" \
 	-v begin="$ir_begin" -v end="$ir_end" -v pair="$ir_pair" -v counter="$ir_counter" \
-	-v copy="$ir_copy" -v frame="$ir_frame" -v le="$limit_event" -v ld="$limit_disabled" \
+	-v copy="$ir_copy" -v frame="$ir_frame" -v call="$ir_call" -v filtered="$ir_filtered" \
+	-v le="$limit_event" -v ld="$limit_disabled" \
 	-v path="$path" '
 function verdict(value, limit) { return value <= limit ? "PASS" : "MISS" }
 function line(name, value, what, limit) {
@@ -124,6 +127,8 @@ BEGIN {
 	per_counter = (counter - clock) / n
 	per_copy_event = (copy - clock) / n
 	per_frame = 2 * (frame - clock) / n
+	per_call = 2 * (call - clock) / n
+	per_filtered = 2 * (filtered - clock) / n
 
 	printf "instructions per event under callgrind: %d events per kernel, ring recorder" \
 		" (1 MiB, wrapping)\n", n
@@ -138,6 +143,10 @@ BEGIN {
 	line("counter", per_counter, "besides the clock read", "")
 	line("copy", per_copy_event, "per event of copy begin2+end", "")
 	line("frame", per_frame, "per frame (begin+end), tracer", "")
+	line("call", per_call, "per instrumented call", "")
+	line("call", per_call / (2 * per_pair_event), "x a begin+end pair", "")
+	line("filtered", per_filtered, "per call taken back", "")
+	line("filtered", per_filtered / per_call, "x a recorded call", "")
 	line("clock", per_clock, "the clock read (minus empty)", "")
 	line("empty", empty / n, "loop overhead", "")
 
@@ -149,5 +158,7 @@ BEGIN {
 	printf "result: counter %.2f\n", per_counter
 	printf "result: copy %.2f\n", per_copy_event
 	printf "result: frame %.2f\n", per_frame
+	printf "result: call %.2f\n", per_call
+	printf "result: filtered %.2f\n", per_filtered
 	printf "result: clock %.2f\n", per_clock
 }'

@@ -43,7 +43,7 @@ MARKER = re.compile(r"<!--\s*example:\s*(\w+)([^\n]*)\n?(.*?)-->\s*$", re.S)
 DEFINES_MAIN = re.compile(r"^\s*int\s+main\s*\(", re.M)
 # a line at column 0 that starts a function definition: name(...) then {
 DEFINES_FUNCTION = re.compile(r"^[A-Za-z_][^;=\n]*\)\s*(\n\s*)?\{", re.M)
-HEADERS = ("timeline.h", "trace_event.h", "looper.h", "frame.h")
+HEADERS = ("timeline.h", "trace_event.h", "looper.h", "frame.h", "instrument.h")
 C_HEADERS = ("errno.h", "inttypes.h", "stdbool.h", "stdint.h", "stdio.h", "stdlib.h",
              "string.h")
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Werror"]

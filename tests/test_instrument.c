@@ -1,0 +1,311 @@
+/*
+ * Function instrumentation (include/timeline/instrument.h): calls of code
+ * built with -finstrument-functions (support/instrumented_calls.c), through
+ * the hooks of timeline::instrument, as slices in snapshots; the filters,
+ * the shadow stack, re-entry; and the example program built instrumented.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "support/instrumented_calls.h"
+#include "support/test_support.h"
+
+#include <timeline/instrument.h>
+
+#include "recorder/export/trace_model.h"
+#include "recorder/snapshot_writer.h"
+
+static int setup(void **state)
+{
+	(void)state;
+	tl_instrument_enable(true);
+	tl_instrument_set_min_duration_ns(0);
+	tl_instrument_set_max_depth(0);
+	tl_test_init(TL_RECORDER_RING, 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	return 0;
+}
+
+static tl_instrument_stats stats(void)
+{
+	tl_instrument_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_instrument_stats_get(&st), 0);
+	return st;
+}
+
+static bool is_function(const tl_model_event *e)
+{
+	return e->cat && strcmp(e->cat, "function") == 0;
+}
+
+/* The function slices of a model: counts their BEGINs and ENDs, and fails
+ * unless they nest, on every thread, with each BEGIN named module+0x... */
+static size_t balanced_calls(const tl_model *m, size_t *max_depth)
+{
+	size_t begins = 0, depth = 0, deepest = 0;
+	uint32_t tid = 0;
+	for (size_t i = 0; i < m->nevents; i++) {
+		const tl_model_event *e = &m->events[i];
+		if (!is_function(e))
+			continue;
+		if (e->tid != tid) {
+			assert_int_equal(depth, 0);
+			tid = e->tid;
+		}
+		if (e->phase == 'B') {
+			assert_non_null(strstr(e->name, "+0x"));
+			begins++;
+			if (++depth > deepest)
+				deepest = depth;
+		} else if (e->phase == 'E') {
+			assert_true(depth > 0);
+			depth--;
+		}
+	}
+	assert_int_equal(depth, 0);
+	if (max_depth)
+		*max_depth = deepest;
+	return begins;
+}
+
+static size_t snapshot_calls(size_t *max_depth)
+{
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	size_t n = balanced_calls(&m, max_depth);
+	tl_model_free(&m);
+	return n;
+}
+
+static void test_every_call_is_a_balanced_slice(void **state)
+{
+	(void)state;
+	instrumented_caller();
+	size_t depth;
+	assert_int_equal(snapshot_calls(&depth), 3);
+	assert_int_equal(depth, 2);
+}
+
+static void test_nothing_recorded_outside_a_session(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	instrumented_caller(); /* after shutdown */
+	tl_test_init(TL_RECORDER_RING, 0);
+	assert_int_equal(snapshot_calls(NULL), 0);
+}
+
+static void test_disabled_records_nothing(void **state)
+{
+	(void)state;
+	tl_instrument_enable(false);
+	assert_false(tl_instrument_enabled());
+	instrumented_caller();
+	tl_instrument_enable(true);
+	assert_int_equal(snapshot_calls(NULL), 0);
+	instrumented_caller();
+	assert_int_equal(snapshot_calls(NULL), 3);
+}
+
+static void test_recursion_nests(void **state)
+{
+	(void)state;
+	instrumented_recurse(5);
+	size_t depth;
+	assert_int_equal(snapshot_calls(&depth), 6);
+	assert_int_equal(depth, 6);
+}
+
+static void test_max_depth_limits_recording(void **state)
+{
+	(void)state;
+	tl_instrument_set_max_depth(3);
+	uint64_t before = stats().too_deep;
+	instrumented_recurse(5);
+	size_t depth;
+	assert_int_equal(snapshot_calls(&depth), 3);
+	assert_int_equal(depth, 3);
+	assert_int_equal(stats().too_deep - before, 3);
+}
+
+static void test_min_duration_takes_back_short_calls(void **state)
+{
+	(void)state;
+	/* far apart: a busy machine may hold a short call a few ms */
+	tl_instrument_set_min_duration_ns(50 * 1000 * 1000);
+	uint64_t before = stats().filtered;
+	instrumented_caller();                     /* three short calls */
+	instrumented_spin_ns(100 * 1000 * 1000L); /* one long one */
+	assert_int_equal(snapshot_calls(NULL), 1);
+	assert_int_equal(stats().filtered - before, 3);
+}
+
+static void test_longjmp_closes_skipped_frames(void **state)
+{
+	(void)state;
+	uint64_t before = stats().frames_closed;
+	instrumented_longjmp(3);
+	/* instrumented_longjmp, four jump_deep, the leaf after the jump */
+	assert_int_equal(snapshot_calls(NULL), 6);
+	assert_int_equal(stats().frames_closed - before, 4);
+}
+
+static void test_thread_exit_closes_open_calls(void **state)
+{
+	(void)state;
+	uint64_t before = stats().frames_closed;
+	instrumented_thread_exit();
+	/* the thread's body and exit_inside, left open by pthread_exit, and
+	 * the leaf; instrumented_thread_exit on this thread */
+	assert_int_equal(snapshot_calls(NULL), 4);
+	assert_int_equal(stats().frames_closed - before, 2);
+}
+
+static void test_instrumented_signal_handler_is_recorded(void **state)
+{
+	(void)state;
+	instrumented_raise();
+	/* instrumented_raise, the handler, the leaf it calls */
+	size_t depth;
+	assert_int_equal(snapshot_calls(&depth), 3);
+	assert_int_equal(depth, 3);
+}
+
+static void test_fork_child_records_its_own_calls(void **state)
+{
+	(void)state;
+	instrumented_caller();
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		instrumented_recurse(2);
+		tl_model m;
+		unsigned char *data;
+		size_t len;
+		int ok = tl_snapshot_to_memory(&data, &len) == 0 &&
+		         tl_model_read_binary(data, len, &m, NULL, 0) == 0;
+		/* the child's own three calls, balanced (the parent's are not its) */
+		size_t begins = 0;
+		long depth = 0;
+		for (size_t i = 0; ok && i < m.nevents; i++) {
+			if (!is_function(&m.events[i]))
+				continue;
+			begins += m.events[i].phase == 'B';
+			depth += m.events[i].phase == 'B' ? 1 : m.events[i].phase == 'E' ? -1 : 0;
+			ok = depth >= 0;
+		}
+		_exit(ok && begins == 3 && depth == 0 ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(snapshot_calls(NULL), 3); /* the parent's */
+}
+
+static unsigned callbacks;
+
+static void on_event(const tl_event *event, void *user)
+{
+	(void)event;
+	(void)user;
+	callbacks++;
+	instrumented_callback(); /* inside the hook: its calls are dropped */
+}
+
+static void test_call_inside_a_hook_is_dropped_and_counted(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	tl_options o = {0};
+	o.struct_size = sizeof o;
+	o.recorder = TL_RECORDER_CALLBACK;
+	o.callback = on_event;
+	assert_int_equal(tl_init(&o), 0);
+	callbacks = 0;
+	uint64_t before = stats().reentered;
+	instrumented_leaf();
+	assert_int_equal(callbacks, 2); /* the leaf's BEGIN and END */
+	assert_int_equal(stats().reentered - before, 4);
+}
+
+static void test_stats_rejects_a_short_struct(void **state)
+{
+	(void)state;
+	tl_instrument_stats st = {.struct_size = sizeof st - 1};
+	assert_int_equal(tl_instrument_stats_get(&st), -EINVAL);
+	assert_int_equal(tl_instrument_stats_get(NULL), -EINVAL);
+}
+
+#ifdef TL_INSTRUMENTED_EXAMPLE
+/* The example program, built with -finstrument-functions and linked with
+ * the shared timeline::instrument: every call in its snapshot, balanced,
+ * named as the program says from its own mappings. */
+static void test_example_snapshot_has_every_call_named(void **state)
+{
+	(void)state;
+	char *snap = strdup(tl_test_path("instrumented-example", ".tlsnap"));
+	char *names = strdup(tl_test_path("instrumented-example", ".txt"));
+	const char *emulator = tl_test_emulator(); /* a cross build's program */
+	assert_int_equal(tl_test_run("%s%s%s %s > %s", emulator ? emulator : "", emulator ? " " : "",
+	                             TL_INSTRUMENTED_EXAMPLE, snap, names),
+	                 0);
+	tl_model m;
+	char err[256];
+	assert_int_equal(tl_model_read_binary_file(snap, &m, err, sizeof err), 0);
+	size_t depth;
+	size_t calls = balanced_calls(&m, &depth);
+	size_t len;
+	char *text = tl_test_read_file(names, &len);
+	/* first line: the number of calls; then one expected name a line */
+	char *line = strtok(text, "\n");
+	assert_non_null(line);
+	assert_int_equal(calls, strtoul(line, NULL, 10));
+	while ((line = strtok(NULL, "\n")) != NULL)
+		assert_true(tl_test_count_events(&m, 'B', line) > 0);
+	free(text);
+	tl_model_free(&m);
+	unlink(snap);
+	unlink(names);
+	free(snap);
+	free(names);
+}
+#endif
+
+int main(void)
+{
+	tl_test_clear_environment();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_every_call_is_a_balanced_slice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nothing_recorded_outside_a_session, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_disabled_records_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recursion_nests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_max_depth_limits_recording, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_min_duration_takes_back_short_calls, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_longjmp_closes_skipped_frames, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_exit_closes_open_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_instrumented_signal_handler_is_recorded, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_fork_child_records_its_own_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_call_inside_a_hook_is_dropped_and_counted, setup,
+		                                teardown),
+		cmocka_unit_test(test_stats_rejects_a_short_struct),
+#ifdef TL_INSTRUMENTED_EXAMPLE
+		cmocka_unit_test_setup_teardown(test_example_snapshot_has_every_call_named, setup,
+		                                teardown),
+#endif
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
