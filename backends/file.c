@@ -53,6 +53,7 @@ struct file_recorder {
 	pthread_t drain;
 	bool drain_running;
 	sem_t wake;
+	_Atomic int sleeping; /* the drain waits on `wake` (or is about to) */
 	_Atomic int stopping;
 	pthread_mutex_t write_lock; /* the drain and tl_flush */
 };
@@ -197,10 +198,23 @@ static void *drain_main(void *arg)
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000;
 		}
-		sem_timedwait(&f->wake, &until);
+		/* asleep, then a last look: a block retired before the flag was
+		 * seen set woke nobody, and is taken now */
+		atomic_store(&f->sleeping, 1);
+		if (!atomic_load_explicit(&rec->pool.waiting, memory_order_seq_cst))
+			sem_timedwait(&f->wake, &until);
+		atomic_store(&f->sleeping, 0);
 		drain_once(f, &rec->pool);
 	}
 	return NULL;
+}
+
+/* Wakes the drain if it sleeps (sem_post is async-signal-safe): a writer
+ * pays no system call while the drain is awake. */
+static void wake_drain(struct file_recorder *f)
+{
+	if (f->drain_running && atomic_load_explicit(&f->sleeping, memory_order_seq_cst))
+		sem_post(&f->wake);
 }
 
 /* The path with "%p" replaced by the process id and "%%" by "%": one file
@@ -345,18 +359,15 @@ static struct tl_block *file_next_block(struct tl_recorder *rec, struct tl_slot 
 {
 	bool had = slot->block != &tl_block_none;
 	struct tl_block *b = tl_pool_recorder_next_block(rec, slot);
-	struct file_recorder *f = rec->backend;
-	if (had && f->drain_running)
-		sem_post(&f->wake);
+	if (had)
+		wake_drain(rec->backend);
 	return b;
 }
 
 static void file_retire(struct tl_recorder *rec, struct tl_block *block)
 {
 	tl_pool_recorder_retire(rec, block);
-	struct file_recorder *f = rec->backend;
-	if (f->drain_running)
-		sem_post(&f->wake);
+	wake_drain(rec->backend);
 }
 
 static uint64_t pending_records(struct file_recorder *f, const struct tl_pool *pool);

@@ -188,6 +188,7 @@ void tl_pool_reset(struct tl_pool *pool)
 	pool->nretired = 0;
 	pool->retired_head = 0;
 	pool->nfreed = 0;
+	atomic_store(&pool->waiting, 0);
 	atomic_store(&pool->overwritten, 0);
 	atomic_store(&pool->dropped, 0);
 }
@@ -320,9 +321,10 @@ static uint32_t heap_pop(struct tl_pool *pool)
 /* Lists a retired block: in a ring's heap, or a drained pool's queue. Under lock. */
 static void list_retired(struct tl_pool *pool, uint32_t index)
 {
-	if (pool->flags & TL_POOL_DRAINED)
+	if (pool->flags & TL_POOL_DRAINED) {
 		pool->retired[(pool->retired_head + pool->nretired++) % pool->nblocks] = index;
-	else
+		atomic_fetch_add(&pool->waiting, 1);
+	} else
 		heap_push(pool, index);
 }
 
@@ -445,6 +447,7 @@ struct tl_block *tl_pool_drain_next(struct tl_pool *pool)
 		b = tl_pool_block(pool, pool->retired[pool->retired_head]);
 		pool->retired_head = (pool->retired_head + 1) % pool->nblocks;
 		pool->nretired--;
+		atomic_fetch_sub(&pool->waiting, 1);
 	}
 	pool_unlock(pool);
 	return b;

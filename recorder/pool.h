@@ -49,6 +49,9 @@ struct tl_pool {
 	uint32_t retired_head;
 	uint32_t *freed;
 	uint32_t nfreed;
+	/* Drained: the blocks waiting for the drain (nretired), readable
+	 * without the lock so that the drain can look before it sleeps. */
+	_Atomic uint32_t waiting;
 	/* Blocks a signal handler retired while its own thread held the lock
 	 * (index + 1; 0: empty entry), put in the heap by the next holder. */
 	_Atomic uint32_t deferred[TL_POOL_DEFERRED];
