@@ -247,6 +247,43 @@ static void test_exit_without_shutdown_ends_the_file_whole(void **state)
 	tl_model_free(&m);
 }
 
+/* A forked child records in memory only: its events never reach the
+ * parent's file, its shutdown does not end that file, and the parent's
+ * events after the fork are all there. */
+static void test_a_forked_child_leaves_the_parents_file_alone(void **state)
+{
+	(void)state;
+	start(16u * 1024 * 1024, 0, 0);
+	TL_TRACE_EVENT_INSTANT0("file", "parent before fork", TL_SCOPE_THREAD);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (int i = 0; i < 1000; i++)
+			TL_TRACE_EVENT_INSTANT0("file", "child", TL_SCOPE_THREAD);
+		tl_model m;
+		tl_test_snapshot_model(&m); /* the child's own, in memory */
+		int ok = tl_test_count_events(&m, TL_PHASE_INSTANT, "child") == 1000;
+		tl_model_free(&m);
+		tl_shutdown();
+		_exit(ok ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	for (int i = 0; i < 10; i++)
+		TL_TRACE_EVENT_INSTANT0("file", "parent after fork", TL_SCOPE_THREAD);
+	tl_shutdown();
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_true(m.complete);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "parent before fork"), 1);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "parent after fork"), 10);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "child"), 0);
+	tl_model_free(&m);
+}
+
 /* Cut at any byte, a file reads without error (past its header), keeps
  * the names, and holds a growing prefix of the events. */
 static void test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk(void **state)
@@ -485,6 +522,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_still_converts, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_without_shutdown_ends_the_file_whole, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_a_forked_child_leaves_the_parents_file_alone, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk,
 	                                    setup, teardown),
