@@ -379,8 +379,10 @@ static void file_stats(struct tl_recorder *rec, tl_stats *st)
 	struct file_recorder *f = rec->backend;
 	const struct tl_pool *pool = &rec->pool;
 	uint64_t pending = 0, records = 0;
-	/* a few tries for a view the drain did not change meanwhile */
-	for (int attempt = 0; attempt < 8; attempt++) {
+	/* tries for a view the drain did not change meanwhile; a drain that
+	 * writes block after block throughout leaves the last try's view,
+	 * which may count the block being written twice */
+	for (int attempt = 0; attempt < 64; attempt++) {
 		uint64_t before = atomic_load(&f->progress);
 		pending = pending_records(f, pool);
 		records = atomic_load(&f->records);
