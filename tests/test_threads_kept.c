@@ -30,6 +30,7 @@ struct worker {
 
 static pthread_barrier_t emitted_barrier, snapshot_barrier;
 static _Atomic int stop_busy;
+static _Atomic long busy_rounds;
 
 static void *work(void *arg)
 {
@@ -39,12 +40,16 @@ static void *work(void *arg)
 		TL_TRACE_EVENT_BEGIN2("kept", "step", "thread", w->index, "i", i);
 		TL_TRACE_EVENT_END0("kept", "step");
 	}
-	if (w->busy)
-		while (!atomic_load_explicit(&stop_busy, memory_order_relaxed))
+	if (w->busy) {
+		/* at least one round, however late the thread starts */
+		do {
 			for (int i = 0; i < 256; i++) {
 				TL_TRACE_EVENT_BEGIN0("kept", "busy");
 				TL_TRACE_EVENT_END0("kept", "busy");
 			}
+			atomic_fetch_add_explicit(&busy_rounds, 1, memory_order_relaxed);
+		} while (!atomic_load_explicit(&stop_busy, memory_order_relaxed));
+	}
 	/* alive until the snapshot is taken */
 	pthread_barrier_wait(&emitted_barrier);
 	pthread_barrier_wait(&snapshot_barrier);
@@ -78,6 +83,7 @@ static int run_workers(int n, int nbusy)
 	assert_int_equal(pthread_barrier_init(&emitted_barrier, NULL, (unsigned)n + 1), 0);
 	assert_int_equal(pthread_barrier_init(&snapshot_barrier, NULL, (unsigned)n + 1), 0);
 	atomic_store(&stop_busy, 0);
+	atomic_store(&busy_rounds, 0);
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -88,7 +94,11 @@ static int run_workers(int n, int nbusy)
 	}
 	pthread_attr_destroy(&attr);
 	if (nbusy) {
-		usleep(200 * 1000); /* the busy ones cycle the ring meanwhile */
+		/* the busy ones cycle the ring meanwhile: 200 ms, and at least
+		 * eight rounds each (under an emulator threads start late) */
+		usleep(200 * 1000);
+		while (atomic_load(&busy_rounds) < 8L * nbusy)
+			usleep(10 * 1000);
 		atomic_store(&stop_busy, 1);
 	}
 	pthread_barrier_wait(&emitted_barrier);
@@ -98,8 +108,13 @@ static int run_workers(int n, int nbusy)
 	for (int i = 0; i < n; i++)
 		pthread_join(w[i].thread, NULL);
 	int kept = 0;
-	for (int i = 0; i < n; i++)
-		kept += has_latest(&m, &w[i]);
+	for (int i = 0; i < n; i++) {
+		int k = has_latest(&m, &w[i]);
+		kept += k;
+		if (!k)
+			print_message("worker %d (%s, tid %u) lost its latest events\n", i,
+			              w[i].busy ? "busy" : "idle", w[i].tid);
+	}
 	tl_stats st = {.struct_size = sizeof st};
 	assert_int_equal(tl_stats_get(&st), 0);
 	print_message("%d of %d threads kept their last events; written %llu, overwritten %llu, "
