@@ -64,6 +64,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recorder/export/export_stream.h"
+#include "recorder/export/slice_stream.h"
 #include "recorder/export/trace_model.h"
 
 enum { CLASS_END, CLASS_COMPLETE, CLASS_OTHER };
@@ -78,8 +80,8 @@ typedef struct json_record {
 } json_record;
 
 typedef struct json_writer {
-	const tl_model *model;
-	const tl_slice_match *match;
+	const tl_model *model;       /* the events' pid (and, from a model, the events) */
+	const tl_slice_match *match; /* from a model */
 	tl_out *out;
 	int first_event;
 	uint64_t counter_values_non_finite;
@@ -336,54 +338,55 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
-static uint64_t flow_bind_id(const tl_model *model, const tl_model_event *flow)
+/* The id a flow is written with, from its own id, scope and pid. */
+static uint64_t flow_bind_id(uint64_t flow_id, unsigned scope, uint32_t pid)
 {
-	if ((flow->scope & TL_EVENT_SCOPE_MASK) == TL_EVENT_SCOPE_GLOBAL)
-		return flow->id;
-	uint64_t pid = tl_model_event_pid(model, flow);
-	uint64_t id = mix64(flow->id + 0x9e3779b97f4a7c15ull * (pid + 1));
+	if ((scope & TL_EVENT_SCOPE_MASK) == TL_EVENT_SCOPE_GLOBAL)
+		return flow_id;
+	uint64_t id = mix64(flow_id + 0x9e3779b97f4a7c15ull * ((uint64_t)pid + 1));
 	return id ? id : 1;
 }
 
-static void write_slice_open(json_writer *w, const tl_slice *s)
+/*
+ * A slice's open: ev its BEGIN, COMPLETE or flow event; with
+ * TL_SLICE_AS_COMPLETE one X event lasting dur_ns, with the args of end
+ * (its END, or NULL) and flow (the flow bound to it, or NULL) too.
+ */
+static void write_slice_open(json_writer *w, const tl_model_event *ev, const tl_model_event *end,
+                             const tl_model_event *flow, unsigned flags, int64_t start_ns,
+                             int64_t dur_ns)
 {
-	const tl_model_event *events = w->model->events;
-	const tl_model_event *ev = &events[s->event];
-	const tl_model_event *flow = s->flow_event != TL_MATCH_NONE ? &events[s->flow_event] : NULL;
-	arg_sources src = {{ev, NULL, NULL}, !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT)};
+	arg_sources src = {{ev, NULL, NULL}, !!(flags & TL_SLICE_OPEN_AT_SNAPSHOT)};
 
 	uint32_t pid = tl_model_event_pid(w->model, ev);
 
-	if (!(s->flags & TL_SLICE_AS_COMPLETE)) {
+	if (!(flags & TL_SLICE_AS_COMPLETE)) {
 		begin_event(w, 'B', tl_export_event_name(ev), tl_export_event_cat(ev), pid, ev->tid,
-		            s->start_ns);
+		            start_ns);
 		write_args(w->out, &src);
 		tl_out_char(w->out, '}');
 		return;
 	}
 	begin_event(w, 'X', tl_export_event_name(ev), tl_export_event_cat(ev), pid, ev->tid,
-	            s->start_ns);
+	            start_ns);
 	write_key(w->out, "dur");
-	write_us(w->out, tl_span_ns(s->start_ns, s->end_ns));
-	if (!(s->flags & TL_SLICE_FLOW_MARKER)) {
-		if (s->end_event != TL_MATCH_NONE)
-			src.events[1] = &events[s->end_event];
+	write_us(w->out, dur_ns);
+	if (!(flags & TL_SLICE_FLOW_MARKER)) {
+		src.events[1] = end;
 		src.events[2] = flow;
 	}
 	write_args(w->out, &src);
 	tl_out_char(w->out, '}');
 }
 
-static void write_slice_close(json_writer *w, const tl_slice *s)
+/* A slice's E event: begin its BEGIN, end its END or NULL. */
+static void write_slice_close(json_writer *w, const tl_model_event *begin,
+                              const tl_model_event *end, int64_t end_ns)
 {
-	const tl_model_event *events = w->model->events;
-	const tl_model_event *begin = &events[s->event];
-	arg_sources src = {{NULL, NULL, NULL}, 0};
+	arg_sources src = {{end, NULL, NULL}, 0};
 
 	begin_event(w, 'E', tl_export_event_name(begin), tl_export_event_cat(begin),
-	            tl_model_event_pid(w->model, begin), begin->tid, s->end_ns);
-	if (s->end_event != TL_MATCH_NONE)
-		src.events[0] = &events[s->end_event];
+	            tl_model_event_pid(w->model, begin), begin->tid, end_ns);
 	write_args(w->out, &src);
 	tl_out_char(w->out, '}');
 }
@@ -486,30 +489,42 @@ static void write_thread_events(json_writer *w, const tl_match_thread *t, json_r
 	}
 	qsort(records, n, sizeof *records, compare_record);
 
+	const tl_model_event *events = w->model->events;
 	for (size_t i = 0; i < n; i++) {
 		const tl_match_item *item = records[i].item;
-		switch (item->kind) {
-		case TL_ITEM_OPEN:
-			write_slice_open(w, &match->slices[item->ref]);
-			break;
-		case TL_ITEM_CLOSE:
-			write_slice_close(w, &match->slices[item->ref]);
-			break;
-		case TL_ITEM_EVENT:
-			write_event(w, &w->model->events[item->ref]);
-			break;
+		if (item->kind == TL_ITEM_EVENT) {
+			write_event(w, &events[item->ref]);
+			continue;
 		}
+		const tl_slice *s = &match->slices[item->ref];
+		const tl_model_event *end =
+		    s->end_event != TL_MATCH_NONE ? &events[s->end_event] : NULL;
+		if (item->kind == TL_ITEM_OPEN)
+			write_slice_open(w, &events[s->event], end,
+			                 s->flow_event != TL_MATCH_NONE ? &events[s->flow_event]
+			                                                : NULL,
+			                 s->flags, s->start_ns, tl_span_ns(s->start_ns, s->end_ns));
+		else
+			write_slice_close(w, &events[s->event], end, s->end_ns);
 	}
 }
 
 /* ------------------------------------------------------------------------ */
 /* Flows */
 
-/* A slice carrying a flow, with the id and ts its flow event is written with. */
+/*
+ * A flow event, with the id and ts it is written with. index orders the
+ * events of a trace (the model's order); event is the model's event, or
+ * the record of a streamed one.
+ */
 typedef struct json_flow {
 	uint64_t id;
 	int64_t ts_ns;
-	const tl_model_event *event;
+	int64_t event_ts_ns;
+	uint64_t index;
+	const void *event;
+	uint32_t tid;
+	char phase;
 } json_flow;
 
 static int flow_phase_rank(char phase)
@@ -519,11 +534,11 @@ static int flow_phase_rank(char phase)
 
 static int compare_flow_tail(const json_flow *a, const json_flow *b)
 {
-	int ra = flow_phase_rank(a->event->phase), rb = flow_phase_rank(b->event->phase);
+	int ra = flow_phase_rank(a->phase), rb = flow_phase_rank(b->phase);
 	if (ra != rb)
 		return ra < rb ? -1 : 1;
-	if (a->event != b->event)
-		return a->event < b->event ? -1 : 1;
+	if (a->index != b->index)
+		return a->index < b->index ? -1 : 1;
 	return 0;
 }
 
@@ -533,8 +548,8 @@ static int compare_flow_path(const void *pa, const void *pb)
 	const json_flow *a = pa, *b = pb;
 	if (a->id != b->id)
 		return a->id < b->id ? -1 : 1;
-	if (a->event->ts_ns != b->event->ts_ns)
-		return a->event->ts_ns < b->event->ts_ns ? -1 : 1;
+	if (a->event_ts_ns != b->event_ts_ns)
+		return a->event_ts_ns < b->event_ts_ns ? -1 : 1;
 	return compare_flow_tail(a, b);
 }
 
@@ -544,9 +559,44 @@ static int compare_flow_written(const void *pa, const void *pb)
 	const json_flow *a = pa, *b = pb;
 	if (a->ts_ns != b->ts_ns)
 		return a->ts_ns < b->ts_ns ? -1 : 1;
-	if (a->event->ts_ns != b->event->ts_ns)
-		return a->event->ts_ns < b->event->ts_ns ? -1 : 1;
+	if (a->event_ts_ns != b->event_ts_ns)
+		return a->event_ts_ns < b->event_ts_ns ? -1 : 1;
 	return compare_flow_tail(a, b);
+}
+
+/* Puts the flow events in file order, each written at the start of its slice
+ * unless that would put it before the flow's previous event. */
+static void sort_flows(json_flow *flows, size_t n)
+{
+	qsort(flows, n, sizeof *flows, compare_flow_path);
+	for (size_t i = 1; i < n; i++) {
+		if (flows[i].id == flows[i - 1].id && flows[i].ts_ns < flows[i - 1].ts_ns)
+			flows[i].ts_ns = flows[i].event_ts_ns;
+	}
+	qsort(flows, n, sizeof *flows, compare_flow_written);
+}
+
+static void write_flow(json_writer *w, const json_flow *flow, const tl_model_event *ev)
+{
+	begin_event(w, ev->phase, tl_export_event_name(ev), tl_export_event_cat(ev),
+	            tl_model_event_pid(w->model, ev), ev->tid, flow->ts_ns);
+	tl_out_str(w->out, ",\"id\":");
+	write_hex(w->out, flow->id);
+	tl_out_str(w->out, ",\"bp\":\"e\"}");
+}
+
+static json_flow model_flow(const tl_model *model, const tl_slice *s)
+{
+	const tl_model_event *ev = &model->events[s->flow_event];
+	return (json_flow){
+	    .id = flow_bind_id(ev->id, ev->scope, tl_model_event_pid(model, ev)),
+	    .ts_ns = s->start_ns,
+	    .event_ts_ns = ev->ts_ns,
+	    .index = s->flow_event,
+	    .event = ev,
+	    .tid = ev->tid,
+	    .phase = ev->phase,
+	};
 }
 
 static size_t count_flows(const tl_slice_match *match)
@@ -564,27 +614,12 @@ static void write_flows(json_writer *w, json_flow *flows)
 	size_t n = 0;
 
 	for (size_t i = 0; i < match->nslices; i++) {
-		const tl_slice *s = &match->slices[i];
-		if (s->flow_event == TL_MATCH_NONE)
-			continue;
-		const tl_model_event *ev = &w->model->events[s->flow_event];
-		flows[n++] = (json_flow){flow_bind_id(w->model, ev), s->start_ns, ev};
+		if (match->slices[i].flow_event != TL_MATCH_NONE)
+			flows[n++] = model_flow(w->model, &match->slices[i]);
 	}
-	qsort(flows, n, sizeof *flows, compare_flow_path);
-	for (size_t i = 1; i < n; i++) {
-		if (flows[i].id == flows[i - 1].id && flows[i].ts_ns < flows[i - 1].ts_ns)
-			flows[i].ts_ns = flows[i].event->ts_ns;
-	}
-	qsort(flows, n, sizeof *flows, compare_flow_written);
-
-	for (size_t i = 0; i < n; i++) {
-		const tl_model_event *ev = flows[i].event;
-		begin_event(w, ev->phase, tl_export_event_name(ev), tl_export_event_cat(ev),
-		            tl_model_event_pid(w->model, ev), ev->tid, flows[i].ts_ns);
-		tl_out_str(w->out, ",\"id\":");
-		write_hex(w->out, flows[i].id);
-		tl_out_str(w->out, ",\"bp\":\"e\"}");
-	}
+	sort_flows(flows, n);
+	for (size_t i = 0; i < n; i++)
+		write_flow(w, &flows[i], flows[i].event);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -602,11 +637,10 @@ static void write_meta_i64(tl_out *out, const char *key, int64_t v)
 	tl_out_i64(out, v);
 }
 
-static void write_metadata(json_writer *w)
+/* The snapshot's metadata with st its stats, and this export's counts. */
+static void write_metadata(json_writer *w, const tl_stats *st, const tl_match_counts *counts)
 {
 	const tl_model *model = w->model;
-	const tl_stats *st = &model->stats;
-	const tl_slice_match *match = w->match;
 	tl_out *out = w->out;
 	const char *recorder = model->recorder ? model->recorder : st->recorder;
 
@@ -635,13 +669,13 @@ static void write_metadata(json_writer *w)
 	write_meta_u64(out, "threads", st->threads);
 	write_meta_u64(out, "categories", st->categories);
 
-	write_meta_u64(out, "export_unmatched_begin", match->unmatched_begin);
-	write_meta_u64(out, "export_unmatched_end", match->unmatched_end);
-	write_meta_u64(out, "export_slices_too_deep", match->too_deep);
-	write_meta_u64(out, "export_flow_markers", match->flow_markers);
-	write_meta_u64(out, "export_flows_dropped", match->flows_dropped);
+	write_meta_u64(out, "export_unmatched_begin", counts->unmatched_begin);
+	write_meta_u64(out, "export_unmatched_end", counts->unmatched_end);
+	write_meta_u64(out, "export_slices_too_deep", counts->too_deep);
+	write_meta_u64(out, "export_flow_markers", counts->flow_markers);
+	write_meta_u64(out, "export_flows_dropped", counts->flows_dropped);
 	write_meta_u64(out, "export_counter_values_non_finite", w->counter_values_non_finite);
-	write_meta_u64(out, "export_events_unknown", match->events_unknown);
+	write_meta_u64(out, "export_events_unknown", counts->events_unknown);
 	tl_out_char(out, '}');
 }
 
@@ -656,6 +690,37 @@ static void write_process_name(json_writer *w, uint32_t pid)
 		snprintf(name, sizeof name, "process %u", (unsigned)pid);
 		write_metadata_event(w, "process_name", pid, pid, name);
 	}
+}
+
+/* The file's start: every process's and every thread's name. */
+static void write_names(json_writer *w, const tl_match_thread *threads, size_t nthreads)
+{
+	const tl_model *model = w->model;
+	tl_out_str(w->out, "{\"traceEvents\":[");
+	write_process_name(w, model->pid);
+	for (size_t t = 0; t < nthreads; t++) {
+		uint32_t pid = threads[t].pid;
+		if (pid != model->pid && (t == 0 || threads[t - 1].pid != pid))
+			write_process_name(w, pid);
+	}
+	for (size_t t = 0; t < nthreads; t++) {
+		const tl_match_thread *thread = &threads[t];
+		uint32_t tid = output_tid(thread->pid, thread->tid);
+		if (thread->name[0]) {
+			write_metadata_event(w, "thread_name", thread->pid, tid, thread->name);
+		} else {
+			char name[32];
+			snprintf(name, sizeof name, "thread %u", (unsigned)tid);
+			write_metadata_event(w, "thread_name", thread->pid, tid, name);
+		}
+	}
+}
+
+static void write_end(json_writer *w, const tl_stats *st, const tl_match_counts *counts)
+{
+	tl_out_str(w->out, "\n],\n\"displayTimeUnit\":\"ns\",\n");
+	write_metadata(w, st, counts);
+	tl_out_str(w->out, "}\n");
 }
 
 int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
@@ -680,30 +745,13 @@ int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
 	tl_out_init(out, fd);
 	json_writer w = {.model = model, .match = &match, .out = out, .first_event = 1};
 
-	tl_out_str(out, "{\"traceEvents\":[");
-	write_process_name(&w, model->pid);
-	for (size_t t = 0; t < match.nthreads; t++) {
-		uint32_t pid = match.threads[t].pid;
-		if (pid != model->pid && (t == 0 || match.threads[t - 1].pid != pid))
-			write_process_name(&w, pid);
-	}
-	for (size_t t = 0; t < match.nthreads; t++) {
-		const tl_match_thread *thread = &match.threads[t];
-		uint32_t tid = output_tid(thread->pid, thread->tid);
-		if (thread->name[0]) {
-			write_metadata_event(&w, "thread_name", thread->pid, tid, thread->name);
-		} else {
-			char name[32];
-			snprintf(name, sizeof name, "thread %u", (unsigned)tid);
-			write_metadata_event(&w, "thread_name", thread->pid, tid, name);
-		}
-	}
+	write_names(&w, match.threads, match.nthreads);
 	for (size_t t = 0; t < match.nthreads; t++)
 		write_thread_events(&w, &match.threads[t], records);
 	write_flows(&w, flows);
-	tl_out_str(out, "\n],\n\"displayTimeUnit\":\"ns\",\n");
-	write_metadata(&w);
-	tl_out_str(out, "}\n");
+	tl_match_counts totals = {match.unmatched_begin, match.unmatched_end, match.too_deep,
+	                          match.flow_markers,    match.flows_dropped, match.events_unknown};
+	write_end(&w, &model->stats, &totals);
 
 	rc = tl_out_flush(out);
 	if (counts) {
@@ -716,5 +764,400 @@ out_free:
 	free(flows);
 	free(records);
 	tl_slice_match_free(&match);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streamed from a binary snapshot */
+
+/*
+ * Each thread is matched twice (slice_stream.h). The first run notes, at
+ * each slice's close, what its open needs: whether it is written as one X
+ * event or closed at the snapshot (a byte per slice), and for an X from a
+ * BEGIN or carrying a flow, its duration, END and flow. It also collects
+ * the flow events, written after every thread. The second run makes the
+ * items, which wait in a heap ordered as compare_record orders them until
+ * the matching's floor passes them.
+ */
+
+enum {
+	SLICE_AS_COMPLETE = 1,
+	SLICE_OPEN_AT_SNAPSHOT = 2,
+};
+
+/* What the open of an X slice needs from its close. */
+typedef struct json_slice_end {
+	uint64_t slice;
+	int64_t dur_ns;
+	const uint64_t *end_rec;
+	const uint64_t *flow_rec;
+} json_slice_end;
+
+enum json_item_kind { ITEM_OPEN, ITEM_CLOSE, ITEM_EVENT };
+
+typedef struct json_item {
+	int64_t ts_ns;
+	int64_t dur_ns; /* CLASS_COMPLETE */
+	uint64_t order;
+	const uint64_t *rec;      /* the event; a slice's BEGIN, COMPLETE or flow event */
+	const uint64_t *end_rec;  /* a slice's END, or NULL */
+	const uint64_t *flow_rec; /* an X slice's flow, or NULL */
+	unsigned char cls;
+	unsigned char kind;
+	unsigned char flags; /* TL_SLICE_* of an open */
+} json_item;
+
+typedef struct json_stream {
+	tl_snapshot_read *r;
+	json_writer w;
+	int error; /* -ENOMEM from a callback */
+	uint32_t tid;
+	uint64_t first_index; /* the thread's first event among all of them */
+
+	unsigned char *slice_flags; /* SLICE_* by slice index */
+	size_t slice_flags_cap;
+	json_slice_end *ends;
+	size_t nends, ends_cap, next_end;
+
+	json_item *heap;
+	size_t nheap, heap_cap;
+
+	json_flow *flows;
+	size_t nflows, flows_cap;
+
+	tl_stream_strings strings;
+} json_stream;
+
+static int reserve(json_stream *js, void **array, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 1;
+	size_t new_cap = *cap ? *cap : 256;
+	while (new_cap < need)
+		new_cap *= 2;
+	void *grown = new_cap <= SIZE_MAX / size ? realloc(*array, new_cap * size) : NULL;
+	if (!grown) {
+		js->error = -ENOMEM;
+		return 0;
+	}
+	*array = grown;
+	*cap = new_cap;
+	return 1;
+}
+
+/* First run: at its close, what a slice's open will need. */
+static void note_close(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	(void)order;
+	json_stream *js = ctx;
+	if (!reserve(js, (void **)&js->slice_flags, &js->slice_flags_cap, s->index + 1, 1))
+		return;
+	unsigned char flags = 0;
+	if (s->flags & TL_SLICE_AS_COMPLETE)
+		flags |= SLICE_AS_COMPLETE;
+	if (s->flags & TL_SLICE_OPEN_AT_SNAPSHOT)
+		flags |= SLICE_OPEN_AT_SNAPSHOT;
+	js->slice_flags[s->index] = flags;
+	if (!(s->flags & TL_SLICE_AS_COMPLETE) || s->kind == TL_STREAM_MARKER ||
+	    (s->kind == TL_STREAM_COMPLETE && !s->has_flow))
+		return;
+	if (!reserve(js, (void **)&js->ends, &js->ends_cap, js->nends + 1, sizeof *js->ends))
+		return;
+	js->ends[js->nends++] = (json_slice_end){
+	    .slice = s->index,
+	    .dur_ns = tl_span_ns(s->start_ns, s->end_ns),
+	    .end_rec = s->end_rec,
+	    .flow_rec = s->has_flow ? s->flow.rec : NULL,
+	};
+}
+
+static void note_flow(void *ctx, const tl_stream_slice *s)
+{
+	json_stream *js = ctx;
+	if (!reserve(js, (void **)&js->flows, &js->flows_cap, js->nflows + 1, sizeof *js->flows))
+		return;
+	const tl_cursor_event *e = &s->flow;
+	unsigned scope = ((e->flags >> TL_REC_F_SCOPE_SHIFT) & 3u) << 1;
+	js->flows[js->nflows++] = (json_flow){
+	    .id = flow_bind_id(e->value, scope, js->r->model->pid),
+	    .ts_ns = s->start_ns,
+	    .event_ts_ns = e->ts_ns,
+	    .index = js->first_index + e->position,
+	    .event = e->rec,
+	    .tid = js->tid,
+	    .phase = e->phase,
+	};
+}
+
+static const tl_slice_stream_ops note_ops = {
+    .close = note_close,
+    .flow = note_flow,
+};
+
+static int compare_item(const json_item *a, const json_item *b)
+{
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	if (a->cls != b->cls)
+		return a->cls < b->cls ? -1 : 1;
+	if (a->cls == CLASS_COMPLETE && a->dur_ns != b->dur_ns)
+		return a->dur_ns > b->dur_ns ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void push_item(json_stream *js, const json_item *item)
+{
+	if (!reserve(js, (void **)&js->heap, &js->heap_cap, js->nheap + 1, sizeof *js->heap))
+		return;
+	size_t i = js->nheap++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (compare_item(&js->heap[parent], item) <= 0)
+			break;
+		js->heap[i] = js->heap[parent];
+		i = parent;
+	}
+	js->heap[i] = *item;
+}
+
+static json_item pop_item(json_stream *js)
+{
+	json_item top = js->heap[0];
+	json_item last = js->heap[--js->nheap];
+	size_t i = 0, n = js->nheap;
+	for (;;) {
+		size_t child = 2 * i + 1;
+		if (child >= n)
+			break;
+		if (child + 1 < n && compare_item(&js->heap[child + 1], &js->heap[child]) < 0)
+			child++;
+		if (compare_item(&last, &js->heap[child]) <= 0)
+			break;
+		js->heap[i] = js->heap[child];
+		i = child;
+	}
+	if (n)
+		js->heap[i] = last;
+	return top;
+}
+
+/* Second run: the items. */
+static void item_open(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	json_stream *js = ctx;
+	unsigned char noted = s->index < js->slice_flags_cap ? js->slice_flags[s->index] : 0;
+	json_item item = {.ts_ns = s->start_ns, .order = order, .rec = s->rec, .kind = ITEM_OPEN};
+	if (noted & SLICE_OPEN_AT_SNAPSHOT)
+		item.flags |= TL_SLICE_OPEN_AT_SNAPSHOT;
+	if (!(noted & SLICE_AS_COMPLETE)) {
+		item.cls = CLASS_OTHER;
+		push_item(js, &item);
+		return;
+	}
+	item.cls = CLASS_COMPLETE;
+	item.flags |= TL_SLICE_AS_COMPLETE;
+	if (s->kind == TL_STREAM_MARKER)
+		item.flags |= TL_SLICE_FLOW_MARKER;
+	else
+		item.dur_ns = tl_span_ns(s->start_ns, s->end_ns); /* COMPLETE: known */
+	if (js->next_end < js->nends && js->ends[js->next_end].slice == s->index) {
+		const json_slice_end *end = &js->ends[js->next_end++];
+		item.dur_ns = end->dur_ns;
+		item.end_rec = end->end_rec;
+		item.flow_rec = end->flow_rec;
+	}
+	push_item(js, &item);
+}
+
+static void item_close(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	json_stream *js = ctx;
+	if (s->flags & TL_SLICE_AS_COMPLETE)
+		return; /* written whole at its open */
+	json_item item = {.ts_ns = s->end_ns,
+	                  .order = order,
+	                  .rec = s->rec,
+	                  .end_rec = s->end_rec,
+	                  .cls = CLASS_END,
+	                  .kind = ITEM_CLOSE};
+	push_item(js, &item);
+}
+
+static void item_event(void *ctx, const tl_cursor_event *e, uint64_t order)
+{
+	json_stream *js = ctx;
+	json_item item = {.ts_ns = e->ts_ns,
+	                  .order = order,
+	                  .rec = e->rec,
+	                  .cls = CLASS_OTHER,
+	                  .kind = ITEM_EVENT};
+	push_item(js, &item);
+}
+
+static const tl_slice_stream_ops item_ops = {
+    .open = item_open,
+    .close = item_close,
+    .event = item_event,
+};
+
+static void write_item(json_stream *js, const json_item *item)
+{
+	const uint64_t *recs[3] = {item->rec, item->end_rec, item->flow_rec};
+	if (tl_stream_strings_reset(&js->strings, recs, 3)) {
+		js->error = -ENOMEM;
+		return;
+	}
+	tl_model_event ev, end, flow;
+	tl_stream_decode(js->r, &js->strings, item->rec, js->tid, &ev);
+	if (item->end_rec)
+		tl_stream_decode(js->r, &js->strings, item->end_rec, js->tid, &end);
+	if (item->flow_rec)
+		tl_stream_decode(js->r, &js->strings, item->flow_rec, js->tid, &flow);
+	switch (item->kind) {
+	case ITEM_OPEN:
+		write_slice_open(&js->w, &ev, item->end_rec ? &end : NULL,
+		                 item->flow_rec ? &flow : NULL, item->flags, item->ts_ns,
+		                 item->dur_ns);
+		break;
+	case ITEM_CLOSE:
+		write_slice_close(&js->w, &ev, item->end_rec ? &end : NULL, item->ts_ns);
+		break;
+	default:
+		write_event(&js->w, &ev);
+		break;
+	}
+}
+
+/* Writes the items that nothing still to come can precede (all, when
+ * done). */
+static void write_items(json_stream *js, int64_t floor, int done)
+{
+	while (js->nheap && (done || js->heap[0].ts_ns < floor) && !js->error && !js->w.out->err) {
+		json_item item = pop_item(js);
+		write_item(js, &item);
+	}
+}
+
+static int compare_slice_end(const void *pa, const void *pb)
+{
+	const json_slice_end *a = pa, *b = pb;
+	return a->slice < b->slice ? -1 : a->slice > b->slice;
+}
+
+static int export_thread(json_stream *js, tl_snapshot_thread *t, tl_match_counts *totals)
+{
+	tl_thread_survey survey;
+	int rc = tl_thread_survey_run(js->r, t, &survey);
+	if (rc)
+		return rc;
+	js->tid = t->tid;
+	js->nends = js->next_end = 0;
+
+	tl_slice_stream match;
+	rc = tl_slice_stream_init(&match, js->r, &survey, &note_ops, js);
+	if (rc == 0)
+		rc = tl_slice_stream_run(&match);
+	tl_slice_stream_free(&match);
+	if (rc == 0 && js->error)
+		rc = js->error;
+	if (rc == 0 && js->nends) /* noted at the closes: in the order slices open */
+		qsort(js->ends, js->nends, sizeof *js->ends, compare_slice_end);
+
+	if (rc == 0)
+		rc = tl_slice_stream_init(&match, js->r, &survey, &item_ops, js);
+	while (rc == 0) {
+		int more = tl_slice_stream_step(&match);
+		if (more < 0) {
+			rc = more;
+			break;
+		}
+		write_items(js, tl_slice_stream_floor(&match), !more);
+		rc = js->error;
+		if (!more || js->w.out->err)
+			break;
+	}
+	if (rc == 0) {
+		const tl_match_counts *c = &match.counts;
+		totals->unmatched_begin += c->unmatched_begin;
+		totals->unmatched_end += c->unmatched_end;
+		totals->too_deep += c->too_deep;
+		totals->flow_markers += c->flow_markers;
+		totals->flows_dropped += c->flows_dropped;
+		totals->events_unknown += c->events_unknown;
+	}
+	tl_slice_stream_free(&match);
+	js->first_index += survey.nevents;
+	tl_thread_survey_free(&survey);
+	tl_snapshot_thread_release(t);
+	return rc;
+}
+
+static void write_stream_flows(json_stream *js)
+{
+	sort_flows(js->flows, js->nflows);
+	for (size_t i = 0; i < js->nflows && !js->error; i++) {
+		const json_flow *flow = &js->flows[i];
+		const uint64_t *rec = flow->event;
+		if (tl_stream_strings_reset(&js->strings, &rec, 1)) {
+			js->error = -ENOMEM;
+			return;
+		}
+		tl_model_event ev;
+		tl_stream_decode(js->r, &js->strings, rec, flow->tid, &ev);
+		write_flow(&js->w, flow, &ev);
+	}
+}
+
+int tl_export_json_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
+{
+	json_stream js = {.r = r};
+	tl_stream_thread *threads = NULL;
+	tl_match_thread *infos = NULL;
+	size_t nthreads = 0;
+	tl_match_counts totals = {0};
+	tl_out *out = malloc(sizeof *out);
+	int rc = out ? tl_stream_threads(r, &threads, &nthreads) : -ENOMEM;
+	if (rc)
+		goto out_free;
+	infos = malloc((nthreads + 1) * sizeof *infos);
+	if (!infos) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	for (size_t t = 0; t < nthreads; t++)
+		infos[t] = threads[t].info;
+	tl_out_init(out, fd);
+	js.w = (json_writer){.model = r->model, .out = out, .first_event = 1};
+
+	write_names(&js.w, infos, nthreads);
+	for (size_t t = 0; t < nthreads && rc == 0 && !out->err; t++) {
+		if (threads[t].snapshot)
+			rc = export_thread(&js, threads[t].snapshot, &totals);
+	}
+	if (rc == 0)
+		write_stream_flows(&js);
+	if (rc == 0 && js.error)
+		rc = js.error;
+	if (rc == 0) {
+		/* the blocks lost, as tl_snapshot_read_finish will count them */
+		tl_stats stats = r->model->stats;
+		stats.blocks_torn += r->bad_blocks;
+		write_end(&js.w, &stats, &totals);
+		rc = tl_out_flush(out);
+	}
+	if (rc == 0 && counts) {
+		counts->unmatched_begin = totals.unmatched_begin;
+		counts->unmatched_end = totals.unmatched_end;
+	}
+
+out_free:
+	free(out);
+	free(threads);
+	free(infos);
+	free(js.slice_flags);
+	free(js.ends);
+	free(js.heap);
+	free(js.flows);
+	tl_stream_strings_free(&js.strings);
 	return rc;
 }

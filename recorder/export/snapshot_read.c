@@ -675,6 +675,8 @@ int tl_event_cursor_next(tl_event_cursor *c, tl_cursor_event *out)
 		return 0;
 	}
 	out->position = c->position++;
+	if (c->own.count_losses)
+		c->r->nevents++;
 	return 1;
 }
 

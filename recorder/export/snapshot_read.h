@@ -96,8 +96,10 @@ typedef struct tl_snapshot_read {
 	size_t ndrops;
 	uint64_t thread_drops_total;
 
-	/* Records lost in blocks that do not decode to their end, counted by
-	 * the cursors that were asked to (tl_event_cursor_init). */
+	/* Counted by the cursors that were asked to (tl_event_cursor_init):
+	 * the events read, and the records lost in blocks that do not decode
+	 * to their end. */
+	uint64_t nevents;
 	uint64_t bad_blocks;
 	uint64_t bad_words;
 } tl_snapshot_read;
