@@ -215,7 +215,22 @@ static int64_t clamp_u64_to_i64(uint64_t v)
 static uint64_t scale(uint64_t dt, uint64_t dns, uint64_t span)
 {
 #ifdef __SIZEOF_INT128__
-	unsigned __int128 step = ((unsigned __int128)dt * dns + span / 2) / span;
+	unsigned __int128 x = (unsigned __int128)dt * dns + span / 2;
+	/*
+	 * Below 2^50 a double's quotient is within 1 of the exact one: made
+	 * exact with two products, it costs a fifth of the 128-bit division
+	 * (the exporters convert every timestamp of a trace, several times).
+	 */
+	double estimate = (double)dt * (double)dns / (double)span + 0.5;
+	if (estimate < 0x1p50) {
+		uint64_t q = (uint64_t)estimate;
+		while (q && (unsigned __int128)q * span > x)
+			q--;
+		while ((unsigned __int128)(q + 1) * span <= x)
+			q++;
+		return q;
+	}
+	unsigned __int128 step = x / span;
 	return step > UINT64_MAX ? UINT64_MAX : (uint64_t)step;
 #else
 	long double step = (long double)dt * (long double)dns / (long double)span + 0.5L;
