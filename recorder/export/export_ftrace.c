@@ -67,78 +67,113 @@ static const char header[] = "# tracer: nop\n"
                              "#           TASK-PID    TGID   CPU#  ||||   TIMESTAMP  FUNCTION\n"
                              "#              | |        |      |   ||||      |         |\n";
 
-/* The task column: right-aligned in TASK_WIDTH, see the file comment. */
-static void write_task(tl_out *out, const char *name)
+/* The part of a line before its timestamp: the task, tid, tgid, cpu and
+ * flags columns, which depend on the thread only. */
+#define PREFIX_MAX (1024 + 64)
+
+/* Decimal digits of v, written backwards ending at end; returns their count. */
+static size_t digits_before(char *end, uint64_t v)
 {
-	const unsigned char *p = (const unsigned char *)(name ? name : "");
+	size_t n = 0;
+	do {
+		*--end = (char)('0' + v % 10);
+		n++;
+		v /= 10;
+	} while (v);
+	return n;
+}
+
+/* A decimal in a column of at least width, right- or left-aligned. */
+static size_t format_column(char *out, uint64_t v, size_t width, int left)
+{
+	char digits[20];
+	size_t n = digits_before(digits + sizeof digits, v);
+	size_t pad = n < width ? width - n : 0, len = 0;
+	if (!left) {
+		memset(out, ' ', pad);
+		len = pad;
+	}
+	memcpy(out + len, digits + sizeof digits - n, n);
+	len += n;
+	if (left) {
+		memset(out + len, ' ', pad);
+		len += pad;
+	}
+	return len;
+}
+
+/*
+ * The task column (right-aligned in TASK_WIDTH, see the file comment), then
+ * "-tid (tgid) [000] .... ", into buf (PREFIX_MAX bytes); returns its length.
+ */
+static size_t format_thread_prefix(char *buf, const tl_match_thread *thread)
+{
+	const unsigned char *p = (const unsigned char *)(thread->name ? thread->name : "");
 	size_t avail = strlen((const char *)p);
 	char task[1024];
-	size_t n = 0;
+	size_t n = 0, len = 0;
 
 	if (avail == 0) {
 		p = (const unsigned char *)"<...>";
 		avail = 5;
 	}
 	while (avail && n + 4 <= sizeof task) {
-		size_t len = tl_utf8_char_len(p, avail);
-		if (len == 0) {
+		size_t char_len = tl_utf8_char_len(p, avail);
+		if (char_len == 0) {
 			memcpy(task + n, TL_UTF8_REPLACEMENT, 3);
 			n += 3;
-			len = 1;
-		} else if (len == 1) {
+			char_len = 1;
+		} else if (char_len == 1) {
 			char c = (char)*p;
 			if (c <= ' ' || c == 0x7f ||
 			    (c == '-' && avail > 1 && p[1] >= '0' && p[1] <= '9'))
 				c = '_';
 			task[n++] = c;
 		} else {
-			memcpy(task + n, p, len);
-			n += len;
+			memcpy(task + n, p, char_len);
+			n += char_len;
 		}
-		p += len;
-		avail -= len;
+		p += char_len;
+		avail -= char_len;
 	}
 	for (size_t pad = n; pad < TASK_WIDTH; pad++)
-		tl_out_char(out, ' ');
-	tl_out_bytes(out, task, n);
+		buf[len++] = ' ';
+	memcpy(buf + len, task, n);
+	len += n;
+	buf[len++] = '-';
+	len += format_column(buf + len, thread->tid ? thread->tid : thread->pid, 5, 1);
+	memcpy(buf + len, " (", 2);
+	len += 2;
+	len += format_column(buf + len, thread->pid, 5, 0);
+	memcpy(buf + len, ") [000] .... ", 13);
+	return len + 13;
 }
 
-/* Right- or left-aligned decimal in a column of at least width. */
-static void write_column(tl_out *out, uint64_t v, int width, int left)
+/* A line's start: the thread's prefix, then "%5llu.%06llu: tracing_mark_write: ". */
+static void write_prefix(tl_out *out, const char *prefix, size_t prefix_len, int64_t ts_ns)
 {
-	char buf[24];
-	int n = snprintf(buf, sizeof buf, left ? "%-*llu" : "%*llu", width, (unsigned long long)v);
-	tl_out_bytes(out, buf, (size_t)n);
-}
-
-static void write_prefix(tl_out *out, const tl_match_thread *thread, int64_t ts_ns)
-{
-	uint32_t tid = thread->tid ? thread->tid : thread->pid;
+	static const char function[] = ": tracing_mark_write: ";
 	uint64_t ns = ts_ns < 0 ? 0 : (uint64_t)ts_ns;
-	char stamp[48];
-
-	write_task(out, thread->name);
-	tl_out_char(out, '-');
-	write_column(out, tid, 5, 1);
-	tl_out_str(out, " (");
-	write_column(out, thread->pid, 5, 0);
-	tl_out_str(out, ") [000] .... ");
-	int n =
-	    snprintf(stamp, sizeof stamp,
-	             "%5llu.%06llu: tracing_mark_write: ", (unsigned long long)(ns / 1000000000u),
-	             (unsigned long long)(ns % 1000000000u / 1000u));
-	tl_out_bytes(out, stamp, (size_t)n);
+	char stamp[64];
+	size_t len = format_column(stamp, ns / 1000000000u, 5, 0);
+	char micro[20];
+	size_t n = digits_before(micro + sizeof micro, 1000000u + ns % 1000000000u / 1000u);
+	stamp[len++] = '.';
+	memcpy(stamp + len, micro + sizeof micro - n + 1, 6);
+	len += 6;
+	memcpy(stamp + len, function, sizeof function - 1);
+	len += sizeof function - 1;
+	tl_out_bytes(out, prefix, prefix_len);
+	tl_out_bytes(out, stamp, len);
 }
 
 /* The payload of a line, formatted with the recorder's writer: a slice's
  * open (ev its BEGIN or COMPLETE event) or close (ev unused), or an event
  * (ev). 0 when it has none (NaN counter). */
-static size_t item_payload(char *payload, uint32_t pid, tl_match_item_kind kind,
-                           const tl_model_event *ev)
+static size_t item_payload(char *payload, const char *pid_text, size_t pid_len,
+                           tl_match_item_kind kind, const tl_model_event *ev)
 {
-	char pid_text[24];
-	struct tl_atrace_payload p = {.pid = pid_text,
-	                              .pid_len = tl_atrace_format_i64(pid_text, pid)};
+	struct tl_atrace_payload p = {.pid = pid_text, .pid_len = pid_len};
 	int truncated = 0;
 	if (kind == TL_ITEM_OPEN) {
 		p.phase = 'B';
@@ -182,13 +217,26 @@ static size_t item_payload(char *payload, uint32_t pid, tl_match_item_kind kind,
 	return tl_atrace_format(payload, &p, &truncated);
 }
 
+/* A thread's line prefix and pid, formatted once. */
+typedef struct thread_prefix {
+	const tl_match_thread *thread;
+	size_t len; /* 0: not formatted yet */
+	char text[PREFIX_MAX];
+	size_t pid_len;
+	char pid[24];
+} thread_prefix;
+
 /* One line: prefix, payload, newline. */
-static void write_line(tl_out *out, const tl_match_thread *thread, int64_t ts_ns,
-                       tl_match_item_kind kind, const tl_model_event *ev)
+static void write_line(tl_out *out, thread_prefix *prefix, int64_t ts_ns, tl_match_item_kind kind,
+                       const tl_model_event *ev)
 {
+	if (!prefix->len) {
+		prefix->len = format_thread_prefix(prefix->text, prefix->thread);
+		prefix->pid_len = tl_atrace_format_i64(prefix->pid, prefix->thread->pid);
+	}
 	char payload[TL_ATRACE_PAYLOAD_MAX];
-	size_t len = item_payload(payload, thread->pid, kind, ev);
-	write_prefix(out, thread, ts_ns);
+	size_t len = item_payload(payload, prefix->pid, prefix->pid_len, kind, ev);
+	write_prefix(out, prefix->text, prefix->len, ts_ns);
 	tl_out_bytes(out, payload, len);
 	tl_out_char(out, '\n');
 }
@@ -246,8 +294,9 @@ int tl_export_ftrace(const tl_model *model, int fd, tl_export_counts *counts)
 		return rc;
 
 	ftrace_line *lines = calloc(match.nitems + 1, sizeof *lines);
+	thread_prefix *prefixes = calloc(match.nthreads + 1, sizeof *prefixes);
 	tl_out *out = malloc(sizeof *out);
-	if (!lines || !out) {
+	if (!lines || !prefixes || !out) {
 		rc = -ENOMEM;
 		goto out_free;
 	}
@@ -281,7 +330,9 @@ int tl_export_ftrace(const tl_model *model, int fd, tl_export_counts *counts)
 			ev = &model->events[item->ref];
 		else if (item->kind == TL_ITEM_OPEN)
 			ev = &model->events[match.slices[item->ref].event];
-		write_line(out, &match.threads[lines[i].thread], lines[i].ts_ns, item->kind, ev);
+		thread_prefix *prefix = &prefixes[lines[i].thread];
+		prefix->thread = &match.threads[lines[i].thread];
+		write_line(out, prefix, lines[i].ts_ns, item->kind, ev);
 	}
 	rc = tl_out_flush(out);
 	if (counts) {
@@ -291,6 +342,7 @@ int tl_export_ftrace(const tl_model *model, int fd, tl_export_counts *counts)
 
 out_free:
 	free(out);
+	free(prefixes);
 	free(lines);
 	tl_slice_match_free(&match);
 	return rc;
@@ -302,7 +354,7 @@ out_free:
 /*
  * Every thread is surveyed first (slice_stream.h): the header counts the
  * lines, and the counts of unmatched slices come before them. Then each
- * thread's matching runs a segment at a time, its lines waiting in a heap
+ * thread's matching runs a segment at a time, its lines waiting in a queue
  * ordered by (ts, order) until the matching's floor passes them, and the
  * threads' next lines are merged by (ts, thread) in a heap of threads.
  */
@@ -315,13 +367,12 @@ typedef struct stream_line {
 } stream_line;
 
 typedef struct line_source {
-	const tl_match_thread *thread;
-	size_t index; /* of the thread, in order of tid */
+	thread_prefix prefix; /* prefix.thread: the thread */
+	size_t index;         /* of the thread, in order of tid */
 	tl_thread_survey survey;
 	tl_slice_stream match;
-	int matching; /* match initialised */
-	stream_line *heap;
-	size_t nheap, heap_cap;
+	int matching;        /* match initialised */
+	tl_item_queue lines; /* waiting for their place */
 	int64_t floor;
 	int done;
 	int error;
@@ -350,8 +401,9 @@ static const tl_slice_stream_ops count_ops = {
     .event = count_event,
 };
 
-static int compare_stream_line(const stream_line *a, const stream_line *b)
+static int compare_stream_line(const void *pa, const void *pb)
 {
+	const stream_line *a = pa, *b = pb;
 	if (a->ts_ns != b->ts_ns)
 		return a->ts_ns < b->ts_ns ? -1 : 1;
 	return a->order < b->order ? -1 : a->order > b->order;
@@ -359,47 +411,8 @@ static int compare_stream_line(const stream_line *a, const stream_line *b)
 
 static void push_line(line_source *src, const stream_line *line)
 {
-	if (src->nheap == src->heap_cap) {
-		size_t cap = src->heap_cap ? src->heap_cap * 2 : 256;
-		stream_line *grown = realloc(src->heap, cap * sizeof *grown);
-		if (!grown) {
-			src->error = -ENOMEM;
-			return;
-		}
-		src->heap = grown;
-		src->heap_cap = cap;
-	}
-	size_t i = src->nheap++;
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (compare_stream_line(&src->heap[parent], line) <= 0)
-			break;
-		src->heap[i] = src->heap[parent];
-		i = parent;
-	}
-	src->heap[i] = *line;
-}
-
-static stream_line pop_line(line_source *src)
-{
-	stream_line top = src->heap[0];
-	stream_line last = src->heap[--src->nheap];
-	size_t i = 0, n = src->nheap;
-	for (;;) {
-		size_t child = 2 * i + 1;
-		if (child >= n)
-			break;
-		if (child + 1 < n &&
-		    compare_stream_line(&src->heap[child + 1], &src->heap[child]) < 0)
-			child++;
-		if (compare_stream_line(&last, &src->heap[child]) <= 0)
-			break;
-		src->heap[i] = src->heap[child];
-		i = child;
-	}
-	if (n)
-		src->heap[i] = last;
-	return top;
+	if (tl_item_queue_push(&src->lines, line))
+		src->error = -ENOMEM;
 }
 
 static void line_open(void *ctx, const tl_stream_slice *s, uint64_t order)
@@ -439,7 +452,8 @@ static const tl_slice_stream_ops line_ops = {
 static int source_ready(line_source *src)
 {
 	for (;;) {
-		if (src->nheap && (src->done || src->heap[0].ts_ns < src->floor))
+		const stream_line *first = tl_item_queue_first(&src->lines);
+		if (first && (src->done || first->ts_ns < src->floor))
 			return 1;
 		if (src->done)
 			return 0;
@@ -456,8 +470,10 @@ static int source_ready(line_source *src)
 /* The heap of sources by their next line, then by thread. */
 static int source_before(const line_source *a, const line_source *b)
 {
-	if (a->heap[0].ts_ns != b->heap[0].ts_ns)
-		return a->heap[0].ts_ns < b->heap[0].ts_ns;
+	const stream_line *la = tl_item_queue_first(&a->lines);
+	const stream_line *lb = tl_item_queue_first(&b->lines);
+	if (la->ts_ns != lb->ts_ns)
+		return la->ts_ns < lb->ts_ns;
 	return a->index < b->index;
 }
 
@@ -499,15 +515,16 @@ static int merge_sources(tl_snapshot_read *r, tl_out *out, line_source *sources,
 		sift_down(heap, nheap, i);
 	while (rc == 0 && nheap && !out->err) {
 		line_source *src = heap[0];
-		stream_line line = pop_line(src);
+		stream_line line;
+		tl_item_queue_pop(&src->lines, &line);
 		tl_model_event ev;
 		if (line.rec) {
 			rc = tl_stream_strings_reset(&strings, &line.rec, 1);
 			if (rc)
 				break;
-			tl_stream_decode(r, &strings, line.rec, src->thread->tid, &ev);
+			tl_stream_decode(r, &strings, line.rec, src->prefix.thread->tid, 0, &ev);
 		}
-		write_line(out, src->thread, line.ts_ns, line.kind, line.rec ? &ev : NULL);
+		write_line(out, &src->prefix, line.ts_ns, line.kind, line.rec ? &ev : NULL);
 		int ready = source_ready(src);
 		if (ready < 0)
 			rc = ready;
@@ -526,7 +543,7 @@ static int merge_sources(tl_snapshot_read *r, tl_out *out, line_source *sources,
 static int survey_source(tl_snapshot_read *r, line_source *src, tl_snapshot_thread *t,
                          uint64_t *unmatched_begin, uint64_t *unmatched_end)
 {
-	int rc = tl_thread_survey_run(r, t, &src->survey);
+	int rc = tl_thread_survey_run(r, t, &src->survey, NULL);
 	if (rc)
 		return rc;
 	const tl_thread_survey *sv = &src->survey;
@@ -564,7 +581,8 @@ int tl_export_ftrace_stream(tl_snapshot_read *r, int fd, tl_export_counts *count
 		if (!threads[t].snapshot)
 			continue;
 		line_source *src = &sources[nsources++];
-		src->thread = &threads[t].info;
+		tl_item_queue_init(&src->lines, sizeof(stream_line), compare_stream_line);
+		src->prefix.thread = &threads[t].info;
 		src->index = t;
 		rc = survey_source(r, src, threads[t].snapshot, &unmatched_begin, &unmatched_end);
 		nlines += src->nlines;
@@ -587,7 +605,7 @@ int tl_export_ftrace_stream(tl_snapshot_read *r, int fd, tl_export_counts *count
 	for (size_t i = 0; i < nsources; i++) {
 		if (sources[i].matching)
 			tl_slice_stream_free(&sources[i].match);
-		free(sources[i].heap);
+		tl_item_queue_free(&sources[i].lines);
 		tl_thread_survey_free(&sources[i].survey);
 		tl_snapshot_thread_release(sources[i].survey.thread);
 	}

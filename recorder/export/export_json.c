@@ -85,6 +85,10 @@ typedef struct json_writer {
 	tl_out *out;
 	int first_event;
 	uint64_t counter_values_non_finite;
+	/* ,"pid":P,"tid":T of the last event written */
+	uint32_t ids_pid, ids_tid;
+	size_t ids_len;
+	char ids[48];
 } json_writer;
 
 /* ------------------------------------------------------------------------ */
@@ -137,27 +141,127 @@ static void write_double(tl_out *out, double v)
 	tl_out_bytes(out, json, n);
 }
 
+/* The bytes a JSON string holds as they are: printable ASCII but '"' and '\\'. */
+static const unsigned char json_plain[256] = {
+    ['\x20'] = 1,
+    1,
+    0,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x20-0x2f, '"' */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x30-0x3f */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x40-0x4f */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    0,
+    1,
+    1,
+    1, /* 0x50-0x5f, '\\' */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x60-0x6f */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    0, /* 0x70-0x7f, DEL */
+};
+
 static void write_string(tl_out *out, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t avail = strlen((const char *)p);
+	const unsigned char *end = NULL; /* measured at the first non-ASCII byte */
 
 	tl_out_char(out, '"');
-	while (avail) {
+	for (;;) {
 		size_t run = 0;
-		while (run < avail && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' &&
-		       p[run] != '\\')
+		while (json_plain[p[run]])
 			run++;
 		tl_out_bytes(out, p, run);
 		p += run;
-		avail -= run;
-		if (!avail)
-			break;
 
 		unsigned char c = *p;
+		if (!c)
+			break;
 		if (c >= 0x80) {
-			size_t len = tl_utf8_char_len(p, avail);
+			if (!end)
+				end = p + strlen((const char *)p);
+			size_t len = tl_utf8_char_len(p, (size_t)(end - p));
 			if (len) {
 				tl_out_bytes(out, p, len);
 			} else {
@@ -165,7 +269,6 @@ static void write_string(tl_out *out, const char *s)
 				len = 1;
 			}
 			p += len;
-			avail -= len;
 			continue;
 		}
 		switch (c) {
@@ -191,7 +294,6 @@ static void write_string(tl_out *out, const char *s)
 		}
 		}
 		p++;
-		avail--;
 	}
 	tl_out_char(out, '"');
 }
@@ -299,22 +401,26 @@ static void begin_event(json_writer *w, char ph, const char *name, const char *c
                         uint32_t tid, int64_t ts_ns)
 {
 	tl_out *out = w->out;
-	char head[9] = {'{', '"', 'p', 'h', '"', ':', '"', ph, '"'};
-	tl_out_str(out, w->first_event ? "\n" : ",\n");
+	char head[19] = {',', '\n', '{', '"', 'p', 'h', '"', ':', '"', ph,
+	                 '"', ',',  '"', 'n', 'a', 'm', 'e', '"', ':'};
+	tl_out_bytes(out, head + w->first_event, sizeof head - (size_t)w->first_event);
 	w->first_event = 0;
-	tl_out_bytes(out, head, sizeof head);
-	write_key(out, "name");
 	write_string(out, name);
 	if (cat) {
-		write_key(out, "cat");
+		tl_out_bytes(out, ",\"cat\":", 7);
 		write_string(out, cat);
 	}
-	write_key(out, "pid");
-	tl_out_u64(out, pid);
-	write_key(out, "tid");
-	tl_out_u64(out, output_tid(pid, tid));
+	if (!w->ids_len || pid != w->ids_pid || tid != w->ids_tid) {
+		/* most events have the pid and tid of the one before */
+		int n = snprintf(w->ids, sizeof w->ids, ",\"pid\":%u,\"tid\":%u", (unsigned)pid,
+		                 (unsigned)output_tid(pid, tid));
+		w->ids_len = (size_t)n;
+		w->ids_pid = pid;
+		w->ids_tid = tid;
+	}
+	tl_out_bytes(out, w->ids, w->ids_len);
 	if (ph != 'M') {
-		write_key(out, "ts");
+		tl_out_bytes(out, ",\"ts\":", 6);
 		write_us(out, ts_ns);
 	}
 }
@@ -776,7 +882,7 @@ out_free:
  * event or closed at the snapshot (a byte per slice), and for an X from a
  * BEGIN or carrying a flow, its duration, END and flow. It also collects
  * the flow events, written after every thread. The second run makes the
- * items, which wait in a heap ordered as compare_record orders them until
+ * items, which wait in a queue ordered as compare_record orders them until
  * the matching's floor passes them.
  */
 
@@ -819,8 +925,7 @@ typedef struct json_stream {
 	json_slice_end *ends;
 	size_t nends, ends_cap, next_end;
 
-	json_item *heap;
-	size_t nheap, heap_cap;
+	tl_item_queue items; /* waiting for their place */
 
 	json_flow *flows;
 	size_t nflows, flows_cap;
@@ -894,8 +999,9 @@ static const tl_slice_stream_ops note_ops = {
     .flow = note_flow,
 };
 
-static int compare_item(const json_item *a, const json_item *b)
+static int compare_item(const void *pa, const void *pb)
 {
+	const json_item *a = pa, *b = pb;
 	if (a->ts_ns != b->ts_ns)
 		return a->ts_ns < b->ts_ns ? -1 : 1;
 	if (a->cls != b->cls)
@@ -907,38 +1013,8 @@ static int compare_item(const json_item *a, const json_item *b)
 
 static void push_item(json_stream *js, const json_item *item)
 {
-	if (!reserve(js, (void **)&js->heap, &js->heap_cap, js->nheap + 1, sizeof *js->heap))
-		return;
-	size_t i = js->nheap++;
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (compare_item(&js->heap[parent], item) <= 0)
-			break;
-		js->heap[i] = js->heap[parent];
-		i = parent;
-	}
-	js->heap[i] = *item;
-}
-
-static json_item pop_item(json_stream *js)
-{
-	json_item top = js->heap[0];
-	json_item last = js->heap[--js->nheap];
-	size_t i = 0, n = js->nheap;
-	for (;;) {
-		size_t child = 2 * i + 1;
-		if (child >= n)
-			break;
-		if (child + 1 < n && compare_item(&js->heap[child + 1], &js->heap[child]) < 0)
-			child++;
-		if (compare_item(&last, &js->heap[child]) <= 0)
-			break;
-		js->heap[i] = js->heap[child];
-		i = child;
-	}
-	if (n)
-		js->heap[i] = last;
-	return top;
+	if (tl_item_queue_push(&js->items, item))
+		js->error = -ENOMEM;
 }
 
 /* Second run: the items. */
@@ -1002,25 +1078,29 @@ static const tl_slice_stream_ops item_ops = {
 
 static void write_item(json_stream *js, const json_item *item)
 {
-	const uint64_t *recs[3] = {item->rec, item->end_rec, item->flow_rec};
+	/* an END only gives its args: one without any is as none */
+	const uint64_t *end_rec =
+	    item->end_rec && tl_stream_has_args(item->end_rec) ? item->end_rec : NULL;
+	const uint64_t *recs[3] = {item->rec, end_rec, item->flow_rec};
 	if (tl_stream_strings_reset(&js->strings, recs, 3)) {
 		js->error = -ENOMEM;
 		return;
 	}
 	tl_model_event ev, end, flow;
-	tl_stream_decode(js->r, &js->strings, item->rec, js->tid, &ev);
-	if (item->end_rec)
-		tl_stream_decode(js->r, &js->strings, item->end_rec, js->tid, &end);
+	/* a slice's E needs the name and category of its BEGIN only */
+	tl_stream_decode(js->r, &js->strings, item->rec, js->tid, item->kind != ITEM_CLOSE, &ev);
+	ev.ts_ns = item->ts_ns; /* an event's; a slice's start or end is the item's */
+	if (end_rec)
+		tl_stream_decode(js->r, &js->strings, end_rec, js->tid, 1, &end);
 	if (item->flow_rec)
-		tl_stream_decode(js->r, &js->strings, item->flow_rec, js->tid, &flow);
+		tl_stream_decode(js->r, &js->strings, item->flow_rec, js->tid, 1, &flow);
 	switch (item->kind) {
 	case ITEM_OPEN:
-		write_slice_open(&js->w, &ev, item->end_rec ? &end : NULL,
-		                 item->flow_rec ? &flow : NULL, item->flags, item->ts_ns,
-		                 item->dur_ns);
+		write_slice_open(&js->w, &ev, end_rec ? &end : NULL, item->flow_rec ? &flow : NULL,
+		                 item->flags, item->ts_ns, item->dur_ns);
 		break;
 	case ITEM_CLOSE:
-		write_slice_close(&js->w, &ev, item->end_rec ? &end : NULL, item->ts_ns);
+		write_slice_close(&js->w, &ev, end_rec ? &end : NULL, item->ts_ns);
 		break;
 	default:
 		write_event(&js->w, &ev);
@@ -1032,8 +1112,11 @@ static void write_item(json_stream *js, const json_item *item)
  * done). */
 static void write_items(json_stream *js, int64_t floor, int done)
 {
-	while (js->nheap && (done || js->heap[0].ts_ns < floor) && !js->error && !js->w.out->err) {
-		json_item item = pop_item(js);
+	const json_item *first;
+	while ((first = tl_item_queue_first(&js->items)) && (done || first->ts_ns < floor) &&
+	       !js->error && !js->w.out->err) {
+		json_item item;
+		tl_item_queue_pop(&js->items, &item);
 		write_item(js, &item);
 	}
 }
@@ -1046,17 +1129,24 @@ static int compare_slice_end(const void *pa, const void *pb)
 
 static int export_thread(json_stream *js, tl_snapshot_thread *t, tl_match_counts *totals)
 {
-	tl_thread_survey survey;
-	int rc = tl_thread_survey_run(js->r, t, &survey);
-	if (rc)
-		return rc;
 	js->tid = t->tid;
 	js->nends = js->next_end = 0;
+	size_t flows_before = js->nflows;
 
+	/* The first run is fed by the survey, unless the thread has COMPLETE
+	 * events: then it runs again, once they are sorted. */
+	tl_thread_survey survey;
 	tl_slice_stream match;
-	rc = tl_slice_stream_init(&match, js->r, &survey, &note_ops, js);
-	if (rc == 0)
-		rc = tl_slice_stream_run(&match);
+	tl_slice_stream_init(&match, NULL, &survey, &note_ops, js);
+	int rc = tl_thread_survey_run(js->r, t, &survey, &match);
+	if (rc == 0 && !survey.fed) {
+		tl_slice_stream_free(&match);
+		js->nends = 0;
+		js->nflows = flows_before;
+		rc = tl_slice_stream_init(&match, js->r, &survey, &note_ops, js);
+		if (rc == 0)
+			rc = tl_slice_stream_run(&match);
+	}
 	tl_slice_stream_free(&match);
 	if (rc == 0 && js->error)
 		rc = js->error;
@@ -1103,7 +1193,7 @@ static void write_stream_flows(json_stream *js)
 			return;
 		}
 		tl_model_event ev;
-		tl_stream_decode(js->r, &js->strings, rec, flow->tid, &ev);
+		tl_stream_decode(js->r, &js->strings, rec, flow->tid, 0, &ev);
 		write_flow(&js->w, flow, &ev);
 	}
 }
@@ -1111,6 +1201,7 @@ static void write_stream_flows(json_stream *js)
 int tl_export_json_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
 {
 	json_stream js = {.r = r};
+	tl_item_queue_init(&js.items, sizeof(json_item), compare_item);
 	tl_stream_thread *threads = NULL;
 	tl_match_thread *infos = NULL;
 	size_t nthreads = 0;
@@ -1156,7 +1247,7 @@ out_free:
 	free(infos);
 	free(js.slice_flags);
 	free(js.ends);
-	free(js.heap);
+	tl_item_queue_free(&js.items);
 	free(js.flows);
 	tl_stream_strings_free(&js.strings);
 	return rc;

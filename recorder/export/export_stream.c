@@ -35,14 +35,14 @@ int tl_stream_threads(tl_snapshot_read *r, tl_stream_thread **out, size_t *n)
 		named[i] = &m->threads[i];
 	qsort(named, m->nthreads, sizeof *named, compare_model_thread);
 
-	/* Threads whose blocks hold no event the exporters read: their
-	 * undecodable records are counted here. */
+	/* Threads whose blocks hold no event the exporters read: their blocks
+	 * are walked here, for the undecodable records they hold. */
 	for (size_t i = 0; i < r->nthreads; i++) {
 		if (r->threads[i].has_events)
 			continue;
 		tl_event_cursor cursor;
 		tl_cursor_event e;
-		int rc = tl_event_cursor_init(&cursor, r, &r->threads[i], 1);
+		int rc = tl_event_cursor_init(&cursor, r, &r->threads[i], 0);
 		while (rc == 0 && tl_event_cursor_next(&cursor, &e))
 			;
 		tl_snapshot_thread_release(&r->threads[i]);
@@ -120,7 +120,132 @@ void tl_stream_strings_free(tl_stream_strings *s)
 }
 
 void tl_stream_decode(tl_snapshot_read *r, tl_stream_strings *strings, const uint64_t *rec,
-                      uint32_t tid, tl_model_event *e)
+                      uint32_t tid, int with_args, tl_model_event *e)
 {
-	tl_snapshot_read_event(r, rec, tid, tl_stream_strings_store, strings, e);
+	tl_snapshot_read_event(r, rec, tid, with_args, tl_stream_strings_store, strings, e);
+}
+
+/* ---- the item queue ------------------------------------------------------ */
+
+/* How far back a new item may go into the run before it goes to the heap. */
+#define QUEUE_RUN_REACH 16
+
+void tl_item_queue_init(tl_item_queue *q, size_t size, int (*compare)(const void *, const void *))
+{
+	memset(q, 0, sizeof *q);
+	q->size = size;
+	q->compare = compare;
+}
+
+static int queue_grow(unsigned char **array, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t new_cap = *cap ? *cap * 2 : 256;
+	while (new_cap < need)
+		new_cap *= 2;
+	unsigned char *grown = new_cap <= SIZE_MAX / size ? realloc(*array, new_cap * size) : NULL;
+	if (!grown)
+		return -ENOMEM;
+	*array = grown;
+	*cap = new_cap;
+	return 0;
+}
+
+static void *at(unsigned char *base, size_t size, size_t i)
+{
+	return base + i * size;
+}
+
+static int heap_push(tl_item_queue *q, const void *item)
+{
+	if (queue_grow(&q->heap, &q->heap_cap, q->nheap + 1, q->size))
+		return -ENOMEM;
+	size_t size = q->size, i = q->nheap++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (q->compare(at(q->heap, size, parent), item) <= 0)
+			break;
+		memcpy(at(q->heap, size, i), at(q->heap, size, parent), size);
+		i = parent;
+	}
+	memcpy(at(q->heap, size, i), item, size);
+	return 0;
+}
+
+static void heap_pop(tl_item_queue *q, void *out)
+{
+	size_t size = q->size, n = --q->nheap, i = 0;
+	memcpy(out, q->heap, size);
+	const unsigned char *last = at(q->heap, size, n);
+	for (;;) {
+		size_t child = 2 * i + 1;
+		if (child >= n)
+			break;
+		if (child + 1 < n &&
+		    q->compare(at(q->heap, size, child + 1), at(q->heap, size, child)) < 0)
+			child++;
+		if (q->compare(last, at(q->heap, size, child)) <= 0)
+			break;
+		memcpy(at(q->heap, size, i), at(q->heap, size, child), size);
+		i = child;
+	}
+	if (n)
+		memmove(at(q->heap, size, i), last, size);
+}
+
+int tl_item_queue_push(tl_item_queue *q, const void *item)
+{
+	size_t size = q->size;
+	if (q->head == q->n)
+		q->head = q->n = 0;
+	/* where it goes in the run: after every item not later than it */
+	size_t pos = q->n;
+	while (pos > q->head && q->n - pos < QUEUE_RUN_REACH &&
+	       q->compare(at(q->run, size, pos - 1), item) > 0)
+		pos--;
+	if (pos > q->head && q->compare(at(q->run, size, pos - 1), item) > 0)
+		return heap_push(q, item);
+	if (q->n == q->cap && q->head > q->cap / 2) {
+		/* reuse the room of the items popped */
+		memmove(q->run, at(q->run, size, q->head), (q->n - q->head) * size);
+		pos -= q->head;
+		q->n -= q->head;
+		q->head = 0;
+	}
+	if (queue_grow(&q->run, &q->cap, q->n + 1, size))
+		return -ENOMEM;
+	memmove(at(q->run, size, pos + 1), at(q->run, size, pos), (q->n - pos) * size);
+	memcpy(at(q->run, size, pos), item, size);
+	q->n++;
+	return 0;
+}
+
+const void *tl_item_queue_first(const tl_item_queue *q)
+{
+	const void *run = q->head < q->n ? q->run + q->head * q->size : NULL;
+	if (!q->nheap)
+		return run;
+	if (!run || q->compare(q->heap, run) < 0)
+		return q->heap;
+	return run;
+}
+
+void tl_item_queue_pop(tl_item_queue *q, void *out)
+{
+	const void *first = tl_item_queue_first(q);
+	if (first == q->heap) {
+		heap_pop(q, out);
+		return;
+	}
+	memcpy(out, first, q->size);
+	q->head++;
+}
+
+void tl_item_queue_free(tl_item_queue *q)
+{
+	free(q->run);
+	free(q->heap);
+	q->run = q->heap = NULL;
+	q->head = q->n = q->cap = q->nheap = q->heap_cap = 0;
 }

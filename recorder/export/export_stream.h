@@ -24,6 +24,7 @@
 #include "recorder/export/slice_match.h"
 #include "recorder/export/snapshot_read.h"
 #include "recorder/export/trace_model.h"
+#include "recorder/record.h"
 
 /*
  * Chrome JSON (as tl_export_json) of the snapshot r reads, which no cursor
@@ -67,9 +68,39 @@ int tl_stream_strings_reset(tl_stream_strings *s, const uint64_t *const *recs, s
 const char *tl_stream_strings_store(void *strings, const char *str, size_t len);
 void tl_stream_strings_free(tl_stream_strings *s);
 
-/* Decodes rec of thread tid into *e, its strings in strings (made room
- * for). */
+/* Decodes rec of thread tid into *e (with its args or not), its strings
+ * in strings (made room for). */
 void tl_stream_decode(tl_snapshot_read *r, tl_stream_strings *strings, const uint64_t *rec,
-                      uint32_t tid, tl_model_event *e);
+                      uint32_t tid, int with_args, tl_model_event *e);
+
+/*
+ * Items waiting for their place in a writer's order. They come nearly in
+ * order (a thread's events are, mostly): each goes at the end of a sorted
+ * run, or a few places before it; one that would pass more goes into a heap
+ * instead, so that a trace whose clock jumps back costs a log, not a scan.
+ */
+typedef struct tl_item_queue {
+	size_t size;                                  /* of an item */
+	int (*compare)(const void *a, const void *b); /* a total order */
+	unsigned char *run;                           /* items [head, n) in order */
+	size_t head, n, cap;
+	unsigned char *heap; /* the others */
+	size_t nheap, heap_cap;
+} tl_item_queue;
+
+void tl_item_queue_init(tl_item_queue *q, size_t size, int (*compare)(const void *, const void *));
+/* Adds a copy of item. 0 or -ENOMEM. */
+int tl_item_queue_push(tl_item_queue *q, const void *item);
+/* The first item in order, or NULL when the queue is empty. */
+const void *tl_item_queue_first(const tl_item_queue *q);
+/* Removes the first item into *out (the queue must not be empty). */
+void tl_item_queue_pop(tl_item_queue *q, void *out);
+void tl_item_queue_free(tl_item_queue *q);
+
+/* Whether record rec has arguments. */
+static inline int tl_stream_has_args(const uint64_t *rec)
+{
+	return (rec[1] >> TL_REC_ARGTYPES_SHIFT) != 0;
+}
 
 #endif /* TIMELINE_EXPORT_STREAM_H */

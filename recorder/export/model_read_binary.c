@@ -32,7 +32,9 @@ static int read_thread_events(tl_snapshot_read *r, tl_snapshot_thread *t)
 		if (!e)
 			return -ENOMEM;
 		uint64_t seq = m->nevents - 1;
-		rc = tl_snapshot_read_event(r, ce.rec, t->tid, intern_string, m, e);
+		rc = tl_snapshot_read_event(r, ce.rec, t->tid, 1, intern_string, m, e);
+		e->ts_ns = ce.ts_ns;
+		e->end_ns = ce.end_ns;
 		e->seq = seq;
 	}
 	tl_snapshot_thread_release(t);

@@ -128,7 +128,8 @@ static int find_ties(tl_snapshot_read *r, tl_thread_survey *sv)
 	return rc;
 }
 
-int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_survey *sv)
+int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_survey *sv,
+                         tl_slice_stream *feed)
 {
 	memset(sv, 0, sizeof *sv);
 	sv->thread = t;
@@ -138,6 +139,10 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 	int rc = tl_event_cursor_init(&c, r, t, 1);
 	tl_cursor_event e;
 	while (rc == 0 && tl_event_cursor_next(&c, &e)) {
+		if (feed && e.phase == TL_PHASE_COMPLETE)
+			feed = NULL; /* it needs the COMPLETE events sorted first */
+		if (feed)
+			rc = tl_slice_stream_push(feed, &e);
 		size_t segment = (size_t)(e.position / TL_STREAM_SEGMENT);
 		if (segment == sv->nsegments) {
 			rc = grow((void **)&sv->floor_ns, &floor_cap, segment + 1,
@@ -150,8 +155,9 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 		switch (e.phase) {
 		case TL_PHASE_COMPLETE:
 			sv->close_ns = max_i64(sv->close_ns, e.end_ns);
-			rc = grow((void **)&sv->completes, &completes_cap, sv->ncompletes + 1,
-			          sizeof *sv->completes);
+			if (rc == 0)
+				rc = grow((void **)&sv->completes, &completes_cap,
+				          sv->ncompletes + 1, sizeof *sv->completes);
 			if (rc == 0)
 				sv->completes[sv->ncompletes++] = (tl_stream_complete){
 				    e.ts_ns, max_i64(e.ts_ns, e.end_ns), e.position, e.rec};
@@ -192,6 +198,10 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 		rc = find_ties(r, sv);
 	}
 	sv->may_be_too_deep = sv->max_depth + sv->ncompletes >= TL_MATCH_MAX_DEPTH;
+	if (rc == 0 && feed) {
+		rc = tl_slice_stream_end(feed);
+		sv->fed = rc == 0;
+	}
 	if (rc)
 		tl_thread_survey_free(sv);
 	return rc;
@@ -449,26 +459,36 @@ int tl_slice_stream_init(tl_slice_stream *s, tl_snapshot_read *r, const tl_threa
 	s->survey = survey;
 	s->ops = ops;
 	s->ctx = ctx;
-	return tl_event_cursor_init(&s->cursor, r, survey->thread, 0);
+	return r ? tl_event_cursor_init(&s->cursor, r, survey->thread, 0) : 0;
+}
+
+int tl_slice_stream_push(tl_slice_stream *s, const tl_cursor_event *e)
+{
+	const tl_thread_survey *sv = s->survey;
+	if (e->phase == TL_PHASE_COMPLETE)
+		return 0; /* merged by start, from the survey */
+	while (s->next_complete < sv->ncompletes &&
+	       complete_goes_first(s, &sv->completes[s->next_complete], e)) {
+		if (open_complete(s, &sv->completes[s->next_complete++]))
+			return -ENOMEM;
+	}
+	return handle_event(s, e);
+}
+
+int tl_slice_stream_end(tl_slice_stream *s)
+{
+	return s->done ? 0 : finish(s);
 }
 
 int tl_slice_stream_step(tl_slice_stream *s)
 {
 	if (s->done)
 		return 0;
-	const tl_thread_survey *sv = s->survey;
 	tl_cursor_event e;
 	do {
 		if (!tl_event_cursor_next(&s->cursor, &e))
 			return finish(s);
-		if (e.phase == TL_PHASE_COMPLETE)
-			continue; /* merged by start, from the survey */
-		while (s->next_complete < sv->ncompletes &&
-		       complete_goes_first(s, &sv->completes[s->next_complete], &e)) {
-			if (open_complete(s, &sv->completes[s->next_complete++]))
-				return -ENOMEM;
-		}
-		if (handle_event(s, &e))
+		if (tl_slice_stream_push(s, &e))
 			return -ENOMEM;
 	} while (s->cursor.position % TL_STREAM_SEGMENT);
 	return 1;

@@ -90,14 +90,22 @@ typedef struct tl_thread_survey {
 	uint64_t unmatched_begin;
 	uint64_t unmatched_end;
 	int may_be_too_deep;
+	int fed; /* the events went to tl_thread_survey_run's feed, which ended */
 } tl_thread_survey;
 
+struct tl_slice_stream;
+
 /*
- * Surveys thread t of r (pass 1 above). Counts the thread's lost records
- * into r: survey each thread once, before any other cursor reads it.
- * 0 or -ENOMEM. Free with tl_thread_survey_free.
+ * Surveys thread t of r (pass 1 above); its events are counted into
+ * r->nevents: survey each thread once. feed, when not NULL, is a matching
+ * run over this survey (tl_slice_stream_init with out) given the events as
+ * they are read, which saves a pass when the thread has no COMPLETE event:
+ * it is then ended and out->fed set; otherwise what it was given must be
+ * forgotten, and the matching run again. 0 or -ENOMEM. Free with
+ * tl_thread_survey_free.
  */
-int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_survey *out);
+int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_survey *out,
+                         struct tl_slice_stream *feed);
 void tl_thread_survey_free(tl_thread_survey *survey);
 
 enum tl_stream_slice_kind {
@@ -150,7 +158,9 @@ typedef struct tl_slice_stream {
 	tl_match_counts counts;
 } tl_slice_stream;
 
-/* A run of the matching over the thread survey describes. 0 or -ENOMEM. */
+/* A run of the matching over the thread survey describes, its events read
+ * from r, or given by the caller (tl_slice_stream_push) when r is NULL.
+ * 0 or -ENOMEM. */
 int tl_slice_stream_init(tl_slice_stream *s, tl_snapshot_read *r, const tl_thread_survey *survey,
                          const tl_slice_stream_ops *ops, void *ctx);
 
@@ -163,6 +173,12 @@ int tl_slice_stream_step(tl_slice_stream *s);
 
 /* Runs the matching to its end: 0 or -ENOMEM. */
 int tl_slice_stream_run(tl_slice_stream *s);
+
+/* The matching given its events by the caller, in order (COMPLETE events
+ * are skipped: they come from the survey), instead of from its cursor; then
+ * ended. 0 or -ENOMEM. */
+int tl_slice_stream_push(tl_slice_stream *s, const tl_cursor_event *e);
+int tl_slice_stream_end(tl_slice_stream *s);
 
 /*
  * The earliest timestamp that an item still to come can have: items given

@@ -296,6 +296,7 @@ static int note_block(tl_snapshot_read *r, struct cursor *c, size_t offset, int 
 	    .nwords = (size_t)nwords,
 	    .cut = cut,
 	    .nested = nested,
+	    .valid_words = SIZE_MAX,
 	};
 	r->nblocks++;
 	return 0;
@@ -564,12 +565,38 @@ static void cursor_event(const tl_snapshot_read *r, const uint64_t *rec, const t
 	out->flags = v->flags;
 }
 
+/*
+ * The fields of a record that ordering needs, from a record known to
+ * decode: the value word comes after the header and the name.
+ */
+static void cursor_event_known(const tl_snapshot_read *r, const uint64_t *rec, tl_cursor_event *out)
+{
+	uint64_t header = rec[1];
+	char phase = TL_REC_PHASE(header);
+	unsigned flags = TL_REC_FLAGS(header);
+	size_t pos = 2;
+	if (tl_record_has_name(phase))
+		pos += 1 + (size_t)((rec[2] + 7) / 8);
+	out->rec = rec;
+	out->phase = phase;
+	out->flags = flags;
+	out->value = tl_record_has_value(phase) ? rec[pos] : 0;
+	out->ts_ns = tl_snapshot_read_ns(r, flags, rec[0]);
+	out->end_ns = phase == TL_PHASE_COMPLETE ? tl_snapshot_read_ns(r, flags, out->value) : 0;
+}
+
 /* The next record of a walk over blocks; 0 when there is none left. */
 static int walk_next(tl_snapshot_read *r, tl_block_walk *w, tl_cursor_event *out)
 {
 	while (w->block < w->end_block) {
-		const tl_snapshot_block *b = &r->blocks[w->block];
-		if (w->word < b->nwords) {
+		tl_snapshot_block *b = &r->blocks[w->block];
+		if (w->word < b->valid_words && b->valid_words != SIZE_MAX) {
+			const uint64_t *rec = b->words + w->word;
+			cursor_event_known(r, rec, out);
+			w->word += TL_REC_WORDS(rec[1]);
+			return 1;
+		}
+		if (b->valid_words == SIZE_MAX && w->word < b->nwords) {
 			tl_record_view v;
 			size_t n = decode_at(b, w->word, &v);
 			if (n) {
@@ -577,7 +604,11 @@ static int walk_next(tl_snapshot_read *r, tl_block_walk *w, tl_cursor_event *out
 				w->word += n;
 				return 1;
 			}
-			if (!b->cut && w->count_losses) {
+		}
+		if (b->valid_words == SIZE_MAX) {
+			/* the first walk of the block counts what it lost */
+			b->valid_words = w->word;
+			if (!b->cut && w->word < b->nwords) {
 				r->bad_blocks++;
 				r->bad_words += b->nwords - w->word;
 			}
@@ -596,12 +627,12 @@ static int compare_nested(const void *pa, const void *pb)
 	return a->index < b->index ? -1 : a->index > b->index;
 }
 
-int tl_snapshot_thread_prepare(tl_snapshot_read *r, tl_snapshot_thread *t, int count_losses)
+int tl_snapshot_thread_prepare(tl_snapshot_read *r, tl_snapshot_thread *t)
 {
 	if (t->prepared)
 		return 0;
 	t->prepared = 1;
-	tl_block_walk walk = {t->nested_block, t->end_block, 0, count_losses};
+	tl_block_walk walk = {t->nested_block, t->end_block, 0};
 	tl_cursor_event e;
 	size_t n = 0;
 	int sorted = 1;
@@ -617,7 +648,7 @@ int tl_snapshot_thread_prepare(tl_snapshot_read *r, tl_snapshot_thread *t, int c
 	t->nested = malloc(n * sizeof *t->nested);
 	if (!t->nested)
 		return -ENOMEM;
-	walk = (tl_block_walk){t->nested_block, t->end_block, 0, 0};
+	walk = (tl_block_walk){t->nested_block, t->end_block, 0};
 	for (size_t i = 0; i < n && walk_next(r, &walk, &e); i++)
 		t->nested[i] = (tl_snapshot_nested_ref){e.ts_ns, i, e.rec};
 	t->nnested = n;
@@ -634,14 +665,15 @@ void tl_snapshot_thread_release(tl_snapshot_thread *t)
 }
 
 int tl_event_cursor_init(tl_event_cursor *c, tl_snapshot_read *r, tl_snapshot_thread *t,
-                         int count_losses)
+                         int count_events)
 {
 	memset(c, 0, sizeof *c);
 	c->r = r;
 	c->thread = t;
-	c->own = (tl_block_walk){t->first_block, t->nested_block, 0, count_losses};
-	c->nested = (tl_block_walk){t->nested_block, t->end_block, 0, 0};
-	return tl_snapshot_thread_prepare(r, t, count_losses);
+	c->own = (tl_block_walk){t->first_block, t->nested_block, 0};
+	c->nested = (tl_block_walk){t->nested_block, t->end_block, 0};
+	c->count_events = count_events;
+	return tl_snapshot_thread_prepare(r, t);
 }
 
 /* The next handler event, in timestamp order. */
@@ -661,6 +693,15 @@ static int nested_next(tl_event_cursor *c, tl_cursor_event *out)
 
 int tl_event_cursor_next(tl_event_cursor *c, tl_cursor_event *out)
 {
+	if (c->thread->nested_block == c->thread->end_block) {
+		/* no signal handler's events to put in */
+		if (!walk_next(c->r, &c->own, out))
+			return 0;
+		out->position = c->position++;
+		if (c->count_events)
+			c->r->nevents++;
+		return 1;
+	}
 	if (!c->own_ready)
 		c->own_ready = walk_next(c->r, &c->own, &c->own_head);
 	if (!c->nested_ready)
@@ -675,24 +716,52 @@ int tl_event_cursor_next(tl_event_cursor *c, tl_cursor_event *out)
 		return 0;
 	}
 	out->position = c->position++;
-	if (c->own.count_losses)
+	if (c->count_events)
 		c->r->nevents++;
 	return 1;
 }
 
 /* ---- an event as the model holds it -------------------------------------- */
 
-int tl_snapshot_read_event(tl_snapshot_read *r, const uint64_t *rec, uint32_t tid,
+int tl_snapshot_read_event(tl_snapshot_read *r, const uint64_t *rec, uint32_t tid, int with_args,
                            tl_string_store_fn store, void *ctx, tl_model_event *e)
 {
 	tl_record_view v;
-	tl_record_decode(rec, TL_REC_WORDS(rec[1]), &v);
-	memset(e, 0, sizeof *e);
-	e->ts_ns = tl_snapshot_read_ns(r, v.flags, v.ts);
+	if (with_args) {
+		tl_record_decode(rec, TL_REC_WORDS(rec[1]), &v);
+	} else {
+		/* what is needed without the args: a record that decodes holds
+		 * its name (when its phase has one) and value where these say */
+		uint64_t header = rec[1];
+		v.ts = rec[0];
+		v.phase = TL_REC_PHASE(header);
+		v.flags = TL_REC_FLAGS(header);
+		v.category = TL_REC_CATEGORY(header);
+		v.name = NULL;
+		v.name_len = 0;
+		size_t pos = 2;
+		if (tl_record_has_name(v.phase)) {
+			v.name_len = (size_t)rec[2];
+			v.name = (const char *)(rec + 3);
+			pos += 1 + (v.name_len + 7) / 8;
+		}
+		v.value = tl_record_has_value(v.phase) ? rec[pos] : 0;
+		v.nargs = 0;
+	}
+	/* every field but the args past nargs, which nothing reads */
+	e->ts_ns = 0;
+	e->end_ns = 0;
 	e->tid = tid;
+	e->seq = 0;
 	e->phase = v.phase;
 	e->scope = ((v.flags >> TL_REC_F_SCOPE_SHIFT) & 3u) << 1;
 	e->cat = tl_snapshot_read_category(r, v.category);
+	e->name = NULL;
+	e->id = 0;
+	e->counter_is_double = 0;
+	e->counter_i = 0;
+	e->counter_d = 0;
+	e->pid = 0;
 	if (v.name) {
 		e->name = store(ctx, v.name, v.name_len);
 		if (!e->name)
@@ -700,8 +769,7 @@ int tl_snapshot_read_event(tl_snapshot_read *r, const uint64_t *rec, uint32_t ti
 	}
 	switch (v.phase) {
 	case TL_PHASE_COMPLETE:
-		e->end_ns = tl_snapshot_read_ns(r, v.flags, v.value);
-		break;
+		break; /* end_ns: the cursor's */
 	case TL_PHASE_COUNTER:
 		if (v.flags & TL_REC_F_COUNTER_DOUBLE) {
 			e->counter_is_double = 1;
@@ -716,8 +784,8 @@ int tl_snapshot_read_event(tl_snapshot_read *r, const uint64_t *rec, uint32_t ti
 		break;
 	}
 
-	e->nargs = v.nargs;
-	for (unsigned i = 0; i < v.nargs; i++) {
+	e->nargs = with_args ? v.nargs : 0;
+	for (unsigned i = 0; i < e->nargs; i++) {
 		tl_model_arg *a = &e->args[i];
 		a->key = store(ctx, v.args[i].key, v.args[i].key_len);
 		if (!a->key)

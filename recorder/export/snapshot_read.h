@@ -17,7 +17,9 @@
  * chunks) put between them by timestamp: each handler event, in timestamp
  * order (file order among equals), goes before the first of the thread's
  * own events with a larger timestamp. A record that does not decode ends its
- * block; what follows it in the block is counted as lost.
+ * block; what follows it in the block is counted as lost by the first walk
+ * over the block, which notes where it ends: later walks decode only what
+ * ordering needs (tl_cursor_event).
  *
  * Internal; allocates, not signal-safe. The input must outlive the reader.
  */
@@ -40,6 +42,9 @@ typedef struct tl_snapshot_block {
 	size_t nwords;
 	int cut;    /* the input ends inside this block */
 	int nested; /* a signal handler's records */
+	/* The words its records that decode take, once a cursor walked it
+	 * (SIZE_MAX before): later walks decode only what ordering needs. */
+	size_t valid_words;
 } tl_snapshot_block;
 
 /* A handler event placed by timestamp, when the handler's blocks are not
@@ -96,9 +101,9 @@ typedef struct tl_snapshot_read {
 	size_t ndrops;
 	uint64_t thread_drops_total;
 
-	/* Counted by the cursors that were asked to (tl_event_cursor_init):
-	 * the events read, and the records lost in blocks that do not decode
-	 * to their end. */
+	/* The events read by the cursors asked to count them
+	 * (tl_event_cursor_init); the blocks that do not decode to their end,
+	 * and the words lost in them, counted once per block. */
 	uint64_t nevents;
 	uint64_t bad_blocks;
 	uint64_t bad_words;
@@ -132,10 +137,10 @@ const char *tl_snapshot_read_category(const tl_snapshot_read *r, unsigned index)
 /*
  * Places thread t's handler events among its own (see the file comment):
  * in place when the handler blocks are in timestamp order, else into
- * t->nested. Counts their lost records when count_losses. 0 or -ENOMEM.
- * Idempotent: a cursor calls it; later calls do nothing.
+ * t->nested. 0 or -ENOMEM. Idempotent: a cursor calls it; later calls do
+ * nothing.
  */
-int tl_snapshot_thread_prepare(tl_snapshot_read *r, tl_snapshot_thread *t, int count_losses);
+int tl_snapshot_thread_prepare(tl_snapshot_read *r, tl_snapshot_thread *t);
 
 /* Frees what tl_snapshot_thread_prepare kept for t. */
 void tl_snapshot_thread_release(tl_snapshot_thread *t);
@@ -157,7 +162,6 @@ typedef struct tl_block_walk {
 	size_t block;
 	size_t end_block;
 	size_t word; /* next record within the block */
-	int count_losses;
 } tl_block_walk;
 
 /* A thread's events in order. Copying a cursor copies its position. */
@@ -171,16 +175,17 @@ typedef struct tl_event_cursor {
 	tl_cursor_event nested_head;
 	int own_ready;
 	int nested_ready;
+	int count_events;
 	uint64_t position;
 } tl_event_cursor;
 
 /*
- * A cursor at thread t's first event. Counts lost records into r when
- * count_losses (one cursor per thread should). 0 or -ENOMEM (from
- * tl_snapshot_thread_prepare).
+ * A cursor at thread t's first event. Counts the events it gives into
+ * r->nevents when count_events (one cursor per thread should). 0 or -ENOMEM
+ * (from tl_snapshot_thread_prepare).
  */
 int tl_event_cursor_init(tl_event_cursor *c, tl_snapshot_read *r, tl_snapshot_thread *t,
-                         int count_losses);
+                         int count_events);
 
 /* The next event into *out; 0 when there is none left. */
 int tl_event_cursor_next(tl_event_cursor *c, tl_cursor_event *out);
@@ -191,10 +196,12 @@ typedef const char *(*tl_string_store_fn)(void *ctx, const char *s, size_t len);
 
 /*
  * Decodes the record rec of thread tid into a model event, the way the
- * model holds it (seq left 0), its strings passed through store. Returns 0,
- * or -ENOMEM when store failed. rec must be a record a cursor gave.
+ * model holds it, its strings passed through store; ts_ns, end_ns and seq
+ * are left 0 (the cursor gave the timestamps: converting them costs), and
+ * without with_args, the args too (nargs 0). Returns 0, or -ENOMEM when
+ * store failed. rec must be a record a cursor gave.
  */
-int tl_snapshot_read_event(tl_snapshot_read *r, const uint64_t *rec, uint32_t tid,
+int tl_snapshot_read_event(tl_snapshot_read *r, const uint64_t *rec, uint32_t tid, int with_args,
                            tl_string_store_fn store, void *ctx, tl_model_event *out);
 
 /*
