@@ -233,6 +233,29 @@ static void test_ticks_conversion_rounds_like_a_128_bit_division(void **state)
 	}
 }
 
+static void test_clock_converter_converts_as_ticks_to_ns(void **state)
+{
+	(void)state;
+	/* pairs with a repeated tick value and a falling ns value among them */
+	const tl_clock_pair p[] = {{1000, 5000},      {4000, 6000},  {4000, 6100},
+	                           {10000, 9000},     {10500, 8900}, {1u << 30, 1000000000},
+	                           {3u << 30, 50000}};
+	const size_t n = sizeof p / sizeof p[0];
+	for (size_t count = 0; count <= n; count++) {
+		tl_clock_converter c;
+		tl_clock_converter_init(&c, p, count);
+		uint64_t x = 2463534242u, t = 0;
+		for (int i = 0; i < 100000; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* mostly small steps forward, sometimes a jump anywhere */
+			t = x % 16 ? t + x % 700 : x >> (x % 40);
+			assert_int_equal(tl_clock_converter_ns(&c, t), tl_clock_ticks_to_ns(p, count, t));
+		}
+	}
+}
+
 static void test_ticks_conversion_interpolates_between_pairs(void **state)
 {
 	(void)state;
@@ -261,6 +284,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_snapshot_records_a_clock_snapshot, teardown),
 		cmocka_unit_test(test_ticks_conversion_interpolates_between_pairs),
 		cmocka_unit_test(test_ticks_conversion_rounds_like_a_128_bit_division),
+		cmocka_unit_test(test_clock_converter_converts_as_ticks_to_ns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
