@@ -365,6 +365,8 @@ typedef struct stream_line {
 	const uint64_t *rec; /* the event, or the BEGIN or COMPLETE event of an open */
 	tl_match_item_kind kind;
 } stream_line;
+_Static_assert(sizeof(stream_line) % 8 == 0 && sizeof(stream_line) <= TL_ITEM_QUEUE_SLOT,
+               "a queue's item");
 
 typedef struct line_source {
 	thread_prefix prefix; /* prefix.thread: the thread */

@@ -912,6 +912,8 @@ typedef struct json_item {
 	unsigned char kind;
 	unsigned char flags; /* TL_SLICE_* of an open */
 } json_item;
+_Static_assert(sizeof(json_item) % 8 == 0 && sizeof(json_item) <= TL_ITEM_QUEUE_SLOT,
+               "a queue's item");
 
 typedef struct json_stream {
 	tl_snapshot_read *r;

@@ -129,12 +129,28 @@ void tl_stream_decode(tl_snapshot_read *r, tl_stream_strings *strings, const uin
 
 /* How far back a new item may go into the run before it goes to the heap. */
 #define QUEUE_RUN_REACH 16
+/* Items are kept in fixed slots: a copy of a constant size is a few moves,
+ * one of a size known at run time a call. */
+#define SLOT TL_ITEM_QUEUE_SLOT
 
 void tl_item_queue_init(tl_item_queue *q, size_t size, int (*compare)(const void *, const void *))
 {
 	memset(q, 0, sizeof *q);
 	q->size = size;
 	q->compare = compare;
+}
+
+/* Copies one item: the slot's whole size between slots, size (a multiple
+ * of 8) from or to the caller's item, a word at a time. */
+static void copy_slot(void *dst, const void *src)
+{
+	memcpy(dst, src, SLOT);
+}
+
+static void copy_item(void *dst, const void *src, size_t size)
+{
+	for (size_t i = 0; i < size; i += 8)
+		memcpy((unsigned char *)dst + i, (const unsigned char *)src + i, 8);
 }
 
 static int queue_grow(unsigned char **array, size_t *cap, size_t need, size_t size)
@@ -152,46 +168,45 @@ static int queue_grow(unsigned char **array, size_t *cap, size_t need, size_t si
 	return 0;
 }
 
-static void *at(unsigned char *base, size_t size, size_t i)
+static void *at(unsigned char *base, size_t i)
 {
-	return base + i * size;
+	return base + i * SLOT;
 }
 
 static int heap_push(tl_item_queue *q, const void *item)
 {
-	if (queue_grow(&q->heap, &q->heap_cap, q->nheap + 1, q->size))
+	if (queue_grow(&q->heap, &q->heap_cap, q->nheap + 1, SLOT))
 		return -ENOMEM;
 	size_t size = q->size, i = q->nheap++;
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (q->compare(at(q->heap, size, parent), item) <= 0)
+		if (q->compare(at(q->heap, parent), item) <= 0)
 			break;
-		memcpy(at(q->heap, size, i), at(q->heap, size, parent), size);
+		copy_slot(at(q->heap, i), at(q->heap, parent));
 		i = parent;
 	}
-	memcpy(at(q->heap, size, i), item, size);
+	copy_item(at(q->heap, i), item, size);
 	return 0;
 }
 
 static void heap_pop(tl_item_queue *q, void *out)
 {
 	size_t size = q->size, n = --q->nheap, i = 0;
-	memcpy(out, q->heap, size);
-	const unsigned char *last = at(q->heap, size, n);
+	copy_item(out, q->heap, size);
+	const unsigned char *last = at(q->heap, n);
 	for (;;) {
 		size_t child = 2 * i + 1;
 		if (child >= n)
 			break;
-		if (child + 1 < n &&
-		    q->compare(at(q->heap, size, child + 1), at(q->heap, size, child)) < 0)
+		if (child + 1 < n && q->compare(at(q->heap, child + 1), at(q->heap, child)) < 0)
 			child++;
-		if (q->compare(last, at(q->heap, size, child)) <= 0)
+		if (q->compare(last, at(q->heap, child)) <= 0)
 			break;
-		memcpy(at(q->heap, size, i), at(q->heap, size, child), size);
+		copy_slot(at(q->heap, i), at(q->heap, child));
 		i = child;
 	}
 	if (n)
-		memmove(at(q->heap, size, i), last, size);
+		copy_slot(at(q->heap, i), last);
 }
 
 int tl_item_queue_push(tl_item_queue *q, const void *item)
@@ -202,28 +217,29 @@ int tl_item_queue_push(tl_item_queue *q, const void *item)
 	/* where it goes in the run: after every item not later than it */
 	size_t pos = q->n;
 	while (pos > q->head && q->n - pos < QUEUE_RUN_REACH &&
-	       q->compare(at(q->run, size, pos - 1), item) > 0)
+	       q->compare(at(q->run, pos - 1), item) > 0)
 		pos--;
-	if (pos > q->head && q->compare(at(q->run, size, pos - 1), item) > 0)
+	if (pos > q->head && q->compare(at(q->run, pos - 1), item) > 0)
 		return heap_push(q, item);
 	if (q->n == q->cap && q->head > q->cap / 2) {
 		/* reuse the room of the items popped */
-		memmove(q->run, at(q->run, size, q->head), (q->n - q->head) * size);
+		memmove(q->run, at(q->run, q->head), (q->n - q->head) * SLOT);
 		pos -= q->head;
 		q->n -= q->head;
 		q->head = 0;
 	}
-	if (queue_grow(&q->run, &q->cap, q->n + 1, size))
+	if (queue_grow(&q->run, &q->cap, q->n + 1, SLOT))
 		return -ENOMEM;
-	memmove(at(q->run, size, pos + 1), at(q->run, size, pos), (q->n - pos) * size);
-	memcpy(at(q->run, size, pos), item, size);
+	if (pos < q->n)
+		memmove(at(q->run, pos + 1), at(q->run, pos), (q->n - pos) * SLOT);
+	copy_item(at(q->run, pos), item, size);
 	q->n++;
 	return 0;
 }
 
 const void *tl_item_queue_first(const tl_item_queue *q)
 {
-	const void *run = q->head < q->n ? q->run + q->head * q->size : NULL;
+	const void *run = q->head < q->n ? q->run + q->head * SLOT : NULL;
 	if (!q->nheap)
 		return run;
 	if (!run || q->compare(q->heap, run) < 0)
@@ -238,7 +254,7 @@ void tl_item_queue_pop(tl_item_queue *q, void *out)
 		heap_pop(q, out);
 		return;
 	}
-	memcpy(out, first, q->size);
+	copy_item(out, first, q->size);
 	q->head++;
 }
 

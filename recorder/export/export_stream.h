@@ -88,6 +88,10 @@ typedef struct tl_item_queue {
 	size_t nheap, heap_cap;
 } tl_item_queue;
 
+/* The largest item a queue holds. */
+#define TL_ITEM_QUEUE_SLOT 64
+
+/* size: a multiple of 8, at most TL_ITEM_QUEUE_SLOT. */
 void tl_item_queue_init(tl_item_queue *q, size_t size, int (*compare)(const void *, const void *));
 /* Adds a copy of item. 0 or -ENOMEM. */
 int tl_item_queue_push(tl_item_queue *q, const void *item);

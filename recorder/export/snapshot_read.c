@@ -553,13 +553,20 @@ const char *tl_snapshot_read_category(const tl_snapshot_read *r, unsigned index)
 
 /* ---- a thread's events ---------------------------------------------------- */
 
-static void cursor_event(const tl_snapshot_read *r, const uint64_t *rec, const tl_record_view *v,
+/* tl_snapshot_read_ns, through a walk's converter. */
+static int64_t walk_ns(tl_clock_converter *clock, unsigned rec_flags, uint64_t ts)
+{
+	if (rec_flags & TL_REC_F_TS_NS)
+		return tl_clock_ticks_to_ns(NULL, 0, ts);
+	return tl_clock_converter_ns(clock, ts);
+}
+
+static void cursor_event(tl_clock_converter *clock, const uint64_t *rec, const tl_record_view *v,
                          tl_cursor_event *out)
 {
 	out->rec = rec;
-	out->ts_ns = tl_snapshot_read_ns(r, v->flags, v->ts);
-	out->end_ns =
-	    v->phase == TL_PHASE_COMPLETE ? tl_snapshot_read_ns(r, v->flags, v->value) : 0;
+	out->ts_ns = walk_ns(clock, v->flags, v->ts);
+	out->end_ns = v->phase == TL_PHASE_COMPLETE ? walk_ns(clock, v->flags, v->value) : 0;
 	out->value = v->value;
 	out->phase = v->phase;
 	out->flags = v->flags;
@@ -569,7 +576,8 @@ static void cursor_event(const tl_snapshot_read *r, const uint64_t *rec, const t
  * The fields of a record that ordering needs, from a record known to
  * decode: the value word comes after the header and the name.
  */
-static void cursor_event_known(const tl_snapshot_read *r, const uint64_t *rec, tl_cursor_event *out)
+static void cursor_event_known(tl_clock_converter *clock, const uint64_t *rec,
+                               tl_cursor_event *out)
 {
 	uint64_t header = rec[1];
 	char phase = TL_REC_PHASE(header);
@@ -581,8 +589,8 @@ static void cursor_event_known(const tl_snapshot_read *r, const uint64_t *rec, t
 	out->phase = phase;
 	out->flags = flags;
 	out->value = tl_record_has_value(phase) ? rec[pos] : 0;
-	out->ts_ns = tl_snapshot_read_ns(r, flags, rec[0]);
-	out->end_ns = phase == TL_PHASE_COMPLETE ? tl_snapshot_read_ns(r, flags, out->value) : 0;
+	out->ts_ns = walk_ns(clock, flags, rec[0]);
+	out->end_ns = phase == TL_PHASE_COMPLETE ? walk_ns(clock, flags, out->value) : 0;
 }
 
 /* The next record of a walk over blocks; 0 when there is none left. */
@@ -592,7 +600,7 @@ static int walk_next(tl_snapshot_read *r, tl_block_walk *w, tl_cursor_event *out
 		tl_snapshot_block *b = &r->blocks[w->block];
 		if (w->word < b->valid_words && b->valid_words != SIZE_MAX) {
 			const uint64_t *rec = b->words + w->word;
-			cursor_event_known(r, rec, out);
+			cursor_event_known(&w->clock, rec, out);
 			w->word += TL_REC_WORDS(rec[1]);
 			return 1;
 		}
@@ -600,7 +608,7 @@ static int walk_next(tl_snapshot_read *r, tl_block_walk *w, tl_cursor_event *out
 			tl_record_view v;
 			size_t n = decode_at(b, w->word, &v);
 			if (n) {
-				cursor_event(r, b->words + w->word, &v, out);
+				cursor_event(&w->clock, b->words + w->word, &v, out);
 				w->word += n;
 				return 1;
 			}
@@ -632,7 +640,8 @@ int tl_snapshot_thread_prepare(tl_snapshot_read *r, tl_snapshot_thread *t)
 	if (t->prepared)
 		return 0;
 	t->prepared = 1;
-	tl_block_walk walk = {t->nested_block, t->end_block, 0};
+	tl_block_walk walk = {t->nested_block, t->end_block, 0, {0}};
+	tl_clock_converter_init(&walk.clock, r->pairs, r->npairs);
 	tl_cursor_event e;
 	size_t n = 0;
 	int sorted = 1;
@@ -648,7 +657,7 @@ int tl_snapshot_thread_prepare(tl_snapshot_read *r, tl_snapshot_thread *t)
 	t->nested = malloc(n * sizeof *t->nested);
 	if (!t->nested)
 		return -ENOMEM;
-	walk = (tl_block_walk){t->nested_block, t->end_block, 0};
+	walk = (tl_block_walk){t->nested_block, t->end_block, 0, walk.clock};
 	for (size_t i = 0; i < n && walk_next(r, &walk, &e); i++)
 		t->nested[i] = (tl_snapshot_nested_ref){e.ts_ns, i, e.rec};
 	t->nnested = n;
@@ -670,8 +679,10 @@ int tl_event_cursor_init(tl_event_cursor *c, tl_snapshot_read *r, tl_snapshot_th
 	memset(c, 0, sizeof *c);
 	c->r = r;
 	c->thread = t;
-	c->own = (tl_block_walk){t->first_block, t->nested_block, 0};
-	c->nested = (tl_block_walk){t->nested_block, t->end_block, 0};
+	c->own = (tl_block_walk){t->first_block, t->nested_block, 0, {0}};
+	c->nested = (tl_block_walk){t->nested_block, t->end_block, 0, {0}};
+	tl_clock_converter_init(&c->own.clock, r->pairs, r->npairs);
+	tl_clock_converter_init(&c->nested.clock, r->pairs, r->npairs);
 	c->count_events = count_events;
 	return tl_snapshot_thread_prepare(r, t);
 }
@@ -684,10 +695,7 @@ static int nested_next(tl_event_cursor *c, tl_cursor_event *out)
 		return walk_next(c->r, &c->nested, out);
 	if (c->nested_next == t->nnested)
 		return 0;
-	const uint64_t *rec = t->nested[c->nested_next++].rec;
-	tl_record_view v;
-	tl_record_decode(rec, TL_REC_WORDS(rec[1]), &v);
-	cursor_event(c->r, rec, &v, out);
+	cursor_event_known(&c->nested.clock, t->nested[c->nested_next++].rec, out);
 	return 1;
 }
 

@@ -161,7 +161,8 @@ typedef struct tl_cursor_event {
 typedef struct tl_block_walk {
 	size_t block;
 	size_t end_block;
-	size_t word; /* next record within the block */
+	size_t word;              /* next record within the block */
+	tl_clock_converter clock; /* over the reader's pairs */
 } tl_block_walk;
 
 /* A thread's events in order. Copying a cursor copies its position. */
