@@ -102,6 +102,10 @@ if [ -x build/tests/bench/timeline-bench ]; then
 	echo "=== benchmarks (informational)"
 	build/tests/bench/timeline-bench --quick || true
 fi
+if [ -x build/tests/bench/timeline-bench-export ]; then
+	# 1 M events only: the 50 M-event rows take minutes (docs/bench.md)
+	build/tests/bench/timeline-bench-export --quick || true
+fi
 
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
