@@ -674,6 +674,8 @@ static int compare_flow_written(const void *pa, const void *pb)
  * unless that would put it before the flow's previous event. */
 static void sort_flows(json_flow *flows, size_t n)
 {
+	if (n < 2)
+		return;
 	qsort(flows, n, sizeof *flows, compare_flow_path);
 	for (size_t i = 1; i < n; i++) {
 		if (flows[i].id == flows[i - 1].id && flows[i].ts_ns < flows[i - 1].ts_ns)
