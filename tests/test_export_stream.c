@@ -132,29 +132,36 @@ static void chunk_end(bytes *b)
 
 /* ---- strings the events get ---------------------------------------------- */
 
-static const char *const names[] = {
-    "frame",
-    "draw",
-    "layout",
-    "",
-    "a \"quoted\" name\\",
-    "tab\tand\nnewline",
-    "pipe|name",
-    "caf\xc3\xa9",
-    "bad \xff utf8",
-    "emb\0edded",
-    "-1 dash",
-    "x",
+/* Names with their lengths: one holds a NUL, which ends it in the output. */
+#define NAME(s)                                                                                    \
+	{                                                                                          \
+		s, sizeof s - 1                                                                    \
+	}
+static const struct {
+	const char *s;
+	size_t len;
+} names[] = {
+    NAME("frame"),
+    NAME("draw"),
+    NAME("layout"),
+    NAME(""),
+    NAME("a \"quoted\" name\\"),
+    NAME("tab\tand\nnewline"),
+    NAME("pipe|name"),
+    NAME("caf\xc3\xa9"),
+    NAME("bad \xff utf8"),
+    NAME("emb\0edded"),
+    NAME("-1 dash"),
+    NAME("x"),
 };
-static const size_t name_lens[] = {5, 4, 6, 0, 19, 15, 9, 5, 10, 9, 7, 1};
 #define NNAMES (sizeof names / sizeof names[0])
 
 static void random_string(char *buf, size_t *len)
 {
 	size_t i = (size_t)below(NNAMES + 1);
 	if (i < NNAMES) {
-		memcpy(buf, names[i], name_lens[i]);
-		*len = name_lens[i];
+		memcpy(buf, names[i].s, names[i].len);
+		*len = names[i].len;
 		return;
 	}
 	/* long, sometimes beyond what an atrace payload holds */
@@ -368,7 +375,8 @@ static void write_metadata(bytes *b, const gen *g, uint32_t pid)
 
 	chunk_begin(b, TL_CHUNK_PROCESS);
 	put_u32(b, pid);
-	put_string(b, chance(20) ? "" : "game \"x\"", chance(20) ? 0 : 10);
+	const char *process = chance(20) ? "" : "game \"x\"";
+	put_string(b, process, strlen(process));
 	chunk_end(b);
 
 	chunk_begin(b, TL_CHUNK_CLOCK);
