@@ -735,11 +735,11 @@ int tl_snapshot_read_event(tl_snapshot_read *r, const uint64_t *rec, uint32_t ti
                            tl_string_store_fn store, void *ctx, tl_model_event *e)
 {
 	tl_record_view v;
-	if (with_args) {
+	if (with_args && rec[1] >> TL_REC_ARGTYPES_SHIFT) {
 		tl_record_decode(rec, TL_REC_WORDS(rec[1]), &v);
 	} else {
-		/* what is needed without the args: a record that decodes holds
-		 * its name (when its phase has one) and value where these say */
+		/* what is needed without args: a record that decodes holds its
+		 * name (when its phase has one) and value where these say */
 		uint64_t header = rec[1];
 		v.ts = rec[0];
 		v.phase = TL_REC_PHASE(header);
