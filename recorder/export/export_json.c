@@ -89,6 +89,10 @@ typedef struct json_writer {
 	uint32_t ids_pid, ids_tid;
 	size_t ids_len;
 	char ids[48];
+	/* the last category written, and how */
+	const char *cat;
+	size_t cat_len;
+	char cat_text[64];
 } json_writer;
 
 /* ------------------------------------------------------------------------ */
@@ -396,6 +400,30 @@ static uint32_t output_tid(uint32_t pid, uint32_t tid)
 	return tid ? tid : pid;
 }
 
+/*
+ * A category as write_string writes it, from a copy of the last one's
+ * output when cat is the same string (a model's categories are interned:
+ * the events of one category share one pointer).
+ */
+static void write_category(json_writer *w, const char *cat)
+{
+	tl_out *out = w->out;
+	if (cat == w->cat && w->cat_len) {
+		tl_out_bytes(out, w->cat_text, w->cat_len);
+		return;
+	}
+	size_t before = out->len;
+	write_string(out, cat);
+	/* kept when short and still whole in the buffer (no flush since) */
+	w->cat = NULL;
+	w->cat_len = 0;
+	if (!out->err && out->len > before && out->len - before <= sizeof w->cat_text) {
+		w->cat = cat;
+		w->cat_len = out->len - before;
+		memcpy(w->cat_text, out->buf + before, w->cat_len);
+	}
+}
+
 /* Opens an event object: ph, name, cat (unless NULL), pid, tid, ts. */
 static void begin_event(json_writer *w, char ph, const char *name, const char *cat, uint32_t pid,
                         uint32_t tid, int64_t ts_ns)
@@ -408,7 +436,7 @@ static void begin_event(json_writer *w, char ph, const char *name, const char *c
 	write_string(out, name);
 	if (cat) {
 		tl_out_bytes(out, ",\"cat\":", 7);
-		write_string(out, cat);
+		write_category(w, cat);
 	}
 	if (!w->ids_len || pid != w->ids_pid || tid != w->ids_tid) {
 		/* most events have the pid and tid of the one before */
