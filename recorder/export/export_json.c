@@ -409,7 +409,10 @@ static void write_category(json_writer *w, const char *cat)
 {
 	tl_out *out = w->out;
 	if (cat == w->cat && w->cat_len) {
-		tl_out_bytes(out, w->cat_text, w->cat_len);
+		if (w->cat_len <= TL_OUT_SHORT)
+			tl_out_short(out, w->cat_text, w->cat_len);
+		else
+			tl_out_bytes(out, w->cat_text, w->cat_len);
 		return;
 	}
 	size_t before = out->len;
@@ -431,7 +434,10 @@ static void begin_event(json_writer *w, char ph, const char *name, const char *c
 	tl_out *out = w->out;
 	char head[19] = {',', '\n', '{', '"', 'p', 'h', '"', ':', '"', ph,
 	                 '"', ',',  '"', 'n', 'a', 'm', 'e', '"', ':'};
-	tl_out_bytes(out, head + w->first_event, sizeof head - (size_t)w->first_event);
+	if (w->first_event)
+		tl_out_bytes(out, head + 1, sizeof head - 1);
+	else
+		tl_out_bytes(out, head, sizeof head);
 	w->first_event = 0;
 	write_string(out, name);
 	if (cat) {
@@ -446,7 +452,10 @@ static void begin_event(json_writer *w, char ph, const char *name, const char *c
 		w->ids_pid = pid;
 		w->ids_tid = tid;
 	}
-	tl_out_bytes(out, w->ids, w->ids_len);
+	if (w->ids_len <= TL_OUT_SHORT)
+		tl_out_short(out, w->ids, w->ids_len);
+	else
+		tl_out_bytes(out, w->ids, w->ids_len);
 	if (ph != 'M') {
 		tl_out_bytes(out, ",\"ts\":", 6);
 		write_us(out, ts_ns);

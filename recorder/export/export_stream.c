@@ -103,11 +103,13 @@ int tl_stream_strings_reset(tl_stream_strings *s, const uint64_t *const *recs, s
 const char *tl_stream_strings_store(void *strings, const char *str, size_t len)
 {
 	tl_stream_strings *s = strings;
-	if (len + 1 > s->cap - s->used)
+	if ((len + 7) / 8 * 8 + 1 > s->cap - s->used)
 		return NULL; /* not reached: reset made room */
 	char *copy = s->buf + s->used;
-	if (len)
-		memcpy(copy, str, len);
+	/* a record's strings are padded with zeros to whole words, and reset
+	 * made room for their padded sizes: copy a word at a time */
+	for (size_t i = 0; i < len; i += 8)
+		memcpy(copy + i, str + i, 8);
 	copy[len] = '\0';
 	s->used += len + 1;
 	return copy;

@@ -64,7 +64,8 @@ typedef struct tl_stream_strings {
 /* Empties the buffer and makes room for the strings of records recs[0..n)
  * (NULL entries skipped). 0 or -ENOMEM. */
 int tl_stream_strings_reset(tl_stream_strings *s, const uint64_t *const *recs, size_t n);
-/* A tl_string_store_fn over a tl_stream_strings. */
+/* A tl_string_store_fn over a tl_stream_strings, for a record's strings:
+ * it reads them by whole words (they are padded with zeros to words). */
 const char *tl_stream_strings_store(void *strings, const char *str, size_t len);
 void tl_stream_strings_free(tl_stream_strings *s);
 

@@ -152,6 +152,22 @@ static inline void tl_out_bytes(tl_out *out, const void *data, size_t len)
 	tl_out_bytes_slow(out, data, len);
 }
 
+/*
+ * The same for len <= TL_OUT_SHORT from a source that holds TL_OUT_SHORT
+ * readable bytes: one copy of a constant size (a few moves, not a call)
+ * when the buffer has room.
+ */
+#define TL_OUT_SHORT 32
+static inline void tl_out_short(tl_out *out, const void *data, size_t len)
+{
+	if (sizeof out->buf - out->len >= TL_OUT_SHORT && !out->err) {
+		__builtin_memcpy(out->buf + out->len, data, TL_OUT_SHORT);
+		out->len += len;
+		return;
+	}
+	tl_out_bytes_slow(out, data, len);
+}
+
 static inline void tl_out_str(tl_out *out, const char *s)
 {
 	tl_out_bytes(out, s, __builtin_strlen(s));
