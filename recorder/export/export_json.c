@@ -98,11 +98,21 @@ typedef struct json_writer {
 /* ------------------------------------------------------------------------ */
 /* Values */
 
+/* "0x" and v in lower-case hex, quoted. */
 static void write_hex(tl_out *out, uint64_t v)
 {
+	static const char digits[] = "0123456789abcdef";
 	char buf[24];
-	int n = snprintf(buf, sizeof buf, "\"0x%llx\"", (unsigned long long)v);
-	tl_out_bytes(out, buf, (size_t)n);
+	char *p = buf + sizeof buf;
+	*--p = '"';
+	do {
+		*--p = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	*--p = 'x';
+	*--p = '0';
+	*--p = '"';
+	tl_out_bytes(out, p, (size_t)(buf + sizeof buf - p));
 }
 
 /* Nanoseconds as microseconds with three decimals, without floating point. */
@@ -656,33 +666,37 @@ static void write_thread_events(json_writer *w, const tl_match_thread *t, json_r
 /* Flows */
 
 /*
- * A flow event, with the id and ts it is written with. index orders the
- * events of a trace (the model's order); event is the model's event, or
- * the record of a streamed one.
+ * A flow event, with the id and ts it is written with: 40 bytes, since a
+ * trace may have many and they are written after all the others. place
+ * orders flow events: the phase's rank (begin, step, end) in the top two
+ * bits, then the event's index among all of the trace's events (the
+ * model's order). event is the model's event, or the record of a streamed
+ * one.
  */
 typedef struct json_flow {
 	uint64_t id;
 	int64_t ts_ns;
 	int64_t event_ts_ns;
-	uint64_t index;
+	uint64_t place;
 	const void *event;
-	uint32_t tid;
-	char phase;
 } json_flow;
 
-static int flow_phase_rank(char phase)
+#define FLOW_RANK_SHIFT 62
+
+static uint64_t flow_place(char phase, uint64_t index)
 {
-	return phase == TL_PHASE_FLOW_BEGIN ? 0 : phase == TL_PHASE_FLOW_STEP ? 1 : 2;
+	uint64_t rank = phase == TL_PHASE_FLOW_BEGIN ? 0 : phase == TL_PHASE_FLOW_STEP ? 1 : 2;
+	return rank << FLOW_RANK_SHIFT | index;
+}
+
+static uint64_t flow_index(const json_flow *flow)
+{
+	return flow->place & ((1ull << FLOW_RANK_SHIFT) - 1);
 }
 
 static int compare_flow_tail(const json_flow *a, const json_flow *b)
 {
-	int ra = flow_phase_rank(a->phase), rb = flow_phase_rank(b->phase);
-	if (ra != rb)
-		return ra < rb ? -1 : 1;
-	if (a->index != b->index)
-		return a->index < b->index ? -1 : 1;
-	return 0;
+	return a->place < b->place ? -1 : a->place > b->place;
 }
 
 /* The events of one flow together, in the order they happened. */
@@ -707,18 +721,101 @@ static int compare_flow_written(const void *pa, const void *pb)
 	return compare_flow_tail(a, b);
 }
 
-/* Puts the flow events in file order, each written at the start of its slice
- * unless that would put it before the flow's previous event. */
-static void sort_flows(json_flow *flows, size_t n)
+/* The end of the run of ascending flows that starts at lo. */
+static size_t run_end(const json_flow *flows, const size_t *order, size_t lo, size_t n,
+                      int (*compare)(const void *, const void *))
+{
+	size_t end = lo + 1;
+	while (end < n && compare(&flows[order[end - 1]], &flows[order[end]]) < 0)
+		end++;
+	return end;
+}
+
+/*
+ * Sorts order[0..n), indexes into flows, by compare of the flows: a merge
+ * sort of the runs already in order (each thread's flow events mostly
+ * are: a few passes suffice), through tmp (room for n). The flows
+ * themselves are moved once, by sort_flows: an index is 8 bytes where a
+ * flow is 40.
+ */
+static void merge_sort_flows(const json_flow *flows, size_t *order, size_t *tmp, size_t n,
+                             int (*compare)(const void *, const void *))
+{
+	size_t *from = order, *to = tmp;
+	for (;;) {
+		size_t runs = 0;
+		for (size_t lo = 0; lo < n; runs++) {
+			size_t mid = run_end(flows, from, lo, n, compare);
+			size_t hi = mid < n ? run_end(flows, from, mid, n, compare) : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				to[k++] = compare(&flows[from[j]], &flows[from[i]]) < 0 ? from[j++]
+				                                                        : from[i++];
+			while (i < mid)
+				to[k++] = from[i++];
+			while (j < hi)
+				to[k++] = from[j++];
+			lo = hi;
+		}
+		size_t *swap = from;
+		from = to;
+		to = swap;
+		if (runs <= 1)
+			break;
+	}
+	if (from != order)
+		memcpy(order, from, n * sizeof *order);
+}
+
+/* Puts flows in the order order gives (order is left as 0..n-1). */
+static void permute_flows(json_flow *flows, size_t *order, size_t n)
+{
+	for (size_t start = 0; start < n; start++) {
+		if (order[start] == start)
+			continue;
+		/* the cycle through start: each place takes the flow it names */
+		json_flow first = flows[start];
+		size_t at = start;
+		while (order[at] != start) {
+			size_t from = order[at];
+			flows[at] = flows[from];
+			order[at] = at;
+			at = from;
+		}
+		flows[at] = first;
+		order[at] = at;
+	}
+}
+
+/*
+ * Puts the flow events in file order, each written at the start of its slice
+ * unless that would put it before the flow's previous event. 0 or -ENOMEM.
+ * The flows come thread by thread, each thread's mostly in time order: the
+ * file order is sorted from that order, in few passes.
+ */
+static int sort_flows(json_flow *flows, size_t n)
 {
 	if (n < 2)
-		return;
-	qsort(flows, n, sizeof *flows, compare_flow_path);
+		return 0;
+	size_t *order = malloc(2 * n * sizeof *order);
+	if (!order)
+		return -ENOMEM;
+	size_t *tmp = order + n;
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	merge_sort_flows(flows, order, tmp, n, compare_flow_path);
 	for (size_t i = 1; i < n; i++) {
-		if (flows[i].id == flows[i - 1].id && flows[i].ts_ns < flows[i - 1].ts_ns)
-			flows[i].ts_ns = flows[i].event_ts_ns;
+		json_flow *flow = &flows[order[i]];
+		const json_flow *prev = &flows[order[i - 1]];
+		if (flow->id == prev->id && flow->ts_ns < prev->ts_ns)
+			flow->ts_ns = flow->event_ts_ns;
 	}
-	qsort(flows, n, sizeof *flows, compare_flow_written);
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	merge_sort_flows(flows, order, tmp, n, compare_flow_written);
+	permute_flows(flows, order, n);
+	free(order);
+	return 0;
 }
 
 static void write_flow(json_writer *w, const json_flow *flow, const tl_model_event *ev)
@@ -737,10 +834,8 @@ static json_flow model_flow(const tl_model *model, const tl_slice *s)
 	    .id = flow_bind_id(ev->id, ev->scope, tl_model_event_pid(model, ev)),
 	    .ts_ns = s->start_ns,
 	    .event_ts_ns = ev->ts_ns,
-	    .index = s->flow_event,
+	    .place = flow_place(ev->phase, s->flow_event),
 	    .event = ev,
-	    .tid = ev->tid,
-	    .phase = ev->phase,
 	};
 }
 
@@ -752,8 +847,9 @@ static size_t count_flows(const tl_slice_match *match)
 	return n;
 }
 
-/* Writes the flow v1 events of every slice carrying a flow; flows has room for them all. */
-static void write_flows(json_writer *w, json_flow *flows)
+/* Writes the flow v1 events of every slice carrying a flow; flows has room
+ * for them all. 0 or -ENOMEM. */
+static int write_flows(json_writer *w, json_flow *flows)
 {
 	const tl_slice_match *match = w->match;
 	size_t n = 0;
@@ -762,9 +858,11 @@ static void write_flows(json_writer *w, json_flow *flows)
 		if (match->slices[i].flow_event != TL_MATCH_NONE)
 			flows[n++] = model_flow(w->model, &match->slices[i]);
 	}
-	sort_flows(flows, n);
+	if (sort_flows(flows, n))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		write_flow(w, &flows[i], flows[i].event);
+	return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -893,7 +991,9 @@ int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
 	write_names(&w, match.threads, match.nthreads);
 	for (size_t t = 0; t < match.nthreads; t++)
 		write_thread_events(&w, &match.threads[t], records);
-	write_flows(&w, flows);
+	rc = write_flows(&w, flows);
+	if (rc)
+		goto out_free;
 	tl_match_counts totals = {match.unmatched_begin, match.unmatched_end, match.too_deep,
 	                          match.flow_markers,    match.flows_dropped, match.events_unknown};
 	write_end(&w, &model->stats, &totals);
@@ -960,6 +1060,12 @@ typedef struct json_stream {
 	int error; /* -ENOMEM from a callback */
 	uint32_t tid;
 	uint64_t first_index; /* the thread's first event among all of them */
+	/* every thread's first index and tid, for the flow events' tids */
+	struct json_thread_start {
+		uint64_t first_index;
+		uint32_t tid;
+	} * starts;
+	size_t nstarts, starts_cap;
 
 	unsigned char *slice_flags; /* SLICE_* by slice index */
 	size_t slice_flags_cap;
@@ -1028,10 +1134,8 @@ static void note_flow(void *ctx, const tl_stream_slice *s)
 	    .id = flow_bind_id(e->value, scope, js->r->model->pid),
 	    .ts_ns = s->start_ns,
 	    .event_ts_ns = e->ts_ns,
-	    .index = js->first_index + e->position,
+	    .place = flow_place(e->phase, js->first_index + e->position),
 	    .event = e->rec,
-	    .tid = js->tid,
-	    .phase = e->phase,
 	};
 }
 
@@ -1170,6 +1274,10 @@ static int compare_slice_end(const void *pa, const void *pb)
 
 static int export_thread(json_stream *js, tl_snapshot_thread *t, tl_match_counts *totals)
 {
+	if (!reserve(js, (void **)&js->starts, &js->starts_cap, js->nstarts + 1,
+	             sizeof *js->starts))
+		return js->error;
+	js->starts[js->nstarts++] = (struct json_thread_start){js->first_index, t->tid};
 	js->tid = t->tid;
 	js->nends = js->next_end = 0;
 	size_t flows_before = js->nflows;
@@ -1223,9 +1331,26 @@ static int export_thread(json_stream *js, tl_snapshot_thread *t, tl_match_counts
 	return rc;
 }
 
+/* The tid of the thread whose events include the one at index. */
+static uint32_t tid_of(const json_stream *js, uint64_t index)
+{
+	size_t lo = 0, hi = js->nstarts; /* the last start at or before index */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (js->starts[mid].first_index <= index)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return js->starts[lo].tid;
+}
+
 static void write_stream_flows(json_stream *js)
 {
-	sort_flows(js->flows, js->nflows);
+	if (sort_flows(js->flows, js->nflows)) {
+		js->error = -ENOMEM;
+		return;
+	}
 	for (size_t i = 0; i < js->nflows && !js->error; i++) {
 		const json_flow *flow = &js->flows[i];
 		const uint64_t *rec = flow->event;
@@ -1234,7 +1359,7 @@ static void write_stream_flows(json_stream *js)
 			return;
 		}
 		tl_model_event ev;
-		tl_stream_decode(js->r, &js->strings, rec, flow->tid, 0, &ev);
+		tl_stream_decode(js->r, &js->strings, rec, tid_of(js, flow_index(flow)), 0, &ev);
 		write_flow(&js->w, flow, &ev);
 	}
 }
@@ -1290,6 +1415,7 @@ out_free:
 	free(js.ends);
 	tl_item_queue_free(&js.items);
 	free(js.flows);
+	free(js.starts);
 	tl_stream_strings_free(&js.strings);
 	return rc;
 }
