@@ -49,7 +49,7 @@
 
 static const char usage[] =
     "usage: timeline-bench-export [--quick] [--events LIST] [--model-max M] [--reps N]\n"
-    "                             [--dir DIR] [--keep]\n"
+    "                             [--mixed] [--dir DIR] [--keep]\n"
     "\n"
     "Records LIST million events (comma-separated) with the endless recorder on 4\n"
     "threads and measures, each in a child process of its own, the binary snapshot,\n"
@@ -64,6 +64,9 @@ static const char usage[] =
     "  --events LIST      sizes, in millions of events\n"
     "  --model-max M      largest size also converted through the model (0: none)\n"
     "  --reps N           runs per row (default 3)\n"
+    "  --mixed            events of every kind: slices with args, COMPLETE events,\n"
+    "                     flows, instants, counters, async (default: frames of\n"
+    "                     nested slices, an instant and a counter)\n"
     "  --dir DIR          where the snapshot files go (default: $TMPDIR or /tmp)\n"
     "  --keep             keep the snapshot files (named in the output)\n"
     "  --quick            --events 1\n"
@@ -74,12 +77,39 @@ static const char usage[] =
 
 typedef struct record_job {
 	uint64_t events; /* for this thread, a multiple of 8 */
+	int mixed;
 } record_job;
+
+/*
+ * --mixed: eight events of every kind the exporters treat apart: a slice
+ * with an arg, a flow from it to a COMPLETE event (so the slice and the
+ * COMPLETE carry a flow and are written as X), an instant, a counter and an
+ * async begin. Bigger records, and all of what the exporters hold besides
+ * the input: COMPLETE events, X slices, flow events.
+ */
+static void record_mixed(uint64_t events)
+{
+	for (uint64_t i = 0; i < events; i += 8) {
+		tl_timestamp start = tl_now();
+		TL_TRACE_EVENT_BEGIN1("app", "frame", "i", (int64_t)i);
+		TL_TRACE_EVENT_FLOW_BEGIN0("app", "post", i);
+		TL_TRACE_EVENT_INSTANT0("app", "tick", TL_EVENT_SCOPE_THREAD);
+		TL_TRACE_EVENT_COMPLETE("app", "work", start, tl_now());
+		TL_TRACE_EVENT_FLOW_END0("app", "post", i);
+		TL_TRACE_EVENT_COUNTER("app", "queue", (int64_t)(i % 7));
+		TL_TRACE_EVENT_ASYNC_BEGIN0("net", "fetch", i);
+		TL_TRACE_EVENT_END0("app", "frame");
+	}
+}
 
 /* Eight events: nested slices, an instant and a counter, as a frame does. */
 static void *record_thread(void *arg)
 {
 	const record_job *job = arg;
+	if (job->mixed) {
+		record_mixed(job->events);
+		return NULL;
+	}
 	for (uint64_t i = 0; i < job->events; i += 8) {
 		TL_TRACE_EVENT_BEGIN0("gfx", "frame");
 		TL_TRACE_EVENT_BEGIN0("gfx", "draw");
@@ -94,13 +124,17 @@ static void *record_thread(void *arg)
 }
 
 /* Starts the endless recorder and records events on THREADS threads. */
+/* --mixed, for every child */
+static int mixed;
+
 static int record(uint64_t events)
 {
 	tl_options opts = {
 	    .struct_size = sizeof opts,
 	    .recorder = TL_RECORDER_ENDLESS,
-	    /* every event fits: at most 40 bytes each, plus partly used blocks */
-	    .buffer_bytes = (size_t)(events * 40 + (64u << 20)),
+	    /* every event fits: at most 40 (--mixed: 64) bytes each, plus partly
+	     * used blocks */
+	    .buffer_bytes = (size_t)(events * (mixed ? 64 : 40) + (64u << 20)),
 	    .categories = "*",
 	};
 	int rc = tl_init(&opts);
@@ -109,7 +143,7 @@ static int record(uint64_t events)
 		return rc;
 	}
 	pthread_t threads[THREADS];
-	record_job job = {events / THREADS / 8 * 8};
+	record_job job = {events / THREADS / 8 * 8, mixed};
 	int started = 0;
 	while (started < THREADS &&
 	       pthread_create(&threads[started], NULL, record_thread, &job) == 0)
@@ -401,10 +435,15 @@ static int parse_sizes(const char *list, double *sizes)
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"events", required_argument, NULL, 'e'}, {"model-max", required_argument, NULL, 'm'},
-	    {"dir", required_argument, NULL, 'd'},    {"quick", no_argument, NULL, 'q'},
-	    {"keep", no_argument, NULL, 'k'},         {"reps", required_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	    {"events", required_argument, NULL, 'e'},
+	    {"model-max", required_argument, NULL, 'm'},
+	    {"dir", required_argument, NULL, 'd'},
+	    {"quick", no_argument, NULL, 'q'},
+	    {"keep", no_argument, NULL, 'k'},
+	    {"reps", required_argument, NULL, 'r'},
+	    {"mixed", no_argument, NULL, 'x'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	double sizes[MAX_SIZES] = {1, 50};
 	int nsizes = 2, keep = 0, reps = 3, opt;
@@ -430,6 +469,9 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			keep = 1;
+			break;
+		case 'x':
+			mixed = 1;
 			break;
 		case 'r':
 			reps = atoi(optarg);
