@@ -128,9 +128,31 @@ static int find_ties(tl_snapshot_read *r, tl_thread_survey *sv)
 	return rc;
 }
 
+/* A filter of the BEGINs' timestamps: a COMPLETE event whose start it does
+ * not hold starts with no BEGIN. */
+#define BEGIN_FILTER_BITS 65536
+
+static size_t begin_filter_bit(int64_t ts)
+{
+	return (size_t)(((uint64_t)ts * 0x9e3779b97f4a7c15ull) >> 48);
+}
+
+/* Whether some COMPLETE event may start when a BEGIN does. */
+static int may_tie(const tl_thread_survey *sv, const uint64_t *filter)
+{
+	for (size_t i = 0; i < sv->ncompletes; i++) {
+		size_t bit = begin_filter_bit(sv->completes[i].start_ns);
+		if (filter[bit / 64] >> (bit % 64) & 1)
+			return 1;
+	}
+	return 0;
+}
+
 int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_survey *sv,
                          tl_slice_stream *feed)
 {
+	uint64_t begins[BEGIN_FILTER_BITS / 64];
+	memset(begins, 0, sizeof begins);
 	memset(sv, 0, sizeof *sv);
 	sv->thread = t;
 	sv->close_ns = r->model->snapshot_ns;
@@ -162,11 +184,14 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 				sv->completes[sv->ncompletes++] = (tl_stream_complete){
 				    e.ts_ns, max_i64(e.ts_ns, e.end_ns), e.position, e.rec};
 			continue; /* merged by start: not in the floor */
-		case TL_PHASE_BEGIN:
+		case TL_PHASE_BEGIN: {
+			size_t bit = begin_filter_bit(e.ts_ns);
+			begins[bit / 64] |= 1ull << (bit % 64);
 			sv->nbegins++;
 			if (++depth > sv->max_depth)
 				sv->max_depth = depth;
 			break;
+		}
 		case TL_PHASE_END:
 			if (depth)
 				depth--;
@@ -195,7 +220,8 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 	}
 	if (rc == 0 && sv->ncompletes) {
 		qsort(sv->completes, sv->ncompletes, sizeof *sv->completes, compare_complete);
-		rc = find_ties(r, sv);
+		if (may_tie(sv, begins))
+			rc = find_ties(r, sv);
 	}
 	sv->may_be_too_deep = sv->max_depth + sv->ncompletes >= TL_MATCH_MAX_DEPTH;
 	if (rc == 0 && feed) {

@@ -12,8 +12,9 @@
  *     start, so they are merged by start time: the survey keeps each one's
  *     start, end and record (32 bytes a COMPLETE event). At an equal
  *     timestamp a BEGIN goes before a COMPLETE when its slice ends no later:
- *     the survey pairs BEGIN and END once more to keep the end of every
- *     BEGIN that starts when a COMPLETE does (16 bytes each). It also keeps,
+ *     when one may start with a BEGIN (a filter of the BEGINs' timestamps
+ *     says), the survey pairs BEGIN and END once more to keep the end of
+ *     every BEGIN that starts when a COMPLETE does (16 bytes each). It keeps,
  *     for every 256 events, the earliest timestamp they hold, so that the
  *     passes that write know when an item can no longer be preceded by one
  *     still to come (tl_slice_stream_floor).
