@@ -10,7 +10,7 @@
  * a window of items waiting for their place, and what the survey keeps
  * (slice_stream.h); for Chrome JSON, one byte per slice of the thread being
  * written and, until the end, every flow event (they are written last,
- * sorted: 48 bytes each); for ftrace text, the survey of every thread at
+ * sorted: 40 bytes each, 56 while sorted); for ftrace text, the survey of every thread at
  * once (its lines are merged across threads).
  *
  * Internal; allocates, not signal-safe.
