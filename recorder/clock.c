@@ -211,13 +211,35 @@ static int64_t clamp_u64_to_i64(uint64_t v)
 	return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* round(dt * dns / span), saturated to UINT64_MAX. */
-static uint64_t scale(uint64_t dt, uint64_t dns, uint64_t span)
+/* dns / span, the estimate scale() starts from. */
+static double rate_of(uint64_t dns, uint64_t span)
+{
+	return (double)dns / (double)span;
+}
+
+/* round(dt * dns / span), saturated to UINT64_MAX; rate: rate_of(dns, span). */
+static uint64_t scale(uint64_t dt, uint64_t dns, uint64_t span, double rate)
 {
 #ifdef __SIZEOF_INT128__
-	unsigned __int128 step = ((unsigned __int128)dt * dns + span / 2) / span;
+	unsigned __int128 x = (unsigned __int128)dt * dns + span / 2;
+	/*
+	 * Below 2^50 a double's quotient is within 1 of the exact one: made
+	 * exact with two products, it costs a fraction of the 128-bit division
+	 * (the exporters convert every timestamp of a trace, several times).
+	 */
+	double estimate = (double)dt * rate + 0.5;
+	if (estimate < 0x1p50) {
+		uint64_t q = (uint64_t)estimate;
+		while (q && (unsigned __int128)q * span > x)
+			q--;
+		while ((unsigned __int128)(q + 1) * span <= x)
+			q++;
+		return q;
+	}
+	unsigned __int128 step = x / span;
 	return step > UINT64_MAX ? UINT64_MAX : (uint64_t)step;
 #else
+	(void)rate;
 	long double step = (long double)dt * (long double)dns / (long double)span + 0.5L;
 	return step >= 0x1p64L ? UINT64_MAX : (uint64_t)step;
 #endif
@@ -234,30 +256,40 @@ static int64_t offset_saturated(int64_t base, uint64_t step, int negative)
 	return step > room ? INT64_MAX : (int64_t)((uint64_t)base + step);
 }
 
+/* |b.ns - a.ns|, and whether b.ns >= a.ns. */
+static uint64_t ns_distance(const tl_clock_pair *a, const tl_clock_pair *b, int *rising)
+{
+	*rising = b->ns >= a->ns;
+	return *rising ? (uint64_t)b->ns - (uint64_t)a->ns : (uint64_t)a->ns - (uint64_t)b->ns;
+}
+
 /*
  * The ns value of tick t on the line through a and b (a.ticks <= b.ticks),
  * rounded to the nearest ns and clamped to the int64 range; exact at a and
  * b. When a and b share a tick value, one tick counts as one ns from a.
+ * rate: rate_of the pairs' distances (unused when they share a tick value).
  */
-static int64_t interpolate(uint64_t t, const tl_clock_pair *a, const tl_clock_pair *b)
+static int64_t interpolate(uint64_t t, const tl_clock_pair *a, const tl_clock_pair *b, double rate)
 {
 	int forward = t >= a->ticks;
 	uint64_t dt = forward ? t - a->ticks : a->ticks - t;
 	if (a->ticks == b->ticks)
 		return offset_saturated(a->ns, dt, !forward);
-	int rising = b->ns >= a->ns;
-	uint64_t dns =
-	    rising ? (uint64_t)b->ns - (uint64_t)a->ns : (uint64_t)a->ns - (uint64_t)b->ns;
-	return offset_saturated(a->ns, scale(dt, dns, b->ticks - a->ticks), forward != rising);
+	int rising;
+	uint64_t dns = ns_distance(a, b, &rising);
+	return offset_saturated(a->ns, scale(dt, dns, b->ticks - a->ticks, rate),
+	                        forward != rising);
 }
 
-int64_t tl_clock_ticks_to_ns(const tl_clock_pair *p, size_t n, uint64_t ticks)
+static double segment_rate(const tl_clock_pair *a, const tl_clock_pair *b)
 {
-	if (n == 0)
-		return clamp_u64_to_i64(ticks);
-	if (n == 1)
-		return interpolate(ticks, &p[0], &p[0]);
-	/* the last pair at or before ticks, kept below the last pair */
+	int rising;
+	return a->ticks == b->ticks ? 0 : rate_of(ns_distance(a, b, &rising), b->ticks - a->ticks);
+}
+
+/* The last pair at or before ticks, kept below the last pair (n >= 2). */
+static size_t segment_of(const tl_clock_pair *p, size_t n, uint64_t ticks)
+{
 	size_t lo = 0, hi = n - 1;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -266,7 +298,41 @@ int64_t tl_clock_ticks_to_ns(const tl_clock_pair *p, size_t n, uint64_t ticks)
 		else
 			hi = mid;
 	}
-	return interpolate(ticks, &p[lo], &p[lo + 1]);
+	return lo;
+}
+
+int64_t tl_clock_ticks_to_ns(const tl_clock_pair *p, size_t n, uint64_t ticks)
+{
+	if (n == 0)
+		return clamp_u64_to_i64(ticks);
+	if (n == 1)
+		return interpolate(ticks, &p[0], &p[0], 0);
+	size_t lo = segment_of(p, n, ticks);
+	return interpolate(ticks, &p[lo], &p[lo + 1], segment_rate(&p[lo], &p[lo + 1]));
+}
+
+void tl_clock_converter_init(tl_clock_converter *c, const tl_clock_pair *p, size_t n)
+{
+	c->pairs = p;
+	c->n = n;
+	c->segment = SIZE_MAX;
+	c->rate = 0;
+}
+
+int64_t tl_clock_converter_ns(tl_clock_converter *c, uint64_t ticks)
+{
+	const tl_clock_pair *p = c->pairs;
+	size_t n = c->n, lo = c->segment;
+	if (n < 2)
+		return tl_clock_ticks_to_ns(p, n, ticks);
+	/* the segment segment_of would find: at most one satisfies this */
+	if (lo == SIZE_MAX || (lo > 0 && p[lo].ticks > ticks) ||
+	    (lo + 2 < n && ticks >= p[lo + 1].ticks)) {
+		lo = segment_of(p, n, ticks);
+		c->segment = lo;
+		c->rate = segment_rate(&p[lo], &p[lo + 1]);
+	}
+	return interpolate(ticks, &p[lo], &p[lo + 1], c->rate);
 }
 
 tl_timestamp tl_now(void)

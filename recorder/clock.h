@@ -89,6 +89,19 @@ size_t tl_clock_pairs(tl_clock_pair *out, size_t max);
  */
 int64_t tl_clock_ticks_to_ns(const tl_clock_pair *pairs, size_t n, uint64_t ticks);
 
+/* Many conversions by the same pairs, each exactly tl_clock_ticks_to_ns's:
+ * the segment of the last one is kept, and its rate, for the next ones that
+ * fall in it (a thread's timestamps mostly do). */
+typedef struct tl_clock_converter {
+	const tl_clock_pair *pairs; /* must outlive the converter */
+	size_t n;
+	size_t segment; /* of the last conversion; SIZE_MAX: none yet */
+	double rate;
+} tl_clock_converter;
+
+void tl_clock_converter_init(tl_clock_converter *c, const tl_clock_pair *pairs, size_t n);
+int64_t tl_clock_converter_ns(tl_clock_converter *c, uint64_t ticks);
+
 #pragma GCC visibility pop
 
 #endif /* TIMELINE_CLOCK_H */

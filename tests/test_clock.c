@@ -182,6 +182,90 @@ static void test_snapshot_records_a_clock_snapshot(void **state)
 	tl_model_free(&m);
 }
 
+#ifdef __SIZEOF_INT128__
+/* The conversion's definition, with a 128-bit division each time. */
+static int64_t reference_ticks_to_ns(const tl_clock_pair *a, const tl_clock_pair *b,
+                                     uint64_t t)
+{
+	int forward = t >= a->ticks;
+	uint64_t dt = forward ? t - a->ticks : a->ticks - t;
+	int rising = b->ns >= a->ns;
+	uint64_t dns = rising ? (uint64_t)b->ns - (uint64_t)a->ns : (uint64_t)a->ns - (uint64_t)b->ns;
+	uint64_t span = b->ticks - a->ticks;
+	unsigned __int128 q = ((unsigned __int128)dt * dns + span / 2) / span;
+	uint64_t step = q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
+	__int128 v = forward == rising ? (__int128)a->ns + step : (__int128)a->ns - step;
+	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
+
+static void test_ticks_conversion_rounds_like_a_128_bit_division(void **state)
+{
+	(void)state;
+	uint64_t x = 88172645463325252ull; /* xorshift64 */
+	for (int i = 0; i < 200000; i++) {
+		uint64_t r[4];
+		for (int k = 0; k < 4; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			r[k] = x;
+		}
+		/* magnitudes from tiny to huge, around a TSC's ratio and not */
+		unsigned shift = (unsigned)(r[3] % 64);
+		tl_clock_pair p[2];
+		p[0].ticks = r[0] >> (r[3] >> 8) % 64;
+		p[0].ns = (int64_t)(r[1] >> 2);
+		uint64_t span = 1 + (r[2] >> shift);
+		p[1].ticks = p[0].ticks + span > p[0].ticks ? p[0].ticks + span : UINT64_MAX;
+		uint64_t dns = (r[2] >> ((r[3] >> 16) % 64)) / 4;
+		p[1].ns = (int64_t)((r[3] >> 24) & 1 ? (uint64_t)p[0].ns + dns
+		                                      : (uint64_t)p[0].ns - dns);
+		if (p[1].ticks == p[0].ticks)
+			continue;
+		uint64_t t = (r[3] >> 32) & 1 ? p[0].ticks + (r[1] >> ((r[3] >> 40) % 64))
+		                              : p[0].ticks - (r[0] >> ((r[3] >> 48) % 64));
+		int64_t want = reference_ticks_to_ns(&p[0], &p[1], t);
+		int64_t got = tl_clock_ticks_to_ns(p, 2, t);
+		if (got != want)
+			fail_msg("ticks %llu, pairs (%llu, %lld) (%llu, %lld): %lld, want %lld",
+			         (unsigned long long)t, (unsigned long long)p[0].ticks,
+			         (long long)p[0].ns, (unsigned long long)p[1].ticks,
+			         (long long)p[1].ns, (long long)got, (long long)want);
+	}
+}
+
+#else
+static void test_ticks_conversion_rounds_like_a_128_bit_division(void **state)
+{
+	(void)state;
+	print_message("no 128-bit integers on this target: nothing to compare with\n");
+	skip();
+}
+#endif
+
+static void test_clock_converter_converts_as_ticks_to_ns(void **state)
+{
+	(void)state;
+	/* pairs with a repeated tick value and a falling ns value among them */
+	const tl_clock_pair p[] = {{1000, 5000},      {4000, 6000},  {4000, 6100},
+	                           {10000, 9000},     {10500, 8900}, {1u << 30, 1000000000},
+	                           {3u << 30, 50000}};
+	const size_t n = sizeof p / sizeof p[0];
+	for (size_t count = 0; count <= n; count++) {
+		tl_clock_converter c;
+		tl_clock_converter_init(&c, p, count);
+		uint64_t x = 2463534242u, t = 0;
+		for (int i = 0; i < 100000; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* mostly small steps forward, sometimes a jump anywhere */
+			t = x % 16 ? t + x % 700 : x >> (x % 40);
+			assert_int_equal(tl_clock_converter_ns(&c, t), tl_clock_ticks_to_ns(p, count, t));
+		}
+	}
+}
+
 static void test_ticks_conversion_interpolates_between_pairs(void **state)
 {
 	(void)state;
@@ -209,6 +293,8 @@ int main(void)
 		                          teardown),
 		cmocka_unit_test_teardown(test_snapshot_records_a_clock_snapshot, teardown),
 		cmocka_unit_test(test_ticks_conversion_interpolates_between_pairs),
+		cmocka_unit_test(test_ticks_conversion_rounds_like_a_128_bit_division),
+		cmocka_unit_test(test_clock_converter_converts_as_ticks_to_ns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -768,6 +768,39 @@ static void test_json_args_are_typed(void **state)
 	builder_free(b);
 }
 
+static void test_json_integers_of_every_length_written_in_decimal(void **state)
+{
+	(void)state;
+	builder *b = builder_new();
+	/* 10^k - 1, 10^k and 10^k + 1 for every k, then the extremes */
+	uint64_t power = 1;
+	for (int k = 0; k < 20; k++, power *= 10) {
+		tl_model_event *e = add(b, MAIN, TL_PHASE_INSTANT, 1000 + k, "n");
+		for (int d = 0; d < 3; d++) {
+			set_arg(e, (unsigned)d, d == 0 ? "below" : d == 1 ? "at" : "above", TL_ARG_UINT);
+			e->args[d].v.u = power + (uint64_t)d - 1;
+		}
+	}
+	tl_model_event *e = add(b, MAIN, TL_PHASE_INSTANT, 2000, "extremes");
+	set_arg(e, 0, "max", TL_ARG_UINT);
+	e->args[0].v.u = UINT64_MAX;
+	set_arg(e, 1, "min", TL_ARG_INT);
+	e->args[1].v.i = INT64_MIN;
+	output out = export_json(b);
+
+	power = 1;
+	for (int k = 0; k < 20; k++, power *= 10) {
+		char expected[128];
+		snprintf(expected, sizeof expected, "{\"below\":%llu,\"at\":%llu,\"above\":%llu}",
+		         (unsigned long long)(power - 1), (unsigned long long)power,
+		         (unsigned long long)(power + 1));
+		assert_contains(out.text, expected);
+	}
+	assert_contains(out.text, "{\"max\":18446744073709551615,\"min\":-9223372036854775808}");
+	free(out.text);
+	builder_free(b);
+}
+
 static void test_json_slice_args_from_begin_and_end(void **state)
 {
 	(void)state;
@@ -919,6 +952,7 @@ int main(void)
 	    cmocka_unit_test(test_json_thread_name_for_every_thread),
 	    cmocka_unit_test(test_json_many_threads_written_thread_by_thread),
 	    cmocka_unit_test(test_json_args_are_typed),
+	    cmocka_unit_test(test_json_integers_of_every_length_written_in_decimal),
 	    cmocka_unit_test(test_json_slice_args_from_begin_and_end),
 	    cmocka_unit_test(test_json_metadata_has_clock_snapshot_and_stats),
 	    cmocka_unit_test(test_json_depth_capped_at_512),

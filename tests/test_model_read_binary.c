@@ -434,6 +434,57 @@ static void test_read_binary_sorts_events_by_tid_then_seq(void **state)
 	tl_model_free(&m);
 }
 
+/* Instants named by their timestamp, one block chunk (BLOCK or NESTED_BLOCK). */
+static void put_instants(struct snap *s, uint32_t type, uint32_t tid, uint64_t seq,
+                         const uint64_t *ts, size_t n)
+{
+	struct rec r = {0};
+	char name[24];
+	for (size_t i = 0; i < n; i++) {
+		rec_start(&r, ts[i], TL_PHASE_INSTANT, INLINE | TL_REC_F_TS_NS, 0, 0);
+		snprintf(name, sizeof name, "%c%llu", type == TL_CHUNK_BLOCK ? 'o' : 'h',
+		         (unsigned long long)ts[i]);
+		rec_string(&r, name);
+		rec_end(&r);
+	}
+	chunk_begin(s, type);
+	put_u32(s, tid);
+	put_u32(s, 0);
+	put_u64(s, seq);
+	put_u64(s, r.n);
+	put(s, r.w, r.n * sizeof r.w[0]);
+	chunk_end(s);
+}
+
+static void test_read_binary_puts_handler_events_among_the_threads_by_time(void **state)
+{
+	(void)state;
+	/* The handler's blocks are out of time order (seq 1 holds later events
+	 * than seq 2): its events ("h") go in by timestamp, each before the
+	 * first of the thread's own ("o") with a larger one. */
+	static const uint64_t own[] = {10, 20, 30, 40};
+	static const uint64_t handler_late[] = {35, 50};
+	static const uint64_t handler_early[] = {5, 20, 25};
+	struct snap s = {0};
+	snap_header(&s, TL_SNAPSHOT_VERSION, 0, 1);
+	put_instants(&s, TL_CHUNK_NESTED_BLOCK, 7, 1, handler_late, 2);
+	put_instants(&s, TL_CHUNK_BLOCK, 7, 0, own, 4);
+	put_instants(&s, TL_CHUNK_NESTED_BLOCK, 7, 2, handler_early, 3);
+	put_end(&s);
+
+	tl_model m;
+	assert_int_equal(tl_model_read_binary(s.buf, s.len, &m, NULL, 0), 0);
+	static const char *const expected[] = {"h5",  "o10", "o20", "h20", "h25",
+	                                       "o30", "h35", "o40", "h50"};
+	assert_int_equal(m.nevents, 9);
+	for (size_t i = 0; i < m.nevents; i++) {
+		assert_string_equal(m.events[i].name, expected[i]);
+		assert_int_equal(m.events[i].seq, i);
+	}
+	tl_model_free(&m);
+	free(s.buf);
+}
+
 static void test_read_binary_decodes_complete_end(void **state)
 {
 	(void)state;
@@ -1121,6 +1172,7 @@ int main(void)
 	    cmocka_unit_test(test_read_binary_keeps_timestamps_of_ns_records),
 	    cmocka_unit_test(test_read_binary_orders_a_threads_blocks_by_seq),
 	    cmocka_unit_test(test_read_binary_sorts_events_by_tid_then_seq),
+	    cmocka_unit_test(test_read_binary_puts_handler_events_among_the_threads_by_time),
 	    cmocka_unit_test(test_read_binary_decodes_complete_end),
 	    cmocka_unit_test(test_read_binary_decodes_int_and_double_counters),
 	    cmocka_unit_test(test_read_binary_decodes_args_of_every_type),

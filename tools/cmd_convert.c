@@ -5,7 +5,9 @@
  * apart by content) and writes it as Chrome JSON, ftrace text or Perfetto's
  * protobuf format. Text, JSON and Perfetto inputs go through the importer
  * (tools/readers/trace_import.h), so what is written is what Perfetto
- * would read from IN.
+ * would read from IN. A binary snapshot converted to JSON or ftrace text
+ * without filters is exported as it is read
+ * (recorder/export/export_stream.h), in memory bounded by its size.
  */
 #include "tools/cli.h"
 #include "tools/commands.h"
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "recorder/atomic_file.h"
+#include "recorder/export/export_stream.h"
 #include "recorder/export/trace_model.h"
 #include "recorder/snapshot_format.h"
 #include "tools/filters.h"
@@ -53,11 +56,30 @@ static const char convert_usage[] =
 struct convert_format {
 	const char *name;
 	int (*write)(const tl_model *model, int fd, tl_export_counts *counts);
+	/* the same from a binary snapshot, without a model; NULL: none */
+	tl_export_stream_fn write_stream;
 };
 
-static const struct convert_format format_json = {"json", tl_export_json};
-static const struct convert_format format_ftrace = {"ftrace", tl_export_ftrace};
-static const struct convert_format format_perfetto = {"perfetto", tl_export_perfetto};
+static const struct convert_format format_json = {"json", tl_export_json, tl_export_json_stream};
+static const struct convert_format format_ftrace = {"ftrace", tl_export_ftrace,
+                                                    tl_export_ftrace_stream};
+static const struct convert_format format_perfetto = {"perfetto", tl_export_perfetto, NULL};
+
+/* What is written: a model, or a binary snapshot read as it is exported. */
+struct convert_source {
+	const tl_model *model;    /* or */
+	tl_snapshot_read *reader; /* when the format can stream */
+	size_t nevents;
+	size_t nthreads;
+};
+
+static int write_source(const struct convert_format *format, const struct convert_source *src,
+                        int fd, tl_export_counts *counts)
+{
+	if (src->reader)
+		return format->write_stream(src->reader, fd, counts);
+	return format->write(src->model, fd, counts);
+}
 
 static const struct convert_format *format_by_name(const char *name)
 {
@@ -151,11 +173,11 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 }
 
 static void print_summary(const struct convert_args *args, const struct convert_format *format,
-                          const tl_model *model, const tl_export_counts *counts)
+                          const struct convert_source *src, const tl_export_counts *counts)
 {
 	const char *out = strcmp(args->output, "-") == 0 ? "standard output" : args->output;
 	fprintf(stderr, CONVERT_PREFIX ": wrote %s (%s): %zu events, %zu threads", out,
-	        format->name, model->nevents, model->nthreads);
+	        format->name, src->nevents, src->nthreads);
 	if (counts->unmatched_begin)
 		fprintf(stderr, ", %llu open slices closed at the end",
 		        (unsigned long long)counts->unmatched_begin);
@@ -165,20 +187,19 @@ static void print_summary(const struct convert_args *args, const struct convert_
 	fputc('\n', stderr);
 }
 
-/* Writes the model; returns the exit status, problems reported. A file is
- * written whole or not at all (recorder/atomic_file.h). */
+/* Writes the source; returns the exit status, problems reported, the
+ * summary left to the caller. A file is written whole or not at all
+ * (recorder/atomic_file.h). */
 static int write_output(const struct convert_args *args, const struct convert_format *format,
-                        const tl_model *model)
+                        const struct convert_source *src, tl_export_counts *counts)
 {
-	tl_export_counts counts = {0};
 	if (strcmp(args->output, "-") == 0) {
-		int rc = format->write(model, STDOUT_FILENO, &counts);
+		int rc = write_source(format, src, STDOUT_FILENO, counts);
 		if (rc < 0) {
 			fprintf(stderr, CONVERT_PREFIX ": standard output: write failed: %s\n",
 			        strerror(-rc));
 			return 1;
 		}
-		print_summary(args, format, model, &counts);
 		return 0;
 	}
 	struct tl_atomic_file out;
@@ -188,7 +209,7 @@ static int write_output(const struct convert_args *args, const struct convert_fo
 		        strerror(-rc));
 		return 1;
 	}
-	rc = format->write(model, out.fd, &counts);
+	rc = write_source(format, src, out.fd, counts);
 	if (rc < 0)
 		tl_atomic_file_abort(&out);
 	else
@@ -198,7 +219,6 @@ static int write_output(const struct convert_args *args, const struct convert_fo
 		        strerror(-rc));
 		return 1;
 	}
-	print_summary(args, format, model, &counts);
 	return 0;
 }
 
@@ -267,6 +287,70 @@ static int read_input(const char *path, tl_filter *filter, tl_model *model, char
 	return rc;
 }
 
+/* Data lost in the snapshot (truncated file, undecodable records). */
+static void warn_losses(const char *input, const char *err)
+{
+	if (err[0])
+		fprintf(stderr, CONVERT_PREFIX ": warning: %s: %s; converting what was read\n",
+		        input, err);
+}
+
+/*
+ * Converts binary snapshots (the files of one rotation, oldest first) as
+ * they are read, without a model. Returns the exit status.
+ */
+static int convert_binary(const struct convert_args *args, const struct convert_format *format)
+{
+	void *data;
+	size_t len, failed;
+	const char *input = args->inputs[args->ninputs - 1];
+	int rc = tl_snapshot_load_files(args->inputs, args->ninputs, &data, &len, &failed);
+	if (rc < 0) {
+		if (args->ninputs > 1)
+			fprintf(stderr, CONVERT_PREFIX ": %s: %s: %s\n", input,
+			        args->inputs[failed], strerror(-rc));
+		else
+			fprintf(stderr, CONVERT_PREFIX ": %s: %s\n", input, strerror(-rc));
+		return 1;
+	}
+	tl_model meta;
+	tl_snapshot_read reader;
+	char err[256] = "";
+	rc = tl_snapshot_read_open(&reader, data, len, &meta, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, CONVERT_PREFIX ": %s: %s\n", input, err[0] ? err : strerror(-rc));
+		free(data);
+		return 1;
+	}
+	struct convert_source src = {.reader = &reader};
+	tl_export_counts counts = {0};
+	int status = write_output(args, format, &src, &counts);
+	if (status == 0) {
+		tl_snapshot_read_finish(&reader);
+		warn_losses(input, err);
+		src.nevents = (size_t)reader.nevents;
+		src.nthreads = meta.nthreads;
+		print_summary(args, format, &src, &counts);
+	}
+	tl_snapshot_read_close(&reader);
+	tl_model_free(&meta);
+	free(data);
+	return status;
+}
+
+/* Whether the format can stream, nothing is filtered and every input is
+ * a binary snapshot. */
+static bool can_stream(const struct convert_args *args, const struct convert_format *format)
+{
+	if (tl_filter_active(&args->filter))
+		return false;
+	for (size_t i = 0; format->write_stream && i < args->ninputs; i++) {
+		if (!is_binary_snapshot(args->inputs[i]))
+			return false;
+	}
+	return format->write_stream != NULL;
+}
+
 int tl_cmd_convert(int argc, char **argv)
 {
 	struct convert_args args = {0};
@@ -283,6 +367,8 @@ int tl_cmd_convert(int argc, char **argv)
 	for (size_t i = 0; i < args.ninputs; i++)
 		if (tl_cli_reject_directory(CONVERT_PREFIX, args.inputs[i]))
 			return 1;
+	if (can_stream(&args, format))
+		return convert_binary(&args, format);
 	tl_model model;
 	char err[256] = "";
 	int rc;
@@ -315,12 +401,14 @@ int tl_cmd_convert(int argc, char **argv)
 		        err[0] ? err : strerror(-rc));
 		return 1;
 	}
-	/* Data lost in the snapshot (truncated file, undecodable records). */
-	if (err[0])
-		fprintf(stderr, CONVERT_PREFIX ": warning: %s: %s; converting what was read\n",
-		        args.input, err);
+	warn_losses(args.input, err);
 
-	status = write_output(&args, format, &model);
+	struct convert_source src = {
+	    .model = &model, .nevents = model.nevents, .nthreads = model.nthreads};
+	tl_export_counts counts = {0};
+	status = write_output(&args, format, &src, &counts);
+	if (status == 0)
+		print_summary(&args, format, &src, &counts);
 	tl_model_free(&model);
 	return status;
 }

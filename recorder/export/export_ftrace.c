@@ -42,6 +42,8 @@
 #include <string.h>
 
 #include "recorder/atrace_format.h"
+#include "recorder/export/export_stream.h"
+#include "recorder/export/slice_stream.h"
 #include "recorder/export/trace_model.h"
 
 #define TASK_WIDTH 16
@@ -65,90 +67,124 @@ static const char header[] = "# tracer: nop\n"
                              "#           TASK-PID    TGID   CPU#  ||||   TIMESTAMP  FUNCTION\n"
                              "#              | |        |      |   ||||      |         |\n";
 
-/* The task column: right-aligned in TASK_WIDTH, see the file comment. */
-static void write_task(tl_out *out, const char *name)
+/* The part of a line before its timestamp: the task, tid, tgid, cpu and
+ * flags columns, which depend on the thread only. */
+#define PREFIX_MAX (1024 + 64)
+
+/* Decimal digits of v, written backwards ending at end; returns their count. */
+static size_t digits_before(char *end, uint64_t v)
 {
-	const unsigned char *p = (const unsigned char *)(name ? name : "");
+	size_t n = 0;
+	do {
+		*--end = (char)('0' + v % 10);
+		n++;
+		v /= 10;
+	} while (v);
+	return n;
+}
+
+/* A decimal in a column of at least width, right- or left-aligned. */
+static size_t format_column(char *out, uint64_t v, size_t width, int left)
+{
+	char digits[20];
+	size_t n = digits_before(digits + sizeof digits, v);
+	size_t pad = n < width ? width - n : 0, len = 0;
+	if (!left) {
+		memset(out, ' ', pad);
+		len = pad;
+	}
+	memcpy(out + len, digits + sizeof digits - n, n);
+	len += n;
+	if (left) {
+		memset(out + len, ' ', pad);
+		len += pad;
+	}
+	return len;
+}
+
+/*
+ * The task column (right-aligned in TASK_WIDTH, see the file comment), then
+ * "-tid (tgid) [000] .... ", into buf (PREFIX_MAX bytes); returns its length.
+ */
+static size_t format_thread_prefix(char *buf, const tl_match_thread *thread)
+{
+	const unsigned char *p = (const unsigned char *)(thread->name ? thread->name : "");
 	size_t avail = strlen((const char *)p);
 	char task[1024];
-	size_t n = 0;
+	size_t n = 0, len = 0;
 
 	if (avail == 0) {
 		p = (const unsigned char *)"<...>";
 		avail = 5;
 	}
 	while (avail && n + 4 <= sizeof task) {
-		size_t len = tl_utf8_char_len(p, avail);
-		if (len == 0) {
+		size_t char_len = tl_utf8_char_len(p, avail);
+		if (char_len == 0) {
 			memcpy(task + n, TL_UTF8_REPLACEMENT, 3);
 			n += 3;
-			len = 1;
-		} else if (len == 1) {
+			char_len = 1;
+		} else if (char_len == 1) {
 			char c = (char)*p;
 			if (c <= ' ' || c == 0x7f ||
 			    (c == '-' && avail > 1 && p[1] >= '0' && p[1] <= '9'))
 				c = '_';
 			task[n++] = c;
 		} else {
-			memcpy(task + n, p, len);
-			n += len;
+			memcpy(task + n, p, char_len);
+			n += char_len;
 		}
-		p += len;
-		avail -= len;
+		p += char_len;
+		avail -= char_len;
 	}
 	for (size_t pad = n; pad < TASK_WIDTH; pad++)
-		tl_out_char(out, ' ');
-	tl_out_bytes(out, task, n);
+		buf[len++] = ' ';
+	memcpy(buf + len, task, n);
+	len += n;
+	buf[len++] = '-';
+	len += format_column(buf + len, thread->tid ? thread->tid : thread->pid, 5, 1);
+	memcpy(buf + len, " (", 2);
+	len += 2;
+	len += format_column(buf + len, thread->pid, 5, 0);
+	memcpy(buf + len, ") [000] .... ", 13);
+	return len + 13;
 }
 
-/* Right- or left-aligned decimal in a column of at least width. */
-static void write_column(tl_out *out, uint64_t v, int width, int left)
+/* A line's start: the thread's prefix, then "%5llu.%06llu: tracing_mark_write: ". */
+static void write_prefix(tl_out *out, const char *prefix, size_t prefix_len, int64_t ts_ns)
 {
-	char buf[24];
-	int n = snprintf(buf, sizeof buf, left ? "%-*llu" : "%*llu", width, (unsigned long long)v);
-	tl_out_bytes(out, buf, (size_t)n);
-}
-
-static void write_prefix(tl_out *out, const tl_match_thread *thread, int64_t ts_ns)
-{
-	uint32_t tid = thread->tid ? thread->tid : thread->pid;
+	static const char function[] = ": tracing_mark_write: ";
 	uint64_t ns = ts_ns < 0 ? 0 : (uint64_t)ts_ns;
-	char stamp[48];
-
-	write_task(out, thread->name);
-	tl_out_char(out, '-');
-	write_column(out, tid, 5, 1);
-	tl_out_str(out, " (");
-	write_column(out, thread->pid, 5, 0);
-	tl_out_str(out, ") [000] .... ");
-	int n =
-	    snprintf(stamp, sizeof stamp,
-	             "%5llu.%06llu: tracing_mark_write: ", (unsigned long long)(ns / 1000000000u),
-	             (unsigned long long)(ns % 1000000000u / 1000u));
-	tl_out_bytes(out, stamp, (size_t)n);
+	char stamp[64];
+	size_t len = format_column(stamp, ns / 1000000000u, 5, 0);
+	char micro[20];
+	size_t n = digits_before(micro + sizeof micro, 1000000u + ns % 1000000000u / 1000u);
+	stamp[len++] = '.';
+	memcpy(stamp + len, micro + sizeof micro - n + 1, 6);
+	len += 6;
+	memcpy(stamp + len, function, sizeof function - 1);
+	len += sizeof function - 1;
+	tl_out_bytes(out, prefix, prefix_len);
+	tl_out_bytes(out, stamp, len);
 }
 
-/* The payload of an item, formatted with the recorder's writer; 0 when it
- * has none (NaN counter). */
-static size_t item_payload(char *payload, uint32_t pid, const tl_model *model,
-                           const tl_slice_match *match, const tl_match_item *item)
+/* The payload of a line, formatted with the recorder's writer: a slice's
+ * open (ev its BEGIN or COMPLETE event) or close (ev unused), or an event
+ * (ev). 0 when it has none (NaN counter). */
+static size_t item_payload(char *payload, const char *pid_text, size_t pid_len,
+                           tl_match_item_kind kind, const tl_model_event *ev)
 {
-	char pid_text[24];
-	struct tl_atrace_payload p = {.pid = pid_text,
-	                              .pid_len = tl_atrace_format_i64(pid_text, pid)};
+	struct tl_atrace_payload p = {.pid = pid_text, .pid_len = pid_len};
 	int truncated = 0;
-	if (item->kind == TL_ITEM_OPEN) {
-		const tl_model_event *ev = &model->events[match->slices[item->ref].event];
+	if (kind == TL_ITEM_OPEN) {
 		p.phase = 'B';
 		p.name = tl_export_event_name(ev);
 		p.name_len = strlen(p.name);
 		return tl_atrace_format(payload, &p, &truncated);
 	}
-	if (item->kind != TL_ITEM_EVENT) {
+	if (kind != TL_ITEM_EVENT) {
 		p.phase = 'E';
 		return tl_atrace_format(payload, &p, &truncated);
 	}
-	const tl_model_event *ev = &model->events[item->ref];
 	p.name = tl_export_event_name(ev);
 	p.name_len = strlen(p.name);
 	if (ev->phase == TL_PHASE_ASYNC_INSTANT ||
@@ -165,7 +201,8 @@ static size_t item_payload(char *payload, uint32_t pid, const tl_model *model,
 	case TL_PHASE_COUNTER:
 		p.phase = 'C';
 		p.number = ev->counter_i;
-		if (ev->counter_is_double && !tl_atrace_counter_from_double(ev->counter_d, &p.number))
+		if (ev->counter_is_double &&
+		    !tl_atrace_counter_from_double(ev->counter_d, &p.number))
 			return 0;
 		break;
 	case TL_PHASE_ASYNC_BEGIN:
@@ -180,6 +217,30 @@ static size_t item_payload(char *payload, uint32_t pid, const tl_model *model,
 	return tl_atrace_format(payload, &p, &truncated);
 }
 
+/* A thread's line prefix and pid, formatted once. */
+typedef struct thread_prefix {
+	const tl_match_thread *thread;
+	size_t len; /* 0: not formatted yet */
+	char text[PREFIX_MAX];
+	size_t pid_len;
+	char pid[24];
+} thread_prefix;
+
+/* One line: prefix, payload, newline. */
+static void write_line(tl_out *out, thread_prefix *prefix, int64_t ts_ns, tl_match_item_kind kind,
+                       const tl_model_event *ev)
+{
+	if (!prefix->len) {
+		prefix->len = format_thread_prefix(prefix->text, prefix->thread);
+		prefix->pid_len = tl_atrace_format_i64(prefix->pid, prefix->thread->pid);
+	}
+	char payload[TL_ATRACE_PAYLOAD_MAX];
+	size_t len = item_payload(payload, prefix->pid, prefix->pid_len, kind, ev);
+	write_prefix(out, prefix->text, prefix->len, ts_ns);
+	tl_out_bytes(out, payload, len);
+	tl_out_char(out, '\n');
+}
+
 static int compare_line(const void *pa, const void *pb)
 {
 	const ftrace_line *a = pa, *b = pb;
@@ -191,30 +252,31 @@ static int compare_line(const void *pa, const void *pb)
 }
 
 /*
- * The snapshot's clock and stats as comment lines, which both viewers skip:
- * "# timeline: key=value ...".
+ * The header, then the snapshot's clock and stats (st) and this export's
+ * counts as comment lines, which both viewers skip: "# timeline: key=value ...".
  */
-static void write_metadata(tl_out *out, const tl_model *model, const tl_slice_match *match)
+static void write_head(tl_out *out, const tl_model *model, const tl_stats *st, size_t nlines,
+                       uint64_t unmatched_begin, uint64_t unmatched_end)
 {
-	const tl_stats *st = &model->stats;
+	char head[sizeof header + 64];
+	int n = snprintf(head, sizeof head, header, nlines, nlines);
+	tl_out_bytes(out, head, (size_t)n);
 	char text[768];
-	int n = snprintf(text, sizeof text,
-			 "# timeline: recorder=%s clock=%s snapshot_ns=%lld boottime_ns=%lld "
-			 "monotonic_ns=%lld realtime_ns=%lld complete=%d\n"
-			 "# timeline: events_written=%llu events_overwritten=%llu "
-			 "events_dropped=%llu strings_truncated=%llu args_dropped=%llu "
-			 "blocks_torn=%llu unmatched_begin=%llu unmatched_end=%llu\n",
-			 model->recorder && *model->recorder ? model->recorder : "unknown",
-			 tl_model_clock_name(model->clock_id), (long long)model->snapshot_ns,
-			 (long long)model->boottime_ns, (long long)model->monotonic_ns,
-			 (long long)model->realtime_ns, model->complete,
-			 (unsigned long long)st->events_written,
-			 (unsigned long long)st->events_overwritten,
-			 (unsigned long long)st->events_dropped,
-			 (unsigned long long)st->strings_truncated,
-			 (unsigned long long)st->args_dropped, (unsigned long long)st->blocks_torn,
-			 (unsigned long long)match->unmatched_begin,
-			 (unsigned long long)match->unmatched_end);
+	n = snprintf(
+	    text, sizeof text,
+	    "# timeline: recorder=%s clock=%s snapshot_ns=%lld boottime_ns=%lld "
+	    "monotonic_ns=%lld realtime_ns=%lld complete=%d\n"
+	    "# timeline: events_written=%llu events_overwritten=%llu "
+	    "events_dropped=%llu strings_truncated=%llu args_dropped=%llu "
+	    "blocks_torn=%llu unmatched_begin=%llu unmatched_end=%llu\n",
+	    model->recorder && *model->recorder ? model->recorder : "unknown",
+	    tl_model_clock_name(model->clock_id), (long long)model->snapshot_ns,
+	    (long long)model->boottime_ns, (long long)model->monotonic_ns,
+	    (long long)model->realtime_ns, model->complete, (unsigned long long)st->events_written,
+	    (unsigned long long)st->events_overwritten, (unsigned long long)st->events_dropped,
+	    (unsigned long long)st->strings_truncated, (unsigned long long)st->args_dropped,
+	    (unsigned long long)st->blocks_torn, (unsigned long long)unmatched_begin,
+	    (unsigned long long)unmatched_end);
 	if (n > 0)
 		tl_out_bytes(out, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
 }
@@ -232,8 +294,9 @@ int tl_export_ftrace(const tl_model *model, int fd, tl_export_counts *counts)
 		return rc;
 
 	ftrace_line *lines = calloc(match.nitems + 1, sizeof *lines);
+	thread_prefix *prefixes = calloc(match.nthreads + 1, sizeof *prefixes);
 	tl_out *out = malloc(sizeof *out);
-	if (!lines || !out) {
+	if (!lines || !prefixes || !out) {
 		rc = -ENOMEM;
 		goto out_free;
 	}
@@ -258,19 +321,18 @@ int tl_export_ftrace(const tl_model *model, int fd, tl_export_counts *counts)
 	qsort(lines, nlines, sizeof *lines, compare_line);
 
 	tl_out_init(out, fd);
-	char text[sizeof header + 64];
-	int n = snprintf(text, sizeof text, header, nlines, nlines);
-	tl_out_bytes(out, text, (size_t)n);
-	write_metadata(out, model, &match);
+	write_head(out, model, &model->stats, nlines, match.unmatched_begin, match.unmatched_end);
 
 	for (size_t i = 0; i < nlines && !out->err; i++) {
 		const tl_match_item *item = lines[i].item;
-		char payload[TL_ATRACE_PAYLOAD_MAX];
-		uint32_t pid = match.threads[lines[i].thread].pid;
-		size_t len = item_payload(payload, pid, model, &match, item);
-		write_prefix(out, &match.threads[lines[i].thread], lines[i].ts_ns);
-		tl_out_bytes(out, payload, len);
-		tl_out_char(out, '\n');
+		const tl_model_event *ev = NULL;
+		if (item->kind == TL_ITEM_EVENT)
+			ev = &model->events[item->ref];
+		else if (item->kind == TL_ITEM_OPEN)
+			ev = &model->events[match.slices[item->ref].event];
+		thread_prefix *prefix = &prefixes[lines[i].thread];
+		prefix->thread = &match.threads[lines[i].thread];
+		write_line(out, prefix, lines[i].ts_ns, item->kind, ev);
 	}
 	rc = tl_out_flush(out);
 	if (counts) {
@@ -280,7 +342,277 @@ int tl_export_ftrace(const tl_model *model, int fd, tl_export_counts *counts)
 
 out_free:
 	free(out);
+	free(prefixes);
 	free(lines);
 	tl_slice_match_free(&match);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streamed from a binary snapshot */
+
+/*
+ * Every thread is surveyed first (slice_stream.h): the header counts the
+ * lines, and the counts of unmatched slices come before them. Then each
+ * thread's matching runs a segment at a time, its lines waiting in a queue
+ * ordered by (ts, order) until the matching's floor passes them, and the
+ * threads' next lines are merged by (ts, thread) in a heap of threads.
+ */
+
+typedef struct stream_line {
+	int64_t ts_ns;
+	uint64_t order;
+	const uint64_t *rec; /* the event, or the BEGIN or COMPLETE event of an open */
+	tl_match_item_kind kind;
+} stream_line;
+_Static_assert(sizeof(stream_line) % 8 == 0 && sizeof(stream_line) <= TL_ITEM_QUEUE_SLOT,
+               "a queue's item");
+
+typedef struct line_source {
+	thread_prefix prefix; /* prefix.thread: the thread */
+	size_t index;         /* of the thread, in order of tid */
+	tl_thread_survey survey;
+	tl_slice_stream match;
+	int matching;        /* match initialised */
+	tl_item_queue lines; /* waiting for their place */
+	int64_t floor;
+	int done;
+	int error;
+	uint64_t nlines;
+} line_source;
+
+static void count_open_close(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	(void)order;
+	if (s->kind != TL_STREAM_MARKER)
+		((line_source *)ctx)->nlines++;
+}
+
+static void count_event(void *ctx, const tl_cursor_event *e, uint64_t order)
+{
+	(void)order;
+	double d;
+	memcpy(&d, &e->value, sizeof d);
+	if (!(e->phase == TL_PHASE_COUNTER && (e->flags & TL_REC_F_COUNTER_DOUBLE) && isnan(d)))
+		((line_source *)ctx)->nlines++;
+}
+
+static const tl_slice_stream_ops count_ops = {
+    .open = count_open_close,
+    .close = count_open_close,
+    .event = count_event,
+};
+
+static int compare_stream_line(const void *pa, const void *pb)
+{
+	const stream_line *a = pa, *b = pb;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void push_line(line_source *src, const stream_line *line)
+{
+	if (tl_item_queue_push(&src->lines, line))
+		src->error = -ENOMEM;
+}
+
+static void line_open(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	if (s->kind == TL_STREAM_MARKER)
+		return;
+	stream_line line = {s->start_ns, order, s->rec, TL_ITEM_OPEN};
+	push_line(ctx, &line);
+}
+
+static void line_close(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	if (s->kind == TL_STREAM_MARKER)
+		return;
+	stream_line line = {s->end_ns, order, NULL, TL_ITEM_CLOSE};
+	push_line(ctx, &line);
+}
+
+static void line_event(void *ctx, const tl_cursor_event *e, uint64_t order)
+{
+	double d;
+	memcpy(&d, &e->value, sizeof d);
+	if (e->phase == TL_PHASE_COUNTER && (e->flags & TL_REC_F_COUNTER_DOUBLE) && isnan(d))
+		return;
+	stream_line line = {e->ts_ns, order, e->rec, TL_ITEM_EVENT};
+	push_line(ctx, &line);
+}
+
+static const tl_slice_stream_ops line_ops = {
+    .open = line_open,
+    .close = line_close,
+    .event = line_event,
+};
+
+/* Runs the source's matching until its next line can be written: 1, or 0
+ * when it has none left, or -ENOMEM. */
+static int source_ready(line_source *src)
+{
+	for (;;) {
+		const stream_line *first = tl_item_queue_first(&src->lines);
+		if (first && (src->done || first->ts_ns < src->floor))
+			return 1;
+		if (src->done)
+			return 0;
+		int more = tl_slice_stream_step(&src->match);
+		if (more < 0)
+			return more;
+		if (src->error)
+			return src->error;
+		src->done = !more;
+		src->floor = tl_slice_stream_floor(&src->match);
+	}
+}
+
+/* The heap of sources by their next line, then by thread. */
+static int source_before(const line_source *a, const line_source *b)
+{
+	const stream_line *la = tl_item_queue_first(&a->lines);
+	const stream_line *lb = tl_item_queue_first(&b->lines);
+	if (la->ts_ns != lb->ts_ns)
+		return la->ts_ns < lb->ts_ns;
+	return a->index < b->index;
+}
+
+static void sift_down(line_source **heap, size_t n, size_t i)
+{
+	line_source *moving = heap[i];
+	for (;;) {
+		size_t child = 2 * i + 1;
+		if (child >= n)
+			break;
+		if (child + 1 < n && source_before(heap[child + 1], heap[child]))
+			child++;
+		if (!source_before(heap[child], moving))
+			break;
+		heap[i] = heap[child];
+		i = child;
+	}
+	heap[i] = moving;
+}
+
+/* Writes every source's lines in order. 0 or -ENOMEM. */
+static int merge_sources(tl_snapshot_read *r, tl_out *out, line_source *sources, size_t n)
+{
+	line_source **heap = malloc((n + 1) * sizeof *heap);
+	tl_stream_strings strings = {0};
+	size_t nheap = 0;
+	int rc = heap ? 0 : -ENOMEM;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = tl_slice_stream_init(&sources[i].match, r, &sources[i].survey, &line_ops,
+		                          &sources[i]);
+		sources[i].matching = rc == 0;
+		int ready = rc ? rc : source_ready(&sources[i]);
+		if (ready < 0)
+			rc = ready;
+		else if (ready)
+			heap[nheap++] = &sources[i];
+	}
+	for (size_t i = nheap / 2; rc == 0 && i-- > 0;)
+		sift_down(heap, nheap, i);
+	while (rc == 0 && nheap && !out->err) {
+		line_source *src = heap[0];
+		stream_line line;
+		tl_item_queue_pop(&src->lines, &line);
+		tl_model_event ev;
+		if (line.rec) {
+			rc = tl_stream_strings_reset(&strings, &line.rec, 1);
+			if (rc)
+				break;
+			tl_stream_decode(r, &strings, line.rec, src->prefix.thread->tid, 0, &ev);
+		}
+		write_line(out, &src->prefix, line.ts_ns, line.kind, line.rec ? &ev : NULL);
+		int ready = source_ready(src);
+		if (ready < 0)
+			rc = ready;
+		else if (!ready)
+			heap[0] = heap[--nheap];
+		if (nheap)
+			sift_down(heap, nheap, 0);
+	}
+	tl_stream_strings_free(&strings);
+	free(heap);
+	return rc;
+}
+
+/* Surveys a thread; its lines and counts from the survey, or from a run of
+ * the matching when slices may be dropped for depth. */
+static int survey_source(tl_snapshot_read *r, line_source *src, tl_snapshot_thread *t,
+                         uint64_t *unmatched_begin, uint64_t *unmatched_end)
+{
+	int rc = tl_thread_survey_run(r, t, &src->survey, NULL);
+	if (rc)
+		return rc;
+	const tl_thread_survey *sv = &src->survey;
+	if (!sv->may_be_too_deep) {
+		src->nlines =
+		    2 * (sv->nbegins + sv->ncompletes) + sv->nitems_events - sv->nan_counters;
+		*unmatched_begin += sv->unmatched_begin;
+		*unmatched_end += sv->unmatched_end;
+		return 0;
+	}
+	tl_slice_stream count;
+	rc = tl_slice_stream_init(&count, r, sv, &count_ops, src);
+	if (rc == 0)
+		rc = tl_slice_stream_run(&count);
+	*unmatched_begin += count.counts.unmatched_begin;
+	*unmatched_end += count.counts.unmatched_end;
+	tl_slice_stream_free(&count);
+	return rc;
+}
+
+int tl_export_ftrace_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
+{
+	tl_stream_thread *threads = NULL;
+	line_source *sources = NULL;
+	size_t nthreads = 0, nsources = 0;
+	tl_out *out = malloc(sizeof *out);
+	int rc = out ? tl_stream_threads(r, &threads, &nthreads) : -ENOMEM;
+	if (rc == 0) {
+		sources = calloc(nthreads + 1, sizeof *sources);
+		rc = sources ? 0 : -ENOMEM;
+	}
+	uint64_t unmatched_begin = 0, unmatched_end = 0;
+	size_t nlines = 0;
+	for (size_t t = 0; t < nthreads && rc == 0; t++) {
+		if (!threads[t].snapshot)
+			continue;
+		line_source *src = &sources[nsources++];
+		tl_item_queue_init(&src->lines, sizeof(stream_line), compare_stream_line);
+		src->prefix.thread = &threads[t].info;
+		src->index = t;
+		rc = survey_source(r, src, threads[t].snapshot, &unmatched_begin, &unmatched_end);
+		nlines += src->nlines;
+	}
+	if (rc == 0) {
+		tl_out_init(out, fd);
+		/* the blocks lost, as tl_snapshot_read_finish will count them */
+		tl_stats stats = r->model->stats;
+		stats.blocks_torn += r->bad_blocks;
+		write_head(out, r->model, &stats, nlines, unmatched_begin, unmatched_end);
+		rc = merge_sources(r, out, sources, nsources);
+		int written = tl_out_flush(out);
+		if (rc == 0)
+			rc = written;
+	}
+	if (rc == 0 && counts) {
+		counts->unmatched_begin = unmatched_begin;
+		counts->unmatched_end = unmatched_end;
+	}
+	for (size_t i = 0; i < nsources; i++) {
+		if (sources[i].matching)
+			tl_slice_stream_free(&sources[i].match);
+		tl_item_queue_free(&sources[i].lines);
+		tl_thread_survey_free(&sources[i].survey);
+		tl_snapshot_thread_release(sources[i].survey.thread);
+	}
+	free(sources);
+	free(threads);
+	free(out);
 	return rc;
 }

@@ -64,6 +64,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recorder/export/export_stream.h"
+#include "recorder/export/slice_stream.h"
 #include "recorder/export/trace_model.h"
 
 enum { CLASS_END, CLASS_COMPLETE, CLASS_OTHER };
@@ -78,21 +80,39 @@ typedef struct json_record {
 } json_record;
 
 typedef struct json_writer {
-	const tl_model *model;
-	const tl_slice_match *match;
+	const tl_model *model;       /* the events' pid (and, from a model, the events) */
+	const tl_slice_match *match; /* from a model */
 	tl_out *out;
 	int first_event;
 	uint64_t counter_values_non_finite;
+	/* ,"pid":P,"tid":T of the last event written */
+	uint32_t ids_pid, ids_tid;
+	size_t ids_len;
+	char ids[48];
+	/* the last category written, and how */
+	const char *cat;
+	size_t cat_len;
+	char cat_text[64];
 } json_writer;
 
 /* ------------------------------------------------------------------------ */
 /* Values */
 
+/* "0x" and v in lower-case hex, quoted. */
 static void write_hex(tl_out *out, uint64_t v)
 {
+	static const char digits[] = "0123456789abcdef";
 	char buf[24];
-	int n = snprintf(buf, sizeof buf, "\"0x%llx\"", (unsigned long long)v);
-	tl_out_bytes(out, buf, (size_t)n);
+	char *p = buf + sizeof buf;
+	*--p = '"';
+	do {
+		*--p = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	*--p = 'x';
+	*--p = '0';
+	*--p = '"';
+	tl_out_bytes(out, p, (size_t)(buf + sizeof buf - p));
 }
 
 /* Nanoseconds as microseconds with three decimals, without floating point. */
@@ -135,27 +155,127 @@ static void write_double(tl_out *out, double v)
 	tl_out_bytes(out, json, n);
 }
 
+/* The bytes a JSON string holds as they are: printable ASCII but '"' and '\\'. */
+static const unsigned char json_plain[256] = {
+    ['\x20'] = 1,
+    1,
+    0,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x20-0x2f, '"' */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x30-0x3f */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x40-0x4f */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    0,
+    1,
+    1,
+    1, /* 0x50-0x5f, '\\' */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x60-0x6f */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    0, /* 0x70-0x7f, DEL */
+};
+
 static void write_string(tl_out *out, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t avail = strlen((const char *)p);
+	const unsigned char *end = NULL; /* measured at the first non-ASCII byte */
 
 	tl_out_char(out, '"');
-	while (avail) {
+	for (;;) {
 		size_t run = 0;
-		while (run < avail && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' &&
-		       p[run] != '\\')
+		while (json_plain[p[run]])
 			run++;
 		tl_out_bytes(out, p, run);
 		p += run;
-		avail -= run;
-		if (!avail)
-			break;
 
 		unsigned char c = *p;
+		if (!c)
+			break;
 		if (c >= 0x80) {
-			size_t len = tl_utf8_char_len(p, avail);
+			if (!end)
+				end = p + strlen((const char *)p);
+			size_t len = tl_utf8_char_len(p, (size_t)(end - p));
 			if (len) {
 				tl_out_bytes(out, p, len);
 			} else {
@@ -163,7 +283,6 @@ static void write_string(tl_out *out, const char *s)
 				len = 1;
 			}
 			p += len;
-			avail -= len;
 			continue;
 		}
 		switch (c) {
@@ -189,7 +308,6 @@ static void write_string(tl_out *out, const char *s)
 		}
 		}
 		p++;
-		avail--;
 	}
 	tl_out_char(out, '"');
 }
@@ -263,27 +381,64 @@ static uint32_t output_tid(uint32_t pid, uint32_t tid)
 	return tid ? tid : pid;
 }
 
+/*
+ * A category as write_string writes it, from a copy of the last one's
+ * output when cat is the same string (a model's categories are interned:
+ * the events of one category share one pointer).
+ */
+static void write_category(json_writer *w, const char *cat)
+{
+	tl_out *out = w->out;
+	if (cat == w->cat && w->cat_len) {
+		if (w->cat_len <= TL_OUT_SHORT)
+			tl_out_short(out, w->cat_text, w->cat_len);
+		else
+			tl_out_bytes(out, w->cat_text, w->cat_len);
+		return;
+	}
+	size_t before = out->len;
+	write_string(out, cat);
+	/* kept when short and still whole in the buffer (no flush since) */
+	w->cat = NULL;
+	w->cat_len = 0;
+	if (!out->err && out->len > before && out->len - before <= sizeof w->cat_text) {
+		w->cat = cat;
+		w->cat_len = out->len - before;
+		memcpy(w->cat_text, out->buf + before, w->cat_len);
+	}
+}
+
 /* Opens an event object: ph, name, cat (unless NULL), pid, tid, ts. */
 static void begin_event(json_writer *w, char ph, const char *name, const char *cat, uint32_t pid,
                         uint32_t tid, int64_t ts_ns)
 {
 	tl_out *out = w->out;
-	char head[9] = {'{', '"', 'p', 'h', '"', ':', '"', ph, '"'};
-	tl_out_str(out, w->first_event ? "\n" : ",\n");
+	char head[19] = {',', '\n', '{', '"', 'p', 'h', '"', ':', '"', ph,
+	                 '"', ',',  '"', 'n', 'a', 'm', 'e', '"', ':'};
+	if (w->first_event)
+		tl_out_bytes(out, head + 1, sizeof head - 1);
+	else
+		tl_out_bytes(out, head, sizeof head);
 	w->first_event = 0;
-	tl_out_bytes(out, head, sizeof head);
-	write_key(out, "name");
 	write_string(out, name);
 	if (cat) {
-		write_key(out, "cat");
-		write_string(out, cat);
+		tl_out_bytes(out, ",\"cat\":", 7);
+		write_category(w, cat);
 	}
-	write_key(out, "pid");
-	tl_out_u64(out, pid);
-	write_key(out, "tid");
-	tl_out_u64(out, output_tid(pid, tid));
+	if (!w->ids_len || pid != w->ids_pid || tid != w->ids_tid) {
+		/* most events have the pid and tid of the one before */
+		int n = snprintf(w->ids, sizeof w->ids, ",\"pid\":%u,\"tid\":%u", (unsigned)pid,
+		                 (unsigned)output_tid(pid, tid));
+		w->ids_len = (size_t)n;
+		w->ids_pid = pid;
+		w->ids_tid = tid;
+	}
+	if (w->ids_len <= TL_OUT_SHORT)
+		tl_out_short(out, w->ids, w->ids_len);
+	else
+		tl_out_bytes(out, w->ids, w->ids_len);
 	if (ph != 'M') {
-		write_key(out, "ts");
+		tl_out_bytes(out, ",\"ts\":", 6);
 		write_us(out, ts_ns);
 	}
 }
@@ -297,45 +452,43 @@ static void write_metadata_event(json_writer *w, const char *what, uint32_t pid,
 	tl_out_str(w->out, "}}");
 }
 
-static void write_slice_open(json_writer *w, const tl_slice *s)
+/*
+ * A slice's open: ev its BEGIN, COMPLETE or flow event; with
+ * TL_SLICE_AS_COMPLETE one X event lasting dur_ns, with the args of end
+ * (its END, or NULL) and flow (the flow bound to it, or NULL) too.
+ */
+static void write_slice_open(json_writer *w, const tl_model_event *ev, const tl_model_event *end,
+                             const tl_model_event *flow, unsigned flags, int64_t start_ns,
+                             int64_t dur_ns)
 {
-	const tl_model_event *events = w->model->events;
-	const tl_model_event *ev = &events[s->event];
-	int closed = !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT);
+	int closed = !!(flags & TL_SLICE_OPEN_AT_SNAPSHOT);
 
 	uint32_t pid = tl_model_event_pid(w->model, ev);
 
-	if (!(s->flags & TL_SLICE_AS_COMPLETE)) {
+	if (!(flags & TL_SLICE_AS_COMPLETE)) {
 		begin_event(w, 'B', tl_export_event_name(ev), tl_export_event_cat(ev), pid, ev->tid,
-		            s->start_ns);
+		            start_ns);
 		write_args(w->out, ev, NULL, NULL, closed);
 		tl_out_char(w->out, '}');
 		return;
 	}
 	begin_event(w, 'X', tl_export_event_name(ev), tl_export_event_cat(ev), pid, ev->tid,
-	            s->start_ns);
+	            start_ns);
 	write_key(w->out, "dur");
-	write_us(w->out, tl_span_ns(s->start_ns, s->end_ns));
-	const tl_model_event *end = NULL, *flow = NULL;
-	if (!(s->flags & TL_SLICE_FLOW_MARKER)) {
-		if (s->end_event != TL_MATCH_NONE)
-			end = &events[s->end_event];
-		if (s->flow_event != TL_MATCH_NONE)
-			flow = &events[s->flow_event];
-	}
+	write_us(w->out, dur_ns);
+	if (flags & TL_SLICE_FLOW_MARKER)
+		end = flow = NULL;
 	write_args(w->out, ev, end, flow, closed);
 	tl_out_char(w->out, '}');
 }
 
-static void write_slice_close(json_writer *w, const tl_slice *s)
+/* A slice's E event: begin its BEGIN, end its END or NULL. */
+static void write_slice_close(json_writer *w, const tl_model_event *begin,
+                              const tl_model_event *end, int64_t end_ns)
 {
-	const tl_model_event *events = w->model->events;
-	const tl_model_event *begin = &events[s->event];
-
 	begin_event(w, 'E', tl_export_event_name(begin), tl_export_event_cat(begin),
-	            tl_model_event_pid(w->model, begin), begin->tid, s->end_ns);
-	if (s->end_event != TL_MATCH_NONE)
-		write_args(w->out, &events[s->end_event], NULL, NULL, 0);
+	            tl_model_event_pid(w->model, begin), begin->tid, end_ns);
+	write_args(w->out, end, NULL, NULL, 0);
 	tl_out_char(w->out, '}');
 }
 
@@ -435,37 +588,227 @@ static void write_thread_events(json_writer *w, const tl_match_thread *t, json_r
 	}
 	qsort(records, n, sizeof *records, compare_record);
 
+	const tl_model_event *events = w->model->events;
 	for (size_t i = 0; i < n; i++) {
 		const tl_match_item *item = records[i].item;
-		switch (item->kind) {
-		case TL_ITEM_OPEN:
-			write_slice_open(w, &match->slices[item->ref]);
-			break;
-		case TL_ITEM_CLOSE:
-			write_slice_close(w, &match->slices[item->ref]);
-			break;
-		case TL_ITEM_EVENT:
-			write_event(w, &w->model->events[item->ref]);
-			break;
+		if (item->kind == TL_ITEM_EVENT) {
+			write_event(w, &events[item->ref]);
+			continue;
 		}
+		const tl_slice *s = &match->slices[item->ref];
+		const tl_model_event *end =
+		    s->end_event != TL_MATCH_NONE ? &events[s->end_event] : NULL;
+		if (item->kind == TL_ITEM_OPEN)
+			write_slice_open(w, &events[s->event], end,
+			                 s->flow_event != TL_MATCH_NONE ? &events[s->flow_event]
+			                                                : NULL,
+			                 s->flags, s->start_ns, tl_span_ns(s->start_ns, s->end_ns));
+		else
+			write_slice_close(w, &events[s->event], end, s->end_ns);
 	}
 }
 
 /* ------------------------------------------------------------------------ */
 /* Flows */
 
-/* Writes the flow v1 events of every slice carrying a flow; flows has room for them all. */
-static void write_flows(json_writer *w, tl_flow_ref *flows)
+/*
+ * A flow event, with the id and ts it is written with: 40 bytes, since a
+ * trace may have many and they are written after all the others. place
+ * orders flow events: the phase's rank (begin, step, end) in the top two
+ * bits, then the event's index among all of the trace's events (the
+ * model's order). event is the model's event, or the record of a streamed
+ * one.
+ */
+typedef struct json_flow {
+	uint64_t id;
+	int64_t ts_ns;
+	int64_t event_ts_ns;
+	uint64_t place;
+	const void *event;
+} json_flow;
+
+#define FLOW_RANK_SHIFT 62
+
+static uint64_t flow_place(char phase, uint64_t index)
 {
-	size_t n = tl_flow_refs(w->model, w->match, flows);
-	for (size_t i = 0; i < n; i++) {
-		const tl_model_event *ev = flows[i].event;
-		begin_event(w, ev->phase, tl_export_event_name(ev), tl_export_event_cat(ev),
-		            tl_model_event_pid(w->model, ev), ev->tid, flows[i].ts_ns);
-		tl_out_str(w->out, ",\"id\":");
-		write_hex(w->out, flows[i].id);
-		tl_out_str(w->out, ",\"bp\":\"e\"}");
+	uint64_t rank = phase == TL_PHASE_FLOW_BEGIN ? 0 : phase == TL_PHASE_FLOW_STEP ? 1 : 2;
+	return rank << FLOW_RANK_SHIFT | index;
+}
+
+static uint64_t flow_index(const json_flow *flow)
+{
+	return flow->place & ((1ull << FLOW_RANK_SHIFT) - 1);
+}
+
+static int compare_flow_tail(const json_flow *a, const json_flow *b)
+{
+	return a->place < b->place ? -1 : a->place > b->place;
+}
+
+/* The events of one flow together, in the order they happened. */
+static int compare_flow_path(const void *pa, const void *pb)
+{
+	const json_flow *a = pa, *b = pb;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	if (a->event_ts_ns != b->event_ts_ns)
+		return a->event_ts_ns < b->event_ts_ns ? -1 : 1;
+	return compare_flow_tail(a, b);
+}
+
+/* The file order: by the ts written, a flow's start before its end. */
+static int compare_flow_written(const void *pa, const void *pb)
+{
+	const json_flow *a = pa, *b = pb;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	if (a->event_ts_ns != b->event_ts_ns)
+		return a->event_ts_ns < b->event_ts_ns ? -1 : 1;
+	return compare_flow_tail(a, b);
+}
+
+/* The end of the run of ascending flows that starts at lo. */
+static size_t run_end(const json_flow *flows, const size_t *order, size_t lo, size_t n,
+                      int (*compare)(const void *, const void *))
+{
+	size_t end = lo + 1;
+	while (end < n && compare(&flows[order[end - 1]], &flows[order[end]]) < 0)
+		end++;
+	return end;
+}
+
+/*
+ * Sorts order[0..n), indexes into flows, by compare of the flows: a merge
+ * sort of the runs already in order (each thread's flow events mostly
+ * are: a few passes suffice), through tmp (room for n). The flows
+ * themselves are moved once, by sort_flows: an index is 8 bytes where a
+ * flow is 40.
+ */
+static void merge_sort_flows(const json_flow *flows, size_t *order, size_t *tmp, size_t n,
+                             int (*compare)(const void *, const void *))
+{
+	size_t *from = order, *to = tmp;
+	for (;;) {
+		size_t runs = 0;
+		for (size_t lo = 0; lo < n; runs++) {
+			size_t mid = run_end(flows, from, lo, n, compare);
+			size_t hi = mid < n ? run_end(flows, from, mid, n, compare) : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				to[k++] = compare(&flows[from[j]], &flows[from[i]]) < 0 ? from[j++]
+				                                                        : from[i++];
+			while (i < mid)
+				to[k++] = from[i++];
+			while (j < hi)
+				to[k++] = from[j++];
+			lo = hi;
+		}
+		size_t *swap = from;
+		from = to;
+		to = swap;
+		if (runs <= 1)
+			break;
 	}
+	if (from != order)
+		memcpy(order, from, n * sizeof *order);
+}
+
+/* Puts flows in the order order gives (order is left as 0..n-1). */
+static void permute_flows(json_flow *flows, size_t *order, size_t n)
+{
+	for (size_t start = 0; start < n; start++) {
+		if (order[start] == start)
+			continue;
+		/* the cycle through start: each place takes the flow it names */
+		json_flow first = flows[start];
+		size_t at = start;
+		while (order[at] != start) {
+			size_t from = order[at];
+			flows[at] = flows[from];
+			order[at] = at;
+			at = from;
+		}
+		flows[at] = first;
+		order[at] = at;
+	}
+}
+
+/*
+ * Puts the flow events in file order, each written at the start of its slice
+ * unless that would put it before the flow's previous event. 0 or -ENOMEM.
+ * The flows come thread by thread, each thread's mostly in time order: the
+ * file order is sorted from that order, in few passes.
+ */
+static int sort_flows(json_flow *flows, size_t n)
+{
+	if (n < 2)
+		return 0;
+	size_t *order = malloc(2 * n * sizeof *order);
+	if (!order)
+		return -ENOMEM;
+	size_t *tmp = order + n;
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	merge_sort_flows(flows, order, tmp, n, compare_flow_path);
+	for (size_t i = 1; i < n; i++) {
+		json_flow *flow = &flows[order[i]];
+		const json_flow *prev = &flows[order[i - 1]];
+		if (flow->id == prev->id && flow->ts_ns < prev->ts_ns)
+			flow->ts_ns = flow->event_ts_ns;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	merge_sort_flows(flows, order, tmp, n, compare_flow_written);
+	permute_flows(flows, order, n);
+	free(order);
+	return 0;
+}
+
+static void write_flow(json_writer *w, const json_flow *flow, const tl_model_event *ev)
+{
+	begin_event(w, ev->phase, tl_export_event_name(ev), tl_export_event_cat(ev),
+	            tl_model_event_pid(w->model, ev), ev->tid, flow->ts_ns);
+	tl_out_str(w->out, ",\"id\":");
+	write_hex(w->out, flow->id);
+	tl_out_str(w->out, ",\"bp\":\"e\"}");
+}
+
+static json_flow model_flow(const tl_model *model, const tl_slice *s)
+{
+	const tl_model_event *ev = &model->events[s->flow_event];
+	return (json_flow){
+	    .id = tl_flow_bind_id(ev->id, ev->scope, tl_model_event_pid(model, ev)),
+	    .ts_ns = s->start_ns,
+	    .event_ts_ns = ev->ts_ns,
+	    .place = flow_place(ev->phase, s->flow_event),
+	    .event = ev,
+	};
+}
+
+static size_t count_flows(const tl_slice_match *match)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < match->nslices; i++)
+		n += match->slices[i].flow_event != TL_MATCH_NONE;
+	return n;
+}
+
+/* Writes the flow v1 events of every slice carrying a flow; flows has room
+ * for them all. 0 or -ENOMEM. */
+static int write_flows(json_writer *w, json_flow *flows)
+{
+	const tl_slice_match *match = w->match;
+	size_t n = 0;
+
+	for (size_t i = 0; i < match->nslices; i++) {
+		if (match->slices[i].flow_event != TL_MATCH_NONE)
+			flows[n++] = model_flow(w->model, &match->slices[i]);
+	}
+	if (sort_flows(flows, n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		write_flow(w, &flows[i], flows[i].event);
+	return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -483,11 +826,10 @@ static void write_meta_i64(tl_out *out, const char *key, int64_t v)
 	tl_out_i64(out, v);
 }
 
-static void write_metadata(json_writer *w)
+/* The snapshot's metadata with st its stats, and this export's counts. */
+static void write_metadata(json_writer *w, const tl_stats *st, const tl_match_counts *counts)
 {
 	const tl_model *model = w->model;
-	const tl_stats *st = &model->stats;
-	const tl_slice_match *match = w->match;
 	tl_out *out = w->out;
 	const char *recorder = model->recorder ? model->recorder : st->recorder;
 
@@ -516,13 +858,13 @@ static void write_metadata(json_writer *w)
 	write_meta_u64(out, "threads", st->threads);
 	write_meta_u64(out, "categories", st->categories);
 
-	write_meta_u64(out, "export_unmatched_begin", match->unmatched_begin);
-	write_meta_u64(out, "export_unmatched_end", match->unmatched_end);
-	write_meta_u64(out, "export_slices_too_deep", match->too_deep);
-	write_meta_u64(out, "export_flow_markers", match->flow_markers);
-	write_meta_u64(out, "export_flows_dropped", match->flows_dropped);
+	write_meta_u64(out, "export_unmatched_begin", counts->unmatched_begin);
+	write_meta_u64(out, "export_unmatched_end", counts->unmatched_end);
+	write_meta_u64(out, "export_slices_too_deep", counts->too_deep);
+	write_meta_u64(out, "export_flow_markers", counts->flow_markers);
+	write_meta_u64(out, "export_flows_dropped", counts->flows_dropped);
 	write_meta_u64(out, "export_counter_values_non_finite", w->counter_values_non_finite);
-	write_meta_u64(out, "export_events_unknown", match->events_unknown);
+	write_meta_u64(out, "export_events_unknown", counts->events_unknown);
 	tl_out_char(out, '}');
 }
 
@@ -539,6 +881,37 @@ static void write_process_name(json_writer *w, uint32_t pid)
 	}
 }
 
+/* The file's start: every process's and every thread's name. */
+static void write_names(json_writer *w, const tl_match_thread *threads, size_t nthreads)
+{
+	const tl_model *model = w->model;
+	tl_out_str(w->out, "{\"traceEvents\":[");
+	write_process_name(w, model->pid);
+	for (size_t t = 0; t < nthreads; t++) {
+		uint32_t pid = threads[t].pid;
+		if (pid != model->pid && (t == 0 || threads[t - 1].pid != pid))
+			write_process_name(w, pid);
+	}
+	for (size_t t = 0; t < nthreads; t++) {
+		const tl_match_thread *thread = &threads[t];
+		uint32_t tid = output_tid(thread->pid, thread->tid);
+		if (thread->name[0]) {
+			write_metadata_event(w, "thread_name", thread->pid, tid, thread->name);
+		} else {
+			char name[32];
+			snprintf(name, sizeof name, "thread %u", (unsigned)tid);
+			write_metadata_event(w, "thread_name", thread->pid, tid, name);
+		}
+	}
+}
+
+static void write_end(json_writer *w, const tl_stats *st, const tl_match_counts *counts)
+{
+	tl_out_str(w->out, "\n],\n\"displayTimeUnit\":\"ns\",\n");
+	write_metadata(w, st, counts);
+	tl_out_str(w->out, "}\n");
+}
+
 int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
 {
 	tl_slice_match match;
@@ -552,7 +925,7 @@ int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
 			most_items = match.threads[t].nitems;
 	}
 	json_record *records = calloc(most_items + 1, sizeof *records);
-	tl_flow_ref *flows = calloc(tl_flow_count(&match) + 1, sizeof *flows);
+	json_flow *flows = calloc(count_flows(&match) + 1, sizeof *flows);
 	tl_out *out = malloc(sizeof *out);
 	if (!records || !flows || !out) {
 		rc = -ENOMEM;
@@ -561,30 +934,15 @@ int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
 	tl_out_init(out, fd);
 	json_writer w = {.model = model, .match = &match, .out = out, .first_event = 1};
 
-	tl_out_str(out, "{\"traceEvents\":[");
-	write_process_name(&w, model->pid);
-	for (size_t t = 0; t < match.nthreads; t++) {
-		uint32_t pid = match.threads[t].pid;
-		if (pid != model->pid && (t == 0 || match.threads[t - 1].pid != pid))
-			write_process_name(&w, pid);
-	}
-	for (size_t t = 0; t < match.nthreads; t++) {
-		const tl_match_thread *thread = &match.threads[t];
-		uint32_t tid = output_tid(thread->pid, thread->tid);
-		if (thread->name[0]) {
-			write_metadata_event(&w, "thread_name", thread->pid, tid, thread->name);
-		} else {
-			char name[32];
-			snprintf(name, sizeof name, "thread %u", (unsigned)tid);
-			write_metadata_event(&w, "thread_name", thread->pid, tid, name);
-		}
-	}
+	write_names(&w, match.threads, match.nthreads);
 	for (size_t t = 0; t < match.nthreads; t++)
 		write_thread_events(&w, &match.threads[t], records);
-	write_flows(&w, flows);
-	tl_out_str(out, "\n],\n\"displayTimeUnit\":\"ns\",\n");
-	write_metadata(&w);
-	tl_out_str(out, "}\n");
+	rc = write_flows(&w, flows);
+	if (rc)
+		goto out_free;
+	tl_match_counts totals = {match.unmatched_begin, match.unmatched_end, match.too_deep,
+	                          match.flow_markers,    match.flows_dropped, match.events_unknown};
+	write_end(&w, &model->stats, &totals);
 
 	rc = tl_out_flush(out);
 	if (counts) {
@@ -597,5 +955,413 @@ out_free:
 	free(flows);
 	free(records);
 	tl_slice_match_free(&match);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streamed from a binary snapshot */
+
+/*
+ * Each thread is matched twice (slice_stream.h). The first run notes, at
+ * each slice's close, what its open needs: whether it is written as one X
+ * event or closed at the snapshot (a byte per slice), and for an X from a
+ * BEGIN or carrying a flow, its duration, END and flow. It also collects
+ * the flow events, written after every thread. The second run makes the
+ * items, which wait in a queue ordered as compare_record orders them until
+ * the matching's floor passes them.
+ */
+
+enum {
+	SLICE_AS_COMPLETE = 1,
+	SLICE_OPEN_AT_SNAPSHOT = 2,
+};
+
+/* What the open of an X slice needs from its close. */
+typedef struct json_slice_end {
+	uint64_t slice;
+	int64_t dur_ns;
+	const uint64_t *end_rec;
+	const uint64_t *flow_rec;
+} json_slice_end;
+
+enum json_item_kind { ITEM_OPEN, ITEM_CLOSE, ITEM_EVENT };
+
+typedef struct json_item {
+	int64_t ts_ns;
+	int64_t dur_ns; /* CLASS_COMPLETE */
+	uint64_t order;
+	const uint64_t *rec;      /* the event; a slice's BEGIN, COMPLETE or flow event */
+	const uint64_t *end_rec;  /* a slice's END, or NULL */
+	const uint64_t *flow_rec; /* an X slice's flow, or NULL */
+	unsigned char cls;
+	unsigned char kind;
+	unsigned char flags; /* TL_SLICE_* of an open */
+} json_item;
+_Static_assert(sizeof(json_item) % 8 == 0 && sizeof(json_item) <= TL_ITEM_QUEUE_SLOT,
+               "a queue's item");
+
+typedef struct json_stream {
+	tl_snapshot_read *r;
+	json_writer w;
+	int error; /* -ENOMEM from a callback */
+	uint32_t tid;
+	uint64_t first_index; /* the thread's first event among all of them */
+	/* every thread's first index and tid, for the flow events' tids */
+	struct json_thread_start {
+		uint64_t first_index;
+		uint32_t tid;
+	} * starts;
+	size_t nstarts, starts_cap;
+
+	unsigned char *slice_flags; /* SLICE_* by slice index */
+	size_t slice_flags_cap;
+	json_slice_end *ends;
+	size_t nends, ends_cap, next_end;
+
+	tl_item_queue items; /* waiting for their place */
+
+	json_flow *flows;
+	size_t nflows, flows_cap;
+
+	tl_stream_strings strings;
+} json_stream;
+
+static int reserve(json_stream *js, void **array, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 1;
+	size_t new_cap = *cap ? *cap : 256;
+	while (new_cap < need)
+		new_cap *= 2;
+	void *grown = new_cap <= SIZE_MAX / size ? realloc(*array, new_cap * size) : NULL;
+	if (!grown) {
+		js->error = -ENOMEM;
+		return 0;
+	}
+	*array = grown;
+	*cap = new_cap;
+	return 1;
+}
+
+/* First run: at its close, what a slice's open will need. */
+static void note_close(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	(void)order;
+	json_stream *js = ctx;
+	if (!reserve(js, (void **)&js->slice_flags, &js->slice_flags_cap, s->index + 1, 1))
+		return;
+	unsigned char flags = 0;
+	if (s->flags & TL_SLICE_AS_COMPLETE)
+		flags |= SLICE_AS_COMPLETE;
+	if (s->flags & TL_SLICE_OPEN_AT_SNAPSHOT)
+		flags |= SLICE_OPEN_AT_SNAPSHOT;
+	js->slice_flags[s->index] = flags;
+	if (!(s->flags & TL_SLICE_AS_COMPLETE) || s->kind == TL_STREAM_MARKER ||
+	    (s->kind == TL_STREAM_COMPLETE && !s->has_flow))
+		return;
+	if (!reserve(js, (void **)&js->ends, &js->ends_cap, js->nends + 1, sizeof *js->ends))
+		return;
+	js->ends[js->nends++] = (json_slice_end){
+	    .slice = s->index,
+	    .dur_ns = tl_span_ns(s->start_ns, s->end_ns),
+	    .end_rec = s->end_rec,
+	    .flow_rec = s->has_flow ? s->flow.rec : NULL,
+	};
+}
+
+static void note_flow(void *ctx, const tl_stream_slice *s)
+{
+	json_stream *js = ctx;
+	if (!reserve(js, (void **)&js->flows, &js->flows_cap, js->nflows + 1, sizeof *js->flows))
+		return;
+	const tl_cursor_event *e = &s->flow;
+	unsigned scope = ((e->flags >> TL_REC_F_SCOPE_SHIFT) & 3u) << 1;
+	js->flows[js->nflows++] = (json_flow){
+	    .id = tl_flow_bind_id(e->value, scope, js->r->model->pid),
+	    .ts_ns = s->start_ns,
+	    .event_ts_ns = e->ts_ns,
+	    .place = flow_place(e->phase, js->first_index + e->position),
+	    .event = e->rec,
+	};
+}
+
+static const tl_slice_stream_ops note_ops = {
+    .close = note_close,
+    .flow = note_flow,
+};
+
+static int compare_item(const void *pa, const void *pb)
+{
+	const json_item *a = pa, *b = pb;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	if (a->cls != b->cls)
+		return a->cls < b->cls ? -1 : 1;
+	if (a->cls == CLASS_COMPLETE && a->dur_ns != b->dur_ns)
+		return a->dur_ns > b->dur_ns ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void push_item(json_stream *js, const json_item *item)
+{
+	if (tl_item_queue_push(&js->items, item))
+		js->error = -ENOMEM;
+}
+
+/* Second run: the items. */
+static void item_open(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	json_stream *js = ctx;
+	unsigned char noted = s->index < js->slice_flags_cap ? js->slice_flags[s->index] : 0;
+	json_item item = {.ts_ns = s->start_ns, .order = order, .rec = s->rec, .kind = ITEM_OPEN};
+	if (noted & SLICE_OPEN_AT_SNAPSHOT)
+		item.flags |= TL_SLICE_OPEN_AT_SNAPSHOT;
+	if (!(noted & SLICE_AS_COMPLETE)) {
+		item.cls = CLASS_OTHER;
+		push_item(js, &item);
+		return;
+	}
+	item.cls = CLASS_COMPLETE;
+	item.flags |= TL_SLICE_AS_COMPLETE;
+	if (s->kind == TL_STREAM_MARKER)
+		item.flags |= TL_SLICE_FLOW_MARKER;
+	else
+		item.dur_ns = tl_span_ns(s->start_ns, s->end_ns); /* COMPLETE: known */
+	if (js->next_end < js->nends && js->ends[js->next_end].slice == s->index) {
+		const json_slice_end *end = &js->ends[js->next_end++];
+		item.dur_ns = end->dur_ns;
+		item.end_rec = end->end_rec;
+		item.flow_rec = end->flow_rec;
+	}
+	push_item(js, &item);
+}
+
+static void item_close(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	json_stream *js = ctx;
+	if (s->flags & TL_SLICE_AS_COMPLETE)
+		return; /* written whole at its open */
+	json_item item = {.ts_ns = s->end_ns,
+	                  .order = order,
+	                  .rec = s->rec,
+	                  .end_rec = s->end_rec,
+	                  .cls = CLASS_END,
+	                  .kind = ITEM_CLOSE};
+	push_item(js, &item);
+}
+
+static void item_event(void *ctx, const tl_cursor_event *e, uint64_t order)
+{
+	json_stream *js = ctx;
+	json_item item = {.ts_ns = e->ts_ns,
+	                  .order = order,
+	                  .rec = e->rec,
+	                  .cls = CLASS_OTHER,
+	                  .kind = ITEM_EVENT};
+	push_item(js, &item);
+}
+
+static const tl_slice_stream_ops item_ops = {
+    .open = item_open,
+    .close = item_close,
+    .event = item_event,
+};
+
+static void write_item(json_stream *js, const json_item *item)
+{
+	/* an END only gives its args: one without any is as none */
+	const uint64_t *end_rec =
+	    item->end_rec && tl_stream_has_args(item->end_rec) ? item->end_rec : NULL;
+	const uint64_t *recs[3] = {item->rec, end_rec, item->flow_rec};
+	if (tl_stream_strings_reset(&js->strings, recs, 3)) {
+		js->error = -ENOMEM;
+		return;
+	}
+	tl_model_event ev, end, flow;
+	/* a slice's E needs the name and category of its BEGIN only */
+	tl_stream_decode(js->r, &js->strings, item->rec, js->tid, item->kind != ITEM_CLOSE, &ev);
+	ev.ts_ns = item->ts_ns; /* an event's; a slice's start or end is the item's */
+	if (end_rec)
+		tl_stream_decode(js->r, &js->strings, end_rec, js->tid, 1, &end);
+	if (item->flow_rec)
+		tl_stream_decode(js->r, &js->strings, item->flow_rec, js->tid, 1, &flow);
+	switch (item->kind) {
+	case ITEM_OPEN:
+		write_slice_open(&js->w, &ev, end_rec ? &end : NULL, item->flow_rec ? &flow : NULL,
+		                 item->flags, item->ts_ns, item->dur_ns);
+		break;
+	case ITEM_CLOSE:
+		write_slice_close(&js->w, &ev, end_rec ? &end : NULL, item->ts_ns);
+		break;
+	default:
+		write_event(&js->w, &ev);
+		break;
+	}
+}
+
+/* Writes the items that nothing still to come can precede (all, when
+ * done). */
+static void write_items(json_stream *js, int64_t floor, int done)
+{
+	const json_item *first;
+	while ((first = tl_item_queue_first(&js->items)) && (done || first->ts_ns < floor) &&
+	       !js->error && !js->w.out->err) {
+		json_item item;
+		tl_item_queue_pop(&js->items, &item);
+		write_item(js, &item);
+	}
+}
+
+static int compare_slice_end(const void *pa, const void *pb)
+{
+	const json_slice_end *a = pa, *b = pb;
+	return a->slice < b->slice ? -1 : a->slice > b->slice;
+}
+
+static int export_thread(json_stream *js, tl_snapshot_thread *t, tl_match_counts *totals)
+{
+	if (!reserve(js, (void **)&js->starts, &js->starts_cap, js->nstarts + 1,
+	             sizeof *js->starts))
+		return js->error;
+	js->starts[js->nstarts++] = (struct json_thread_start){js->first_index, t->tid};
+	js->tid = t->tid;
+	js->nends = js->next_end = 0;
+	size_t flows_before = js->nflows;
+
+	/* The first run is fed by the survey, unless the thread has COMPLETE
+	 * events: then it runs again, once they are sorted. */
+	tl_thread_survey survey;
+	tl_slice_stream match;
+	tl_slice_stream_init(&match, NULL, &survey, &note_ops, js);
+	int rc = tl_thread_survey_run(js->r, t, &survey, &match);
+	if (rc == 0 && !survey.fed) {
+		tl_slice_stream_free(&match);
+		js->nends = 0;
+		js->nflows = flows_before;
+		rc = tl_slice_stream_init(&match, js->r, &survey, &note_ops, js);
+		if (rc == 0)
+			rc = tl_slice_stream_run(&match);
+	}
+	tl_slice_stream_free(&match);
+	if (rc == 0 && js->error)
+		rc = js->error;
+	if (rc == 0 && js->nends) /* noted at the closes: in the order slices open */
+		qsort(js->ends, js->nends, sizeof *js->ends, compare_slice_end);
+
+	if (rc == 0)
+		rc = tl_slice_stream_init(&match, js->r, &survey, &item_ops, js);
+	while (rc == 0) {
+		int more = tl_slice_stream_step(&match);
+		if (more < 0) {
+			rc = more;
+			break;
+		}
+		write_items(js, tl_slice_stream_floor(&match), !more);
+		rc = js->error;
+		if (!more || js->w.out->err)
+			break;
+	}
+	if (rc == 0) {
+		const tl_match_counts *c = &match.counts;
+		totals->unmatched_begin += c->unmatched_begin;
+		totals->unmatched_end += c->unmatched_end;
+		totals->too_deep += c->too_deep;
+		totals->flow_markers += c->flow_markers;
+		totals->flows_dropped += c->flows_dropped;
+		totals->events_unknown += c->events_unknown;
+	}
+	tl_slice_stream_free(&match);
+	js->first_index += survey.nevents;
+	tl_thread_survey_free(&survey);
+	tl_snapshot_thread_release(t);
+	return rc;
+}
+
+/* The tid of the thread whose events include the one at index. */
+static uint32_t tid_of(const json_stream *js, uint64_t index)
+{
+	size_t lo = 0, hi = js->nstarts; /* the last start at or before index */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (js->starts[mid].first_index <= index)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return js->starts[lo].tid;
+}
+
+static void write_stream_flows(json_stream *js)
+{
+	if (sort_flows(js->flows, js->nflows)) {
+		js->error = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < js->nflows && !js->error; i++) {
+		const json_flow *flow = &js->flows[i];
+		const uint64_t *rec = flow->event;
+		if (tl_stream_strings_reset(&js->strings, &rec, 1)) {
+			js->error = -ENOMEM;
+			return;
+		}
+		tl_model_event ev;
+		tl_stream_decode(js->r, &js->strings, rec, tid_of(js, flow_index(flow)), 0, &ev);
+		write_flow(&js->w, flow, &ev);
+	}
+}
+
+int tl_export_json_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
+{
+	json_stream js = {.r = r};
+	tl_item_queue_init(&js.items, sizeof(json_item), compare_item);
+	tl_stream_thread *threads = NULL;
+	tl_match_thread *infos = NULL;
+	size_t nthreads = 0;
+	tl_match_counts totals = {0};
+	tl_out *out = malloc(sizeof *out);
+	int rc = out ? tl_stream_threads(r, &threads, &nthreads) : -ENOMEM;
+	if (rc)
+		goto out_free;
+	infos = malloc((nthreads + 1) * sizeof *infos);
+	if (!infos) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	for (size_t t = 0; t < nthreads; t++)
+		infos[t] = threads[t].info;
+	tl_out_init(out, fd);
+	js.w = (json_writer){.model = r->model, .out = out, .first_event = 1};
+
+	write_names(&js.w, infos, nthreads);
+	for (size_t t = 0; t < nthreads && rc == 0 && !out->err; t++) {
+		if (threads[t].snapshot)
+			rc = export_thread(&js, threads[t].snapshot, &totals);
+	}
+	if (rc == 0)
+		write_stream_flows(&js);
+	if (rc == 0 && js.error)
+		rc = js.error;
+	if (rc == 0) {
+		/* the blocks lost, as tl_snapshot_read_finish will count them */
+		tl_stats stats = r->model->stats;
+		stats.blocks_torn += r->bad_blocks;
+		write_end(&js.w, &stats, &totals);
+		rc = tl_out_flush(out);
+	}
+	if (rc == 0 && counts) {
+		counts->unmatched_begin = totals.unmatched_begin;
+		counts->unmatched_end = totals.unmatched_end;
+	}
+
+out_free:
+	free(out);
+	free(threads);
+	free(infos);
+	free(js.slice_flags);
+	free(js.ends);
+	tl_item_queue_free(&js.items);
+	free(js.flows);
+	free(js.starts);
+	tl_stream_strings_free(&js.strings);
 	return rc;
 }

@@ -85,20 +85,10 @@ static uint64_t fnv_str(uint64_t h, const char *s)
 	return fnv_bytes(h, s, strlen(s) + 1);
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
 /* A non-zero id from a hash (0 is the global track, and "no flow"). */
 static uint64_t nonzero(uint64_t h)
 {
-	h = mix64(h);
+	h = tl_mix64(h);
 	return h ? h : 1;
 }
 
@@ -234,7 +224,7 @@ static int describe_once(pf_writer *w, uint64_t uuid)
 		for (size_t i = 0; i < set->cap; i++) {
 			if (!set->slots[i])
 				continue;
-			size_t j = (size_t)mix64(set->slots[i]) & (cap - 1);
+			size_t j = (size_t)tl_mix64(set->slots[i]) & (cap - 1);
 			while (slots[j])
 				j = (j + 1) & (cap - 1);
 			slots[j] = set->slots[i];
@@ -243,7 +233,7 @@ static int describe_once(pf_writer *w, uint64_t uuid)
 		set->slots = slots;
 		set->cap = cap;
 	}
-	size_t i = (size_t)mix64(uuid) & (set->cap - 1);
+	size_t i = (size_t)tl_mix64(uuid) & (set->cap - 1);
 	for (; set->slots[i]; i = (i + 1) & (set->cap - 1)) {
 		if (set->slots[i] == uuid)
 			return 0;

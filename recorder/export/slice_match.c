@@ -501,7 +501,7 @@ void tl_arg_list_collect(tl_arg_list *out, const tl_model_event *a, const tl_mod
 /* ------------------------------------------------------------------------ */
 /* Flows */
 
-static uint64_t mix64(uint64_t x)
+uint64_t tl_mix64(uint64_t x)
 {
 	x ^= x >> 30;
 	x *= 0xbf58476d1ce4e5b9ull;
@@ -511,13 +511,17 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
+uint64_t tl_flow_bind_id(uint64_t flow_id, unsigned scope, uint32_t pid)
+{
+	if ((scope & TL_EVENT_SCOPE_MASK) == TL_EVENT_SCOPE_GLOBAL)
+		return flow_id;
+	uint64_t id = tl_mix64(flow_id + 0x9e3779b97f4a7c15ull * ((uint64_t)pid + 1));
+	return id ? id : 1;
+}
+
 static uint64_t flow_written_id(const tl_model *model, const tl_model_event *flow)
 {
-	if ((flow->scope & TL_EVENT_SCOPE_MASK) == TL_EVENT_SCOPE_GLOBAL)
-		return flow->id;
-	uint64_t pid = tl_model_event_pid(model, flow);
-	uint64_t id = mix64(flow->id + 0x9e3779b97f4a7c15ull * (pid + 1));
-	return id ? id : 1;
+	return tl_flow_bind_id(flow->id, flow->scope, tl_model_event_pid(model, flow));
 }
 
 static int flow_phase_rank(char phase)
@@ -629,7 +633,7 @@ int tl_out_flush(tl_out *out)
 	return out->err;
 }
 
-void tl_out_bytes(tl_out *out, const void *data, size_t len)
+void tl_out_bytes_slow(tl_out *out, const void *data, size_t len)
 {
 	if (out->err)
 		return;
@@ -643,36 +647,64 @@ void tl_out_bytes(tl_out *out, const void *data, size_t len)
 	out->len += len;
 }
 
-void tl_out_str(tl_out *out, const char *s)
+void tl_out_u64_slow(tl_out *out, uint64_t v)
 {
-	tl_out_bytes(out, s, strlen(s));
-}
-
-void tl_out_char(tl_out *out, char c)
-{
-	if (out->len == sizeof out->buf && tl_out_flush(out))
-		return;
-	if (!out->err)
-		out->buf[out->len++] = c;
-}
-
-void tl_out_u64(tl_out *out, uint64_t v)
-{
+	static const char pairs[] = "00010203040506070809"
+	                            "10111213141516171819"
+	                            "20212223242526272829"
+	                            "30313233343536373839"
+	                            "40414243444546474849"
+	                            "50515253545556575859"
+	                            "60616263646566676869"
+	                            "70717273747576777879"
+	                            "80818283848586878889"
+	                            "90919293949596979899";
+	/* powers[k]: 10^k; the digits from the bit length, then one check */
+	static const uint64_t powers[20] = {1ull,
+	                                    10ull,
+	                                    100ull,
+	                                    1000ull,
+	                                    10000ull,
+	                                    100000ull,
+	                                    1000000ull,
+	                                    10000000ull,
+	                                    100000000ull,
+	                                    1000000000ull,
+	                                    10000000000ull,
+	                                    100000000000ull,
+	                                    1000000000000ull,
+	                                    10000000000000ull,
+	                                    100000000000000ull,
+	                                    1000000000000000ull,
+	                                    10000000000000000ull,
+	                                    100000000000000000ull,
+	                                    1000000000000000000ull,
+	                                    10000000000000000000ull};
+	unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
+	size_t n = (bits * 1233u) >> 12; /* floor(bits * log10(2)) */
+	if (n < 20 && v >= powers[n])
+		n++;
+	if (n == 0)
+		n = 1;
 	char digits[20];
-	size_t n = 0;
-	do {
-		digits[sizeof digits - ++n] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	tl_out_bytes(out, digits + sizeof digits - n, n);
-}
-
-void tl_out_i64(tl_out *out, int64_t v)
-{
-	if (v < 0) {
-		tl_out_char(out, '-');
-		tl_out_u64(out, -(uint64_t)v);
-	} else {
-		tl_out_u64(out, (uint64_t)v);
+	/* straight into the buffer when it has room */
+	char *end =
+	    sizeof out->buf - out->len >= n && !out->err ? out->buf + out->len + n : digits + n;
+	char *p = end;
+	while (v >= 100) {
+		const char *pair = &pairs[(v % 100) * 2];
+		v /= 100;
+		*--p = pair[1];
+		*--p = pair[0];
 	}
+	if (v >= 10) {
+		*--p = pairs[v * 2 + 1];
+		*--p = pairs[v * 2];
+	} else {
+		*--p = (char)('0' + v);
+	}
+	if (end == digits + n)
+		tl_out_bytes(out, digits, n);
+	else
+		out->len += n;
 }

@@ -142,6 +142,13 @@ typedef struct tl_flow_ref {
 	const tl_model_event *event;
 } tl_flow_ref;
 
+/* splitmix64's finaliser: a bijection of 64-bit words that mixes every bit. */
+uint64_t tl_mix64(uint64_t x);
+
+/* The id a flow is written with (formats.md, "Flows"): a global id as it
+ * is, a process-scoped one mixed with the pid (never 0). */
+uint64_t tl_flow_bind_id(uint64_t flow_id, unsigned scope, uint32_t pid);
+
 /* How many slices carry a flow: the room tl_flow_refs needs. */
 size_t tl_flow_count(const tl_slice_match *match);
 
@@ -159,7 +166,6 @@ const char *tl_export_event_name(const tl_model_event *event);
 /* The event's category, "default" when it has none (catapult needs one). */
 const char *tl_export_event_cat(const tl_model_event *event);
 
-
 /* U+FFFD REPLACEMENT CHARACTER, written in place of invalid UTF-8 bytes. */
 #define TL_UTF8_REPLACEMENT "\xef\xbf\xbd"
 
@@ -176,13 +182,73 @@ typedef struct tl_out {
 } tl_out;
 
 void tl_out_init(tl_out *out, int fd);
-void tl_out_bytes(tl_out *out, const void *data, size_t len);
-void tl_out_str(tl_out *out, const char *s);
-void tl_out_char(tl_out *out, char c);
-void tl_out_u64(tl_out *out, uint64_t v);
-void tl_out_i64(tl_out *out, int64_t v);
 /* Writes what is buffered. Returns 0 or the first -errno seen. */
 int tl_out_flush(tl_out *out);
+/* The slow paths of the writers below: a full buffer, a failed write. */
+void tl_out_bytes_slow(tl_out *out, const void *data, size_t len);
+void tl_out_u64_slow(tl_out *out, uint64_t v);
+
+/* The writers are inline: the exporters call them a few times per byte
+ * written, and the buffer has room nearly always. */
+static inline void tl_out_bytes(tl_out *out, const void *data, size_t len)
+{
+	if (len <= sizeof out->buf - out->len && !out->err) {
+		__builtin_memcpy(out->buf + out->len, data, len);
+		out->len += len;
+		return;
+	}
+	tl_out_bytes_slow(out, data, len);
+}
+
+/*
+ * The same for len <= TL_OUT_SHORT from a source that holds TL_OUT_SHORT
+ * readable bytes: one copy of a constant size (a few moves, not a call)
+ * when the buffer has room.
+ */
+#define TL_OUT_SHORT 32
+static inline void tl_out_short(tl_out *out, const void *data, size_t len)
+{
+	if (sizeof out->buf - out->len >= TL_OUT_SHORT && !out->err) {
+		__builtin_memcpy(out->buf + out->len, data, TL_OUT_SHORT);
+		out->len += len;
+		return;
+	}
+	tl_out_bytes_slow(out, data, len);
+}
+
+static inline void tl_out_str(tl_out *out, const char *s)
+{
+	tl_out_bytes(out, s, __builtin_strlen(s));
+}
+
+static inline void tl_out_char(tl_out *out, char c)
+{
+	if (out->len < sizeof out->buf && !out->err) {
+		out->buf[out->len++] = c;
+		return;
+	}
+	tl_out_bytes_slow(out, &c, 1);
+}
+
+/* Decimal, without a sign. */
+static inline void tl_out_u64(tl_out *out, uint64_t v)
+{
+	if (v < 10 && out->len < sizeof out->buf && !out->err) {
+		out->buf[out->len++] = (char)('0' + v);
+		return;
+	}
+	tl_out_u64_slow(out, v);
+}
+
+static inline void tl_out_i64(tl_out *out, int64_t v)
+{
+	if (v < 0) {
+		tl_out_char(out, '-');
+		tl_out_u64(out, -(uint64_t)v);
+	} else {
+		tl_out_u64(out, (uint64_t)v);
+	}
+}
 
 /* end - start, saturated: a corrupt snapshot may hold any timestamps. */
 static inline int64_t tl_span_ns(int64_t start, int64_t end)

@@ -103,6 +103,10 @@ if [ -x build/tests/bench/timeline-bench ]; then
 	build/tests/bench/timeline-bench --quick || true
 	[ -x build/tests/bench/timeline-bench-file ] && { build/tests/bench/timeline-bench-file --quick || true; }
 fi
+if [ -x build/tests/bench/timeline-bench-export ]; then
+	# 1 M events only: the 50 M-event rows take minutes (docs/bench.md)
+	build/tests/bench/timeline-bench-export --quick || true
+fi
 
 echo "=== summary"
 printf '%s\n' "${summary[@]}"

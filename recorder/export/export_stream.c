@@ -1,0 +1,269 @@
+/*
+ * What the streaming exporters share (export_stream.h): the list of
+ * threads, and the strings of the events being written.
+ */
+#include "recorder/export/export_stream.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder/record.h"
+
+static int compare_model_thread(const void *pa, const void *pb)
+{
+	const tl_model_thread *a = *(const tl_model_thread *const *)pa;
+	const tl_model_thread *b = *(const tl_model_thread *const *)pb;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+int tl_stream_threads(tl_snapshot_read *r, tl_stream_thread **out, size_t *n)
+{
+	const tl_model *m = r->model;
+	const tl_model_thread **named = malloc((m->nthreads + 1) * sizeof *named);
+	tl_stream_thread *list = calloc(r->nthreads + m->nthreads + 1, sizeof *list);
+	if (!named || !list) {
+		free(named);
+		free(list);
+		return -ENOMEM;
+	}
+	/* A snapshot's model names threads of its own process only, each tid
+	 * once (a THREAD chunk renames); the last entry of a tid wins. */
+	for (size_t i = 0; i < m->nthreads; i++)
+		named[i] = &m->threads[i];
+	qsort(named, m->nthreads, sizeof *named, compare_model_thread);
+
+	/* Threads whose blocks hold no event the exporters read: their blocks
+	 * are walked here, for the undecodable records they hold. */
+	for (size_t i = 0; i < r->nthreads; i++) {
+		if (r->threads[i].has_events)
+			continue;
+		tl_event_cursor cursor;
+		tl_cursor_event e;
+		int rc = tl_event_cursor_init(&cursor, r, &r->threads[i], 0);
+		while (rc == 0 && tl_event_cursor_next(&cursor, &e))
+			;
+		tl_snapshot_thread_release(&r->threads[i]);
+		if (rc) {
+			free(named);
+			free(list);
+			return rc;
+		}
+	}
+
+	size_t count = 0, t = 0, k = 0;
+	while (t < r->nthreads || k < m->nthreads) {
+		while (t < r->nthreads && !r->threads[t].has_events)
+			t++;
+		uint32_t tid;
+		if (t < r->nthreads && (k == m->nthreads || r->threads[t].tid <= named[k]->tid))
+			tid = r->threads[t].tid;
+		else if (k < m->nthreads)
+			tid = named[k]->tid;
+		else
+			break;
+		tl_stream_thread *entry = &list[count++];
+		entry->info.tid = tid;
+		entry->info.pid = m->pid;
+		entry->info.name = "";
+		if (t < r->nthreads && r->threads[t].tid == tid)
+			entry->snapshot = &r->threads[t++];
+		for (; k < m->nthreads && named[k]->tid == tid; k++) {
+			if (named[k]->name && named[k]->name[0])
+				entry->info.name = named[k]->name;
+		}
+	}
+	free(named);
+	*out = list;
+	*n = count;
+	return 0;
+}
+
+int tl_stream_strings_reset(tl_stream_strings *s, const uint64_t *const *recs, size_t n)
+{
+	/* The strings of a record are within it; each gets a terminator. */
+	size_t need = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (recs[i])
+			need += (size_t)TL_REC_WORDS(recs[i][1]) * 8 + 2 * TL_MAX_ARGS + 2;
+	}
+	s->used = 0;
+	if (need <= s->cap)
+		return 0;
+	char *grown = realloc(s->buf, need);
+	if (!grown)
+		return -ENOMEM;
+	s->buf = grown;
+	s->cap = need;
+	return 0;
+}
+
+const char *tl_stream_strings_store(void *strings, const char *str, size_t len)
+{
+	tl_stream_strings *s = strings;
+	if ((len + 7) / 8 * 8 + 1 > s->cap - s->used)
+		return NULL; /* not reached: reset made room */
+	char *copy = s->buf + s->used;
+	/* a record's strings are padded with zeros to whole words, and reset
+	 * made room for their padded sizes: copy a word at a time */
+	for (size_t i = 0; i < len; i += 8)
+		memcpy(copy + i, str + i, 8);
+	copy[len] = '\0';
+	s->used += len + 1;
+	return copy;
+}
+
+void tl_stream_strings_free(tl_stream_strings *s)
+{
+	free(s->buf);
+	memset(s, 0, sizeof *s);
+}
+
+void tl_stream_decode(tl_snapshot_read *r, tl_stream_strings *strings, const uint64_t *rec,
+                      uint32_t tid, int with_args, tl_model_event *e)
+{
+	tl_snapshot_read_event(r, rec, tid, with_args, tl_stream_strings_store, strings, e);
+}
+
+/* ---- the item queue ------------------------------------------------------ */
+
+/* How far back a new item may go into the run before it goes to the heap. */
+#define QUEUE_RUN_REACH 16
+/* Items are kept in fixed slots: a copy of a constant size is a few moves,
+ * one of a size known at run time a call. */
+#define SLOT TL_ITEM_QUEUE_SLOT
+
+void tl_item_queue_init(tl_item_queue *q, size_t size, int (*compare)(const void *, const void *))
+{
+	memset(q, 0, sizeof *q);
+	q->size = size;
+	q->compare = compare;
+}
+
+/* Copies one item: the slot's whole size between slots, size (a multiple
+ * of 8) from or to the caller's item, a word at a time. */
+static void copy_slot(void *dst, const void *src)
+{
+	memcpy(dst, src, SLOT);
+}
+
+static void copy_item(void *dst, const void *src, size_t size)
+{
+	for (size_t i = 0; i < size; i += 8)
+		memcpy((unsigned char *)dst + i, (const unsigned char *)src + i, 8);
+}
+
+static int queue_grow(unsigned char **array, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t new_cap = *cap ? *cap * 2 : 256;
+	while (new_cap < need)
+		new_cap *= 2;
+	unsigned char *grown = new_cap <= SIZE_MAX / size ? realloc(*array, new_cap * size) : NULL;
+	if (!grown)
+		return -ENOMEM;
+	*array = grown;
+	*cap = new_cap;
+	return 0;
+}
+
+static void *at(unsigned char *base, size_t i)
+{
+	return base + i * SLOT;
+}
+
+static int heap_push(tl_item_queue *q, const void *item)
+{
+	if (queue_grow(&q->heap, &q->heap_cap, q->nheap + 1, SLOT))
+		return -ENOMEM;
+	size_t size = q->size, i = q->nheap++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (q->compare(at(q->heap, parent), item) <= 0)
+			break;
+		copy_slot(at(q->heap, i), at(q->heap, parent));
+		i = parent;
+	}
+	copy_item(at(q->heap, i), item, size);
+	return 0;
+}
+
+static void heap_pop(tl_item_queue *q, void *out)
+{
+	size_t size = q->size, n = --q->nheap, i = 0;
+	copy_item(out, q->heap, size);
+	const unsigned char *last = at(q->heap, n);
+	for (;;) {
+		size_t child = 2 * i + 1;
+		if (child >= n)
+			break;
+		if (child + 1 < n && q->compare(at(q->heap, child + 1), at(q->heap, child)) < 0)
+			child++;
+		if (q->compare(last, at(q->heap, child)) <= 0)
+			break;
+		copy_slot(at(q->heap, i), at(q->heap, child));
+		i = child;
+	}
+	if (n)
+		copy_slot(at(q->heap, i), last);
+}
+
+int tl_item_queue_push(tl_item_queue *q, const void *item)
+{
+	size_t size = q->size;
+	if (q->head == q->n)
+		q->head = q->n = 0;
+	/* where it goes in the run: after every item not later than it */
+	size_t pos = q->n;
+	while (pos > q->head && q->n - pos < QUEUE_RUN_REACH &&
+	       q->compare(at(q->run, pos - 1), item) > 0)
+		pos--;
+	if (pos > q->head && q->compare(at(q->run, pos - 1), item) > 0)
+		return heap_push(q, item);
+	if (q->n == q->cap && q->head > q->cap / 2) {
+		/* reuse the room of the items popped */
+		memmove(q->run, at(q->run, q->head), (q->n - q->head) * SLOT);
+		pos -= q->head;
+		q->n -= q->head;
+		q->head = 0;
+	}
+	if (queue_grow(&q->run, &q->cap, q->n + 1, SLOT))
+		return -ENOMEM;
+	if (pos < q->n)
+		memmove(at(q->run, pos + 1), at(q->run, pos), (q->n - pos) * SLOT);
+	copy_item(at(q->run, pos), item, size);
+	q->n++;
+	return 0;
+}
+
+const void *tl_item_queue_first(const tl_item_queue *q)
+{
+	const void *run = q->head < q->n ? q->run + q->head * SLOT : NULL;
+	if (!q->nheap)
+		return run;
+	if (!run || q->compare(q->heap, run) < 0)
+		return q->heap;
+	return run;
+}
+
+void tl_item_queue_pop(tl_item_queue *q, void *out)
+{
+	const void *first = tl_item_queue_first(q);
+	if (first == q->heap) {
+		heap_pop(q, out);
+		return;
+	}
+	copy_item(out, first, q->size);
+	q->head++;
+}
+
+void tl_item_queue_free(tl_item_queue *q)
+{
+	free(q->run);
+	free(q->heap);
+	q->run = q->heap = NULL;
+	q->head = q->n = q->cap = q->nheap = q->heap_cap = 0;
+}

@@ -1,0 +1,111 @@
+/*
+ * The exporters streamed from a binary snapshot read in place
+ * (snapshot_read.h): the bytes tl_export_json and tl_export_ftrace write
+ * for the model of the same snapshot, without the model. Each thread's
+ * events are read from the input by cursors, a few passes each
+ * (slice_stream.h), and an item is written as soon as nothing still to
+ * come can go before it.
+ *
+ * What they hold besides the input: per thread being read, its open slices,
+ * a window of items waiting for their place, and what the survey keeps
+ * (slice_stream.h); for Chrome JSON, one byte per slice of the thread being
+ * written and, until the end, every flow event (they are written last,
+ * sorted: 40 bytes each, 56 while sorted); for ftrace text, the survey of every thread at
+ * once (its lines are merged across threads).
+ *
+ * Internal; allocates, not signal-safe.
+ */
+#ifndef TIMELINE_EXPORT_STREAM_H
+#define TIMELINE_EXPORT_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recorder/export/slice_match.h"
+#include "recorder/export/snapshot_read.h"
+#include "recorder/export/trace_model.h"
+#include "recorder/record.h"
+
+/*
+ * Chrome JSON (as tl_export_json) of the snapshot r reads, which no cursor
+ * has read yet. Returns 0, -errno from write(2) or -ENOMEM. counts may be
+ * NULL. Call tl_snapshot_read_finish after it for what was lost.
+ */
+int tl_export_json_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts);
+
+/* ftrace text (as tl_export_ftrace). Same contract. */
+int tl_export_ftrace_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts);
+
+typedef int (*tl_export_stream_fn)(tl_snapshot_read *r, int fd, tl_export_counts *counts);
+
+/* ---- what both exporters share ------------------------------------------- */
+
+/* A thread as the exporters list it: every thread with events or a name,
+ * by tid (the order of tl_slice_match.threads). */
+typedef struct tl_stream_thread {
+	tl_match_thread info;         /* tid, pid, name; no items */
+	tl_snapshot_thread *snapshot; /* its blocks, or NULL when it has no events */
+} tl_stream_thread;
+
+/* The threads of r; *out malloc'd. 0 or -ENOMEM. */
+int tl_stream_threads(tl_snapshot_read *r, tl_stream_thread **out, size_t *n);
+
+/*
+ * Copies of the strings of a few events at a time, NUL-terminated as the
+ * model holds them (tl_snapshot_read_event): reset it, make room for the
+ * records about to be decoded, decode them with tl_stream_strings_store.
+ */
+typedef struct tl_stream_strings {
+	char *buf;
+	size_t used;
+	size_t cap;
+} tl_stream_strings;
+
+/* Empties the buffer and makes room for the strings of records recs[0..n)
+ * (NULL entries skipped). 0 or -ENOMEM. */
+int tl_stream_strings_reset(tl_stream_strings *s, const uint64_t *const *recs, size_t n);
+/* A tl_string_store_fn over a tl_stream_strings, for a record's strings:
+ * it reads them by whole words (they are padded with zeros to words). */
+const char *tl_stream_strings_store(void *strings, const char *str, size_t len);
+void tl_stream_strings_free(tl_stream_strings *s);
+
+/* Decodes rec of thread tid into *e (with its args or not), its strings
+ * in strings (made room for). */
+void tl_stream_decode(tl_snapshot_read *r, tl_stream_strings *strings, const uint64_t *rec,
+                      uint32_t tid, int with_args, tl_model_event *e);
+
+/*
+ * Items waiting for their place in a writer's order. They come nearly in
+ * order (a thread's events are, mostly): each goes at the end of a sorted
+ * run, or a few places before it; one that would pass more goes into a heap
+ * instead, so that a trace whose clock jumps back costs a log, not a scan.
+ */
+typedef struct tl_item_queue {
+	size_t size;                                  /* of an item */
+	int (*compare)(const void *a, const void *b); /* a total order */
+	unsigned char *run;                           /* items [head, n) in order */
+	size_t head, n, cap;
+	unsigned char *heap; /* the others */
+	size_t nheap, heap_cap;
+} tl_item_queue;
+
+/* The largest item a queue holds. */
+#define TL_ITEM_QUEUE_SLOT 64
+
+/* size: a multiple of 8, at most TL_ITEM_QUEUE_SLOT. */
+void tl_item_queue_init(tl_item_queue *q, size_t size, int (*compare)(const void *, const void *));
+/* Adds a copy of item. 0 or -ENOMEM. */
+int tl_item_queue_push(tl_item_queue *q, const void *item);
+/* The first item in order, or NULL when the queue is empty. */
+const void *tl_item_queue_first(const tl_item_queue *q);
+/* Removes the first item into *out (the queue must not be empty). */
+void tl_item_queue_pop(tl_item_queue *q, void *out);
+void tl_item_queue_free(tl_item_queue *q);
+
+/* Whether record rec has arguments. */
+static inline int tl_stream_has_args(const uint64_t *rec)
+{
+	return (rec[1] >> TL_REC_ARGTYPES_SHIFT) != 0;
+}
+
+#endif /* TIMELINE_EXPORT_STREAM_H */
