@@ -649,16 +649,6 @@ static int is_async_or_flow(char phase)
 	       phase == TL_PHASE_FLOW_STEP || phase == TL_PHASE_FLOW_END;
 }
 
-static const char *intern(tl_model *out, const char *s, int *nomem)
-{
-	if (!s)
-		return NULL;
-	const char *copy = tl_model_intern(out, s, strlen(s));
-	if (!copy)
-		*nomem = 1;
-	return copy;
-}
-
 /* The event, its strings in out's arena, moved to the timeline. */
 static merged_event copy_event(tl_model *out, const struct merge_input *in, size_t input,
                                const tl_model_event *e, int *nomem)
@@ -668,13 +658,8 @@ static merged_event copy_event(tl_model *out, const struct merge_input *in, size
 	tl_model_event *c = &m.event;
 	c->ts_ns = on_timeline(e->ts_ns, in);
 	c->end_ns = on_timeline(e->end_ns, in);
-	c->name = intern(out, e->name, nomem);
-	c->cat = intern(out, e->cat, nomem);
-	for (unsigned a = 0; a < e->nargs; a++) {
-		c->args[a].key = intern(out, e->args[a].key, nomem);
-		if (e->args[a].type == TL_ARG_STRING || e->args[a].type == TL_ARG_STRING_COPY)
-			c->args[a].v.s = intern(out, e->args[a].v.s, nomem);
-	}
+	if (tl_model_event_adopt_strings(out, c))
+		*nomem = 1;
 	/* the importer numbers its ids from 1 in each trace: kept apart */
 	if (in->from_import && is_async_or_flow(e->phase))
 		c->id += (uint64_t)(input + 1) << 48;

@@ -226,16 +226,6 @@ static int compare_merged_events(const void *pa, const void *pb, void *model)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static const char *copy_string(tl_model *to, const char *s, int *nomem)
-{
-	if (!s)
-		return NULL;
-	const char *c = tl_model_intern(to, s, strlen(s));
-	if (!c)
-		*nomem = 1;
-	return c;
-}
-
 /*
  * Adds an app's own events to the capture: its processes and full thread
  * names, every event with its args, on the capture's clock. The app's
@@ -278,13 +268,7 @@ static int add_app_model(tl_model *capture, const tl_model *app)
 		e->ts_ns += shift;
 		if (e->end_ns)
 			e->end_ns += shift;
-		e->name = copy_string(capture, from->name, &nomem);
-		e->cat = copy_string(capture, from->cat, &nomem);
-		for (unsigned a = 0; a < from->nargs; a++) {
-			e->args[a].key = copy_string(capture, from->args[a].key, &nomem);
-			if (from->args[a].type == TL_ARG_STRING || from->args[a].type == TL_ARG_STRING_COPY)
-				e->args[a].v.s = copy_string(capture, from->args[a].v.s, &nomem);
-		}
+		nomem = tl_model_event_adopt_strings(capture, e) != 0;
 	}
 	if (nomem)
 		return -ENOMEM;

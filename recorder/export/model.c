@@ -165,6 +165,29 @@ const char *tl_model_intern(tl_model *model, const char *s, size_t len)
 	return copy;
 }
 
+static const char *adopt(tl_model *model, const char *s, int *nomem)
+{
+	if (!s)
+		return NULL;
+	const char *copy = tl_model_intern(model, s, strlen(s));
+	if (!copy)
+		*nomem = 1;
+	return copy;
+}
+
+int tl_model_event_adopt_strings(tl_model *model, tl_model_event *e)
+{
+	int nomem = 0;
+	e->name = adopt(model, e->name, &nomem);
+	e->cat = adopt(model, e->cat, &nomem);
+	for (unsigned a = 0; a < e->nargs && a < TL_MAX_ARGS; a++) {
+		e->args[a].key = adopt(model, e->args[a].key, &nomem);
+		if (e->args[a].type == TL_ARG_STRING || e->args[a].type == TL_ARG_STRING_COPY)
+			e->args[a].v.s = adopt(model, e->args[a].v.s, &nomem);
+	}
+	return nomem ? -ENOMEM : 0;
+}
+
 tl_model_event *tl_model_event_append(tl_model *model)
 {
 	struct tl_model_arena *arena = arena_of(model);

@@ -105,6 +105,11 @@ void tl_model_free(tl_model *model);
 /* Copies a string into the model's arena. NULL on allocation failure. */
 const char *tl_model_intern(tl_model *model, const char *s, size_t len);
 
+/* Points the strings of e (a copy of another model's event: name,
+ * category, arg keys and string values) at copies in model's arena, so
+ * that e outlives the model it came from. 0 or -ENOMEM. */
+int tl_model_event_adopt_strings(tl_model *model, tl_model_event *e);
+
 /* Appends a zeroed event to model->events (the array must come from this
  * function); NULL on allocation failure. Earlier event pointers move. */
 tl_model_event *tl_model_event_append(tl_model *model);
