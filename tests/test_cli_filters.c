@@ -96,19 +96,7 @@ static int run_cli(char **out, char **err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(args, sizeof args, fmt, ap);
 	va_end(ap);
-	char out_path[4096], err_path[4096];
-	snprintf(out_path, sizeof out_path, "%s", tl_test_path("filters-out", ".txt"));
-	snprintf(err_path, sizeof err_path, "%s", tl_test_path("filters-err", ".txt"));
-	int rc = tl_test_run("%s %s > %s 2> %s", cli, args, out_path, err_path);
-	if (out) {
-		*out = tl_test_read_file(out_path, NULL);
-		assert_non_null(*out);
-	}
-	if (err) {
-		*err = tl_test_read_file(err_path, NULL);
-		assert_non_null(*err);
-	}
-	return rc;
+	return tl_test_run_output(out, err, "%s %s", cli, args);
 }
 
 /* The line of `text` that holds name="NAME", or NULL (static storage). */

@@ -67,7 +67,7 @@ char *tl_test_read_file(const char *path, size_t *len)
 
 int tl_test_run(const char *fmt, ...)
 {
-	char cmd[4096];
+	char cmd[16384];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(cmd, sizeof cmd, fmt, ap);
@@ -77,6 +77,28 @@ int tl_test_run(const char *fmt, ...)
 	if (status == -1 || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+int tl_test_run_output(char **out, char **err, const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	char out_path[4096], err_path[4096];
+	snprintf(out_path, sizeof out_path, "%s", tl_test_path("run-out", ".txt"));
+	snprintf(err_path, sizeof err_path, "%s", tl_test_path("run-err", ".txt"));
+	int rc = tl_test_run("%s > %s 2> %s", cmd, out_path, err_path);
+	if (out) {
+		*out = tl_test_read_file(out_path, NULL);
+		assert_non_null(*out);
+	}
+	if (err) {
+		*err = tl_test_read_file(err_path, NULL);
+		assert_non_null(*err);
+	}
+	return rc;
 }
 
 const char *tl_test_cli(void)

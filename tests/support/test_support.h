@@ -22,6 +22,12 @@ char *tl_test_read_file(const char *path, size_t *len);
  * test's stdout. */
 int tl_test_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Runs a shell command with its standard output and error each into a
+ * fresh file: its exit status (or -1); *out and *err what it printed, read
+ * back (either may be NULL when not wanted; free them). */
+int tl_test_run_output(char **out, char **err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* The built `timeline` CLI (from TIMELINE_CLI), or NULL. */
 const char *tl_test_cli(void);
 
