@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "recorder/clock.h"
+#include "recorder/export/symbolize.h"
 #include "recorder/record.h"
 #include "recorder/snapshot_format.h"
 
@@ -80,13 +81,10 @@ struct reader {
 	} *functions;
 	size_t nfunctions;
 	size_t functions_cap;
-	/* MAPPING chunks */
-	struct mapping {
-		uint64_t start, end, offset;
-		const char *path; /* interned */
-		size_t path_len;
-	} *mappings;
+	/* MAPPING chunks: paths interned, build-ids in the input */
+	tl_mapping *mappings;
 	size_t nmappings;
+	tl_symbolizer *symbolizer; /* NULL: names by module and offset */
 	const char *function_category;
 
 	uint64_t seq; /* next event's seq */
@@ -361,14 +359,15 @@ static int read_mapping(struct reader *r, struct cursor *c, size_t offset)
 	    !take_u32(c, &path_len) || !take_u32(c, &build_id_len) || path_len > c->left ||
 	    build_id_len > c->left - path_len)
 		return FAIL(r, -EINVAL, "corrupt MAPPING chunk at offset %zu", offset);
-	struct mapping *grown = realloc(r->mappings, (r->nmappings + 1) * sizeof *grown);
+	tl_mapping *grown = realloc(r->mappings, (r->nmappings + 1) * sizeof *grown);
 	if (!grown)
 		return NO_MEMORY(r);
 	r->mappings = grown;
 	const char *path = tl_model_intern(r->model, (const char *)c->p, path_len);
 	if (!path)
 		return NO_MEMORY(r);
-	r->mappings[r->nmappings++] = (struct mapping){start, end, file_offset, path, path_len};
+	r->mappings[r->nmappings++] =
+	    (tl_mapping){start, end, file_offset, path, path_len, c->p + path_len, build_id_len};
 	return 0;
 }
 
@@ -379,10 +378,9 @@ static int by_function_id(const void *pa, const void *pb)
 }
 
 /*
- * The name of function record `id`: `module+0xoffset` (the file's base
- * name and the offset in it) when a mapping covers its address, else
- * `0xaddress`; `0x?` and the id when the FUNCTIONS chunks lack it.
- * Interned once per id.
+ * The name of function record `id`: its symbol, else `module+0xoffset`,
+ * else `0xaddress` (tl_function_name); `function#` and the id when the
+ * FUNCTIONS chunks lack it. Interned once per id.
  */
 static const char *function_name(struct reader *r, uint32_t id)
 {
@@ -397,21 +395,9 @@ static const char *function_name(struct reader *r, uint32_t id)
 	}
 	if (f->name)
 		return f->name;
-	int n = snprintf(name, sizeof name, "0x%llx", (unsigned long long)f->address);
-	for (size_t i = 0; i < r->nmappings; i++) {
-		const struct mapping *m = &r->mappings[i];
-		if (f->address < m->start || f->address >= m->end || !m->path_len)
-			continue;
-		const char *base = m->path + m->path_len;
-		while (base > m->path && base[-1] != '/')
-			base--;
-		n = snprintf(name, sizeof name, "%.*s+0x%llx", (int)(m->path + m->path_len - base),
-		             base, (unsigned long long)(f->address - m->start + m->offset));
-		break;
-	}
-	if (n < 0 || (size_t)n >= sizeof name)
-		n = (int)strlen(name);
-	f->name = tl_model_intern(r->model, name, (size_t)n);
+	size_t n = tl_function_name(r->symbolizer, r->mappings, r->nmappings, f->address, name,
+	                            sizeof name);
+	f->name = tl_model_intern(r->model, name, n);
 	return f->name;
 }
 
@@ -818,7 +804,9 @@ int tl_model_read_binary(const void *data, size_t len, tl_model *out, char *err,
 	if (err && errlen)
 		err[0] = '\0';
 	struct reader r = {.model = out, .err = err, .errlen = errlen};
+	r.symbolizer = tl_symbolizer_new();
 	int rc = read_snapshot(&r, data, len);
+	tl_symbolizer_free(r.symbolizer);
 	free(r.pairs);
 	free(r.drops);
 	free(r.categories);
