@@ -21,7 +21,6 @@
  * them (the re-entry flag would drop those calls, at a cost).
  */
 #include <errno.h>
-#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -280,7 +279,7 @@ NO_HOOK void tl_instrument_set_max_depth(unsigned depth)
 
 NO_HOOK int tl_instrument_stats_get(tl_instrument_stats *out)
 {
-	if (!out || out->struct_size < offsetof(tl_instrument_stats, excluded))
+	if (!out || out->struct_size < sizeof *out)
 		return -EINVAL;
 	out->filtered = atomic_load_explicit(&counts.filtered, memory_order_relaxed);
 	out->too_deep = atomic_load_explicit(&counts.too_deep, memory_order_relaxed);
@@ -289,7 +288,6 @@ NO_HOOK int tl_instrument_stats_get(tl_instrument_stats *out)
 	out->exits_unmatched = atomic_load_explicit(&counts.exits_unmatched, memory_order_relaxed);
 	out->functions_unnamed = tl_tracer_functions_unnamed();
 	out->threads_failed = atomic_load_explicit(&counts.threads_failed, memory_order_relaxed);
-	if (out->struct_size >= offsetof(tl_instrument_stats, excluded) + sizeof out->excluded)
-		out->excluded = atomic_load_explicit(&counts.excluded, memory_order_relaxed);
+	out->excluded = atomic_load_explicit(&counts.excluded, memory_order_relaxed);
 	return 0;
 }
