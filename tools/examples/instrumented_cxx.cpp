@@ -7,7 +7,8 @@
 #include <dlfcn.h>
 #include <stdexcept>
 
-namespace example {
+namespace example
+{
 
 template <typename T> T scaled(T value, T by)
 {
@@ -28,7 +29,8 @@ int checked(int value)
  * not load; it stays loaded, so that a snapshot maps it. */
 extern "C" int example_cxx_work(const char *plugin)
 {
-	int total = example::scaled<int>(3, 4) + static_cast<int>(example::scaled<double>(1.5, 2.0));
+	int total =
+	    example::scaled<int>(3, 4) + static_cast<int>(example::scaled<double>(1.5, 2.0));
 	try {
 		total += example::checked(-1);
 	} catch (const std::invalid_argument &) {
