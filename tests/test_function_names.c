@@ -126,14 +126,14 @@ static void test_cxx_template_is_demangled(void **state)
 	assert_string_equal(name, "int names::twice<int>(int)");
 }
 
-/* This program's executable mapping as /proc/self/maps has it. */
-static tl_mapping own_mapping(char *path, size_t size)
+/* The executable mapping holding address, as /proc/self/maps has it. */
+static tl_mapping mapping_of(const void *address, char *path, size_t size)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
 	assert_non_null(f);
 	char line[1024];
 	tl_mapping m = {0};
-	uintptr_t a = (uintptr_t)static_function;
+	uintptr_t a = (uintptr_t)address;
 	while (fgets(line, sizeof line, f)) {
 		unsigned long long start, end, offset;
 		char perms[8], file[1024];
@@ -148,6 +148,89 @@ static tl_mapping own_mapping(char *path, size_t size)
 	fclose(f);
 	assert_true(m.path_len > 0);
 	return m;
+}
+
+/* This program's executable mapping. */
+static tl_mapping own_mapping(char *path, size_t size)
+{
+	return mapping_of((const void *)static_function, path, size);
+}
+
+/* The GNU build-id of an ELF file, as `readelf -n` prints it, into id;
+ * its length, 0 when none. */
+static size_t readelf_build_id(const char *path, uint8_t *id, size_t size, char *hex,
+                               size_t hex_size)
+{
+	char command[1200];
+	snprintf(command, sizeof command, "readelf -n '%s' 2>/dev/null", path);
+	FILE *p = popen(command, "r");
+	if (!p)
+		return 0;
+	char line[512];
+	size_t len = 0;
+	while (fgets(line, sizeof line, p)) {
+		const char *at = strstr(line, "Build ID: ");
+		if (!at || len)
+			continue;
+		at += strlen("Build ID: ");
+		unsigned byte;
+		while (len < size && sscanf(at + 2 * len, "%2x", &byte) == 1)
+			id[len++] = (uint8_t)byte;
+		snprintf(hex, hex_size, "%.*s", (int)(2 * len), at);
+	}
+	pclose(p);
+	return len;
+}
+
+/* A stripped copy of the plugin (no .symtab: its static function is not in
+ * .dynsym) is named from its debug file, found by build-id in a tree of
+ * debug files. */
+static void test_stripped_file_is_named_from_its_debug_file(void **state)
+{
+	(void)state;
+	skip_without_symbols();
+	uint8_t id[64];
+	char hex[129];
+	size_t id_len = readelf_build_id(TL_NAMES_PLUGIN, id, sizeof id, hex, sizeof hex);
+	if (id_len < 2) {
+		print_message("skipped: readelf finds no build-id in %s\n", TL_NAMES_PLUGIN);
+		skip();
+	}
+	char root[512], stripped[600];
+	snprintf(root, sizeof root, "%s", tl_test_path("names-debug", ""));
+	snprintf(stripped, sizeof stripped, "%s/libnames_plugin.so", root);
+	if (tl_test_run("mkdir -p '%s/.build-id/%.2s' && "
+	                "objcopy --only-keep-debug '%s' '%s/.build-id/%.2s/%s.debug' && "
+	                "strip --strip-all -o '%s' '%s'",
+	                root, hex, TL_NAMES_PLUGIN, root, hex, hex + 2, stripped,
+	                TL_NAMES_PLUGIN) != 0) {
+		print_message("skipped: objcopy and strip could not make a debug file\n");
+		skip();
+	}
+	void *library = dlopen(TL_NAMES_PLUGIN, RTLD_NOW);
+	assert_non_null(library);
+	const void *(*local_address)(void) =
+	    (const void *(*)(void))dlsym(library, "names_plugin_local_address");
+	assert_non_null(local_address);
+	const void *local = local_address();
+	char path[1024];
+	tl_mapping m = mapping_of(local, path, sizeof path);
+	m.path = stripped; /* the same layout, without .symtab */
+	m.path_len = strlen(stripped);
+	m.build_id = id;
+	m.build_id_len = id_len;
+	char name[512];
+	tl_symbolizer *s = tl_symbolizer_new();
+	tl_function_name(s, &m, 1, (uintptr_t)local, name, sizeof name);
+	assert_non_null(strstr(name, "libnames_plugin.so+0x")); /* not in /usr/lib/debug */
+	tl_symbolizer_free(s);
+	s = tl_symbolizer_new();
+	assert_int_equal(tl_symbolizer_set_debug_root(s, root), 0);
+	tl_function_name(s, &m, 1, (uintptr_t)local, name, sizeof name);
+	assert_string_equal(name, "names_plugin_local");
+	tl_symbolizer_free(s);
+	dlclose(library);
+	tl_test_run("rm -rf '%s'", root);
 }
 
 static void test_file_with_another_build_id_keeps_module_offset(void **state)
@@ -225,6 +308,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_dlopen_library_function_is_named_by_its_symbol,
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cxx_template_is_demangled, setup, teardown),
+	    cmocka_unit_test(test_stripped_file_is_named_from_its_debug_file),
 	    cmocka_unit_test(test_file_with_another_build_id_keeps_module_offset),
 	    cmocka_unit_test(test_missing_file_keeps_module_offset),
 	    cmocka_unit_test(test_address_outside_every_mapping_is_hex),

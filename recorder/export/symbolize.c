@@ -5,10 +5,12 @@
  * A module is one ELF file (and its debug file): its loadable segments,
  * to turn a file offset into the address its symbols use, and its
  * function symbols sorted by address. The names stay in the file's string
- * tables (the Elf handles stay open) and are demangled when asked for.
+ * tables (the Elf handles stay open, mapped; their descriptors are closed
+ * once the file is mapped) and are demangled when asked for.
  */
 #include "recorder/export/symbolize.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,8 @@
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 #define BUILD_ID_MAX 64
-#define DEBUG_DIR "/usr/lib/debug/.build-id/"
+#define DEBUG_ROOT "/usr/lib/debug"
+#define DEBUG_ROOT_MAX 512
 
 struct segment {
 	uint64_t offset, size, vaddr; /* PT_LOAD: p_offset, p_filesz, p_vaddr */
@@ -42,8 +45,7 @@ struct module {
 	char *path;
 	uint8_t build_id[BUILD_ID_MAX];
 	size_t build_id_len;
-	bool usable; /* symbols and segments were read */
-	int fds[2];
+	bool usable;   /* symbols and segments were read */
 	Elf *elves[2]; /* the file, its debug file */
 	struct segment *segments;
 	size_t nsegments;
@@ -54,6 +56,7 @@ struct module {
 
 struct tl_symbolizer {
 	struct module *modules;
+	char debug_root[DEBUG_ROOT_MAX];
 };
 
 bool tl_symbolizer_available(void)
@@ -65,17 +68,25 @@ tl_symbolizer *tl_symbolizer_new(void)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
-	return calloc(1, sizeof(tl_symbolizer));
+	tl_symbolizer *s = calloc(1, sizeof(tl_symbolizer));
+	if (s)
+		strcpy(s->debug_root, DEBUG_ROOT);
+	return s;
+}
+
+int tl_symbolizer_set_debug_root(tl_symbolizer *s, const char *dir)
+{
+	if (!s || !dir || strlen(dir) >= sizeof s->debug_root)
+		return -EINVAL;
+	strcpy(s->debug_root, dir);
+	return 0;
 }
 
 static void module_free(struct module *m)
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2; i++)
 		if (m->elves[i])
 			elf_end(m->elves[i]);
-		if (m->fds[i] >= 0)
-			close(m->fds[i]);
-	}
 	free(m->segments);
 	free(m->symbols);
 	free(m->path);
@@ -93,20 +104,23 @@ void tl_symbolizer_free(tl_symbolizer *s)
 	free(s);
 }
 
-/* Opens an ELF file for reading into slot i of m. */
+/* Opens an ELF file for reading into slot i of m, all of it mapped (or
+ * read) so that its descriptor is closed at once. */
 static Elf *module_open(struct module *m, int i, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+	bool ok = elf && elf_kind(elf) == ELF_K_ELF && elf_cntl(elf, ELF_C_FDREAD) == 0;
+	if (ok)
+		elf_cntl(elf, ELF_C_FDDONE); /* (its result says nothing: 0.188 returns -1) */
+	close(fd);
+	if (!ok) {
 		if (elf)
 			elf_end(elf);
-		close(fd);
 		return NULL;
 	}
-	m->fds[i] = fd;
 	m->elves[i] = elf;
 	return elf;
 }
@@ -212,13 +226,14 @@ static int by_address(const void *pa, const void *pb)
 	return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
-/* The debug file of a build-id, opened into slot 1; NULL when none. */
-static Elf *open_debug_file(struct module *m, const uint8_t *id, size_t len)
+/* The debug file of a build-id, <root>/.build-id/xx/rest.debug, opened into
+ * slot 1; NULL when none. */
+static Elf *open_debug_file(const tl_symbolizer *s, struct module *m, const uint8_t *id, size_t len)
 {
 	if (len < 2)
 		return NULL;
-	char path[sizeof DEBUG_DIR + 2 * BUILD_ID_MAX + 8] = DEBUG_DIR;
-	char *p = path + strlen(path);
+	char path[DEBUG_ROOT_MAX + sizeof "/.build-id/" + 2 * BUILD_ID_MAX + 8];
+	char *p = path + sprintf(path, "%s/.build-id/", s->debug_root);
 	for (size_t i = 0; i < len; i++) {
 		p += sprintf(p, "%02x", id[i]);
 		if (i == 0)
@@ -226,10 +241,10 @@ static Elf *open_debug_file(struct module *m, const uint8_t *id, size_t len)
 	}
 	strcpy(p, ".debug");
 	Elf *elf = module_open(m, 1, path);
-	if (elf) {
-		uint8_t found[BUILD_ID_MAX];
-		if (elf_build_id(elf, found) != len || memcmp(found, id, len) != 0)
-			return NULL; /* kept open, unused */
+	uint8_t found[BUILD_ID_MAX];
+	if (elf && (elf_build_id(elf, found) != len || memcmp(found, id, len) != 0)) {
+		elf_end(elf);
+		m->elves[1] = elf = NULL;
 	}
 	return elf;
 }
@@ -237,7 +252,7 @@ static Elf *open_debug_file(struct module *m, const uint8_t *id, size_t len)
 /* Reads the module's segments and symbols: from the file when its
  * build-id matches, from the debug file when the file has no .symtab or
  * does not match. */
-static void module_load(struct module *m)
+static void module_load(const tl_symbolizer *s, struct module *m)
 {
 	Elf *file = module_open(m, 0, m->path);
 	bool file_matches = false;
@@ -250,9 +265,9 @@ static void module_load(struct module *m)
 	}
 	Elf *debug = NULL;
 	if (!file_matches)
-		debug = open_debug_file(m, m->build_id, m->build_id_len);
+		debug = open_debug_file(s, m, m->build_id, m->build_id_len);
 	else if (!has_symtab(file))
-		debug = open_debug_file(m, id, id_len);
+		debug = open_debug_file(s, m, id, id_len);
 	if (!file_matches && !debug)
 		return;
 	if (!read_segments(m, file_matches ? file : debug))
@@ -279,7 +294,6 @@ static struct module *module_get(tl_symbolizer *s, const tl_mapping *mp)
 	struct module *m = calloc(1, sizeof *m);
 	if (!m)
 		return NULL;
-	m->fds[0] = m->fds[1] = -1;
 	m->path = strndup(mp->path, mp->path_len);
 	if (!m->path) {
 		free(m);
@@ -289,7 +303,7 @@ static struct module *module_get(tl_symbolizer *s, const tl_mapping *mp)
 	m->build_id_len = id_len;
 	m->next = s->modules;
 	s->modules = m;
-	module_load(m);
+	module_load(s, m);
 	return m;
 }
 
@@ -374,6 +388,13 @@ tl_symbolizer *tl_symbolizer_new(void)
 void tl_symbolizer_free(tl_symbolizer *s)
 {
 	(void)s;
+}
+
+int tl_symbolizer_set_debug_root(tl_symbolizer *s, const char *dir)
+{
+	(void)s;
+	(void)dir;
+	return -ENOTSUP;
 }
 
 #endif

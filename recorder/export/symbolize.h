@@ -9,8 +9,8 @@
  * A module is looked up by the mapping's path; its build-id must match the
  * mapping's (when the mapping has one), else, and when the file has no
  * .symtab, the separate debug file /usr/lib/debug/.build-id/xx/rest.debug
- * is read. Each module is opened once per symbolizer and kept open until
- * tl_symbolizer_free.
+ * (xx/rest: the build-id in hexadecimal) is read. Each module is opened once per symbolizer and
+ * kept open until tl_symbolizer_free.
  */
 #ifndef TIMELINE_SYMBOLIZE_H
 #define TIMELINE_SYMBOLIZE_H
@@ -42,6 +42,11 @@ bool tl_symbolizer_available(void);
  * tl_symbolizer_free. One thread at a time. */
 tl_symbolizer *tl_symbolizer_new(void);
 void tl_symbolizer_free(tl_symbolizer *s);
+
+/* Where debug files are looked for by build-id, instead of /usr/lib/debug
+ * (a tree of another machine's debug files; tests). 0, -EINVAL for a path
+ * too long, -ENOTSUP without elfutils. Before the first name. */
+int tl_symbolizer_set_debug_root(tl_symbolizer *s, const char *dir);
 
 /*
  * Writes the name of the function at `address` into buf (size bytes,
