@@ -289,7 +289,7 @@ static struct module *module_get(tl_symbolizer *s, const tl_mapping *mp)
 	for (struct module *m = s->modules; m; m = m->next)
 		if (strlen(m->path) == mp->path_len &&
 		    memcmp(m->path, mp->path, mp->path_len) == 0 && m->build_id_len == id_len &&
-		    memcmp(m->build_id, mp->build_id, id_len) == 0)
+		    (!id_len || memcmp(m->build_id, mp->build_id, id_len) == 0))
 			return m;
 	struct module *m = calloc(1, sizeof *m);
 	if (!m)
@@ -299,7 +299,8 @@ static struct module *module_get(tl_symbolizer *s, const tl_mapping *mp)
 		free(m);
 		return NULL;
 	}
-	memcpy(m->build_id, mp->build_id, id_len);
+	if (id_len)
+		memcpy(m->build_id, mp->build_id, id_len);
 	m->build_id_len = id_len;
 	m->next = s->modules;
 	s->modules = m;
