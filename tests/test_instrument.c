@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -349,6 +350,46 @@ static void test_slow_dispatch_tree_names_instrumented_functions(void **state)
 	assert_non_null(strstr(slow_tree, "\n  instrumented_spin_ns total="));
 }
 
+static char anr_dump[1024];
+
+static void capture_anr_dump(const tl_looper_report *r, void *user)
+{
+	(void)user;
+	if (r->kind == TL_LOOPER_REPORT_ANR && r->dump_path)
+		snprintf(anr_dump, sizeof anr_dump, "%s", r->dump_path);
+}
+
+/* The ANR dump, written by the watchdog while the stalled call runs, names
+ * it (the reader behind the JSON dump resolves it). */
+static void test_anr_dump_names_the_stalled_function(void **state)
+{
+	(void)state;
+	skip_without_symbols();
+	char *dir = strdup(tl_test_path("instrument-anr", ""));
+	assert_int_equal(mkdir(dir, 0755), 0);
+	tl_looper_options o;
+	tl_looper_options_init(&o);
+	o.lag_threshold_ms = 0;
+	o.slow_dispatch_ms = 0;
+	o.anr_timeout_ms = 100;
+	o.dump_directory = dir;
+	o.dump_format = TL_LOOPER_DUMP_JSON;
+	o.on_report = capture_anr_dump;
+	tl_looper *l = tl_looper_create(&o);
+	assert_non_null(l);
+	anr_dump[0] = '\0';
+	tl_looper_dispatch_begin(l, "stall");
+	instrumented_spin_ns(400 * 1000 * 1000L);
+	tl_looper_dispatch_end(l);
+	tl_looper_destroy(l);
+	char *json = tl_test_read_file(anr_dump, NULL);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "\"instrumented_spin_ns\""));
+	free(json);
+	tl_test_run("rm -rf '%s'", dir);
+	free(dir);
+}
+
 #ifdef TL_INSTRUMENTED_EXAMPLE
 /* The example program, built with -finstrument-functions and linked with
  * the shared timeline::instrument: every call in its snapshot, balanced,
@@ -401,6 +442,35 @@ static void test_example_snapshot_has_every_call_named(void **state)
 	free(snap);
 	free(names);
 }
+
+/* `timeline convert` names the example's calls as the in-process readers
+ * do: a C++ template, a function of the dlopen'ed library. */
+static void test_convert_names_the_example_functions(void **state)
+{
+	(void)state;
+	skip_without_symbols();
+	const char *cli = getenv("TIMELINE_CLI");
+	if (!cli) {
+		print_message("skipped: TIMELINE_CLI is not set (run through ctest)\n");
+		skip();
+	}
+	char *snap = strdup(tl_test_path("instrumented-example", ".tlsnap"));
+	char *json = strdup(tl_test_path("instrumented-example", ".json"));
+	const char *emulator = tl_test_emulator();
+	assert_int_equal(tl_test_run("%s%s%s %s > /dev/null", emulator ? emulator : "",
+	                             emulator ? " " : "", TL_INSTRUMENTED_EXAMPLE, snap),
+	                 0);
+	assert_int_equal(tl_test_run("%s convert %s -o %s > /dev/null", cli, snap, json), 0);
+	char *text = tl_test_read_file(json, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"int example::scaled<int>(int, int)\""));
+	assert_non_null(strstr(text, "\"plugin_square\""));
+	free(text);
+	unlink(snap);
+	unlink(json);
+	free(snap);
+	free(json);
+}
 #endif
 
 int main(void)
@@ -431,7 +501,11 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_slow_dispatch_tree_names_instrumented_functions,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_anr_dump_names_the_stalled_function, setup,
+		                                teardown),
 #ifdef TL_INSTRUMENTED_EXAMPLE
+		cmocka_unit_test_setup_teardown(test_convert_names_the_example_functions, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_example_snapshot_has_every_call_named, setup,
 		                                teardown),
 #endif
