@@ -25,7 +25,6 @@
 #endif
 
 #include "recorder/atrace_format.h"
-#include "recorder/function_names.h"
 #include "recorder/recorder.h"
 #include "recorder/tracer.h"
 

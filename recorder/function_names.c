@@ -26,6 +26,9 @@
 
 #define NAME_MAX_BYTES 512
 
+_Static_assert(TL_TRACER_FUNCTION_IDS == TL_FUNCTION_TABLE_CAPACITY,
+               "tracer.h says how many function ids there are");
+
 static _Atomic(const char *) names[TL_FUNCTION_TABLE_CAPACITY];
 static _Atomic uint8_t wanted[TL_FUNCTION_TABLE_CAPACITY];
 static _Atomic uint32_t pending; /* ids wanted and not resolved yet */

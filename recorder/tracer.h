@@ -138,6 +138,10 @@ uint64_t tl_tracer_functions_unnamed(void);
  * path, tl_function_name_resolve outside signal handlers). */
 uint32_t tl_tracer_function_id(const void *address);
 
+/* Function ids are below this: the function table's capacity, for a
+ * tracer's table by id. */
+#define TL_TRACER_FUNCTION_IDS (1u << 16)
+
 /*
  * Takes back the calling thread's last record, when it is still the one
  * the mark points to: same session, same block (not handed out again),

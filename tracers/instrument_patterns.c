@@ -19,7 +19,6 @@
 
 #include <timeline/instrument.h>
 
-#include "recorder/function_table.h"
 #include "recorder/tracer.h"
 #include "tracers/instrument_patterns.h"
 
@@ -34,7 +33,7 @@ struct pattern_set {
 
 _Atomic bool tl_instrument_patterns_set;
 static _Atomic(struct pattern_set *) current;
-static _Atomic uint32_t verdicts[TL_FUNCTION_TABLE_CAPACITY];
+static _Atomic uint32_t verdicts[TL_TRACER_FUNCTION_IDS];
 static pthread_mutex_t setting = PTHREAD_MUTEX_INITIALIZER;
 static struct pattern_set *all_sets;
 static uint32_t last_generation;
@@ -104,7 +103,7 @@ NO_HOOK bool tl_instrument_patterns_allow(const void *address)
 	if (!set)
 		return true;
 	uint32_t id = tl_tracer_function_id(address);
-	if (id >= TL_FUNCTION_TABLE_CAPACITY)
+	if (id >= TL_TRACER_FUNCTION_IDS)
 		return set->ninclude == 0;
 	uint32_t verdict = atomic_load_explicit(&verdicts[id], memory_order_relaxed);
 	if (verdict >> 1 == set->generation)
