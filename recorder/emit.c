@@ -206,7 +206,8 @@ static bool arg_type_valid(tl_arg_type type)
 /* The event decoded as a recorder that writes through receives it; returns
  * the copies cut at TL_COPY_MAX. A function record is given as a BEGIN
  * with a copied name, its address in hexadecimal, written into
- * function_name (FUNCTION_NAME_MAX bytes). */
+ * function_name (FUNCTION_NAME_MAX bytes), flagged TL_REC_F_FUNCTION with
+ * its id as value, for a recorder that names it (function_names.h). */
 /* "0x" and 16 hexadecimal digits, and a terminator. */
 #define FUNCTION_NAME_MAX 24
 
@@ -216,7 +217,8 @@ static __attribute__((noinline)) void function_view(const struct event *ev, tl_t
 	memset(v, 0, offsetof(tl_record_view, args));
 	v->ts = ts;
 	v->phase = TL_PHASE_BEGIN;
-	v->flags = TL_REC_F_NAME_INLINE;
+	v->flags = TL_REC_F_NAME_INLINE | TL_REC_F_FUNCTION;
+	v->value = ev->value;
 	v->name = function_name;
 	v->name_len = tl_format_hex(function_name, tl_function_address((uint32_t)ev->value));
 	function_name[v->name_len] = '\0';

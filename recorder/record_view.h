@@ -28,7 +28,8 @@
 #define TL_REC_F_NAME_NUMBER (1u << 6)
 /* A function record (record.h): a BEGIN named by a function id. Decoded,
  * its name is NULL, its value the id, its category 0; tl_record_name
- * names it after the id's address in this process ("0x..."). */
+ * names it after the id's address in this process ("0x..."). Given to a
+ * recorder that writes through, its name is that address already. */
 #define TL_REC_F_FUNCTION (1u << 7)
 
 /* A name_len not measured yet (strlen of name): only in the events a

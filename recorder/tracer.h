@@ -36,6 +36,7 @@
 #include <timeline/timeline.h>
 
 #include "recorder/atomic_file.h"
+#include "recorder/function_names.h"
 #include "recorder/record_view.h"
 
 #pragma GCC visibility push(hidden)
@@ -129,6 +130,17 @@ tl_timestamp tl_tracer_function_enter(const void *address, struct tl_thread_mark
 /* Addresses that got no id because the function table was full, since the
  * process started. */
 uint64_t tl_tracer_functions_unnamed(void);
+
+/* The id a function record of `address` carries (interned on first use;
+ * UINT32_MAX when the table is full), for state a tracer keeps per
+ * function. Async-signal-safe, lock-free. The names of ids in this
+ * process: recorder/function_names.h (tl_function_name_cached from any
+ * path, tl_function_name_resolve outside signal handlers). */
+uint32_t tl_tracer_function_id(const void *address);
+
+/* Function ids are below this: the function table's capacity, for a
+ * tracer's table by id. */
+#define TL_TRACER_FUNCTION_IDS (1u << 16)
 
 /*
  * Takes back the calling thread's last record, when it is still the one

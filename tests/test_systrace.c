@@ -15,6 +15,8 @@
 #include <timeline/trace_event.h>
 
 #include "recorder/atrace_format.h"
+#include "recorder/export/symbolize.h"
+#include "recorder/tracer.h"
 #include "tools/readers/trace_import.h"
 
 #define MAX_MARKERS 64
@@ -679,10 +681,48 @@ static void test_clock_sync_parent_ts_is_the_trace_clock_at_the_write(void **sta
 	tl_import_free(&imp);
 }
 
+static volatile int named_calls;
+
+static void systrace_named_function(void)
+{
+	named_calls++;
+}
+
+/* A function record is written with the address until the resolver thread
+ * has its name (no emit path resolves one), then with the name. */
+static void test_function_records_are_written_with_their_symbol_names(void **state)
+{
+	(void)state;
+	if (!tl_symbolizer_available()) {
+		print_message("skipped: built without elfutils (TIMELINE_WITH_ELFUTILS=OFF): "
+		              "functions are written by address\n");
+		skip();
+	}
+	start();
+	const tl_category *fcat = tl_category_get("function");
+	const void *address = (const void *)systrace_named_function;
+	assert_true(tl_tracer_function_enter(address, NULL) != 0);
+	tl_tracer_end(fcat);
+	assert_true(tl_function_names_settle(10000));
+	assert_true(tl_tracer_function_enter(address, NULL) != 0);
+	tl_tracer_end(fcat);
+	tl_stats st;
+	size_t n = finish(&st);
+	char hex[32];
+	snprintf(hex, sizeof hex, "|0x%llx", (unsigned long long)(uintptr_t)address);
+	assert_int_equal(n, 4);
+	assert_string_equal(markers[0].payload, expect("B", hex));
+	assert_string_equal(markers[1].payload, expect("E", ""));
+	assert_string_equal(markers[2].payload, expect("B", "|systrace_named_function"));
+	assert_string_equal(markers[3].payload, expect("E", ""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(test_begin_and_end_carry_the_tgid_and_the_thread_tid,
+	                              fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_function_records_are_written_with_their_symbol_names,
 	                              fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_frame_tracer_frames_are_named_in_full, fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_repeated_and_changing_names_write_their_own_payloads,

@@ -30,6 +30,7 @@
 #include <timeline/instrument.h>
 
 #include "recorder/tracer.h"
+#include "tracers/instrument_patterns.h"
 
 #define NO_HOOK __attribute__((no_instrument_function))
 
@@ -65,7 +66,7 @@ static _Atomic bool have_key;
 
 static struct {
 	_Atomic uint64_t filtered, too_deep, reentered, frames_closed, exits_unmatched,
-	    threads_failed;
+	    threads_failed, excluded;
 } counts;
 
 static NO_HOOK void add(_Atomic uint64_t *counter)
@@ -147,7 +148,12 @@ NO_HOOK void tl_i_instrument_enter(void *function, void *call_site)
 			tl_category *cat = function_cat;
 			if (cat && tl_category_enabled(cat) &&
 			    atomic_load_explicit(&enabled, memory_order_relaxed)) {
-				if (depth < atomic_load_explicit(&max_depth, memory_order_relaxed)) {
+				if (atomic_load_explicit(&tl_instrument_patterns_set,
+				                         memory_order_relaxed) &&
+				    !tl_instrument_patterns_allow(function)) {
+					add(&counts.excluded); /* name patterns */
+				} else if (depth <
+				           atomic_load_explicit(&max_depth, memory_order_relaxed)) {
 					bool filter =
 					    atomic_load_explicit(&min_ns, memory_order_relaxed) != 0;
 					f->mark.block = NULL; /* no retract without a mark */
@@ -243,6 +249,10 @@ NO_HOOK void tl_i_instrument_setup(void)
 		tl_instrument_enable(false);
 	tl_instrument_set_min_duration_ns(env_number("TIMELINE_INSTRUMENT_MIN_NS", 0));
 	tl_instrument_set_max_depth((unsigned)env_number("TIMELINE_INSTRUMENT_MAX_DEPTH", 0));
+	const char *include = getenv("TIMELINE_INSTRUMENT_INCLUDE");
+	const char *exclude = getenv("TIMELINE_INSTRUMENT_EXCLUDE");
+	if ((include && *include) || (exclude && *exclude))
+		tl_instrument_set_patterns(include, exclude);
 }
 
 NO_HOOK void tl_instrument_enable(bool on)
@@ -278,5 +288,6 @@ NO_HOOK int tl_instrument_stats_get(tl_instrument_stats *out)
 	out->exits_unmatched = atomic_load_explicit(&counts.exits_unmatched, memory_order_relaxed);
 	out->functions_unnamed = tl_tracer_functions_unnamed();
 	out->threads_failed = atomic_load_explicit(&counts.threads_failed, memory_order_relaxed);
+	out->excluded = atomic_load_explicit(&counts.excluded, memory_order_relaxed);
 	return 0;
 }

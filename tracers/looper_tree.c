@@ -234,6 +234,12 @@ void looper_tree_build(const struct tl_looper *l, const uint64_t *words, size_t 
 		char numbered[TL_RECORD_NAME_MAX];
 		size_t name_len;
 		const char *name = tl_record_name(&v, numbered, &name_len);
+		const char *symbol; /* a function's name, resolved here (not a handler) */
+		if ((v.flags & TL_REC_F_FUNCTION) &&
+		    (symbol = tl_function_name_resolve((uint32_t)v.value))) {
+			name = symbol;
+			name_len = strlen(symbol);
+		}
 		if (v.phase == TL_PHASE_BEGIN) {
 			struct node *n = child_named(top, name, name_len);
 			if (!n)

@@ -10,7 +10,8 @@
  * address, interned) and a plain END (16 bytes) in the calling thread's
  * block, in the category "function", between the thread's other events.
  * Snapshots carry the process's executable mappings: readers name a call
- * `module+0xoffset`.
+ * after its symbol in the ELF symbol tables, demangled, or `module+0xoffset`
+ * when the file has none (docs/instrument.md, "Names").
  *
  * The hooks record nothing before tl_init() or after tl_shutdown(), nor
  * while the "function" category is disabled. A call made inside a hook (a
@@ -22,7 +23,8 @@
  * Environment, read when the hooks' library loads: TIMELINE_INSTRUMENT=0
  * turns recording off (tl_instrument_enable turns it back on);
  * TIMELINE_INSTRUMENT_MIN_NS, a minimum duration; TIMELINE_INSTRUMENT_MAX_DEPTH,
- * a maximum depth.
+ * a maximum depth; TIMELINE_INSTRUMENT_INCLUDE and TIMELINE_INSTRUMENT_EXCLUDE,
+ * name patterns (tl_instrument_set_patterns).
  */
 #ifndef TIMELINE_INSTRUMENT_H
 #define TIMELINE_INSTRUMENT_H
@@ -64,6 +66,24 @@ TL_API void tl_instrument_set_min_duration_ns(uint64_t ns);
  */
 TL_API void tl_instrument_set_max_depth(unsigned max_depth);
 
+/*
+ * Records only the calls of functions whose name matches one of the
+ * include patterns (when there is one) and none of the exclude patterns.
+ * Each argument is a comma-separated list of globs (`*`, `?`, `[a-z]`,
+ * `[!x]`) matched against the whole name as the trace shows it (C++ names
+ * demangled, with their parameters: `ns::parse*`); NULL or "" for none.
+ * Both empty: every call is recorded again.
+ *
+ * A function's verdict is made once, on its first call after its name is
+ * resolved, by a thread of the library (started here) that reads the
+ * symbol tables of the process's mapped files; until then its calls are
+ * recorded when there is no include pattern, and left out otherwise.
+ * Excluded calls are counted in `excluded`. Any thread; not
+ * async-signal-safe. Returns 0, -ENOMEM, or -errno when the thread could
+ * not be started (the patterns are set; names stay unresolved).
+ */
+TL_API int tl_instrument_set_patterns(const char *include, const char *exclude);
+
 typedef struct tl_instrument_stats {
 	size_t struct_size;         /* set by the caller: sizeof(tl_instrument_stats) */
 	uint64_t filtered;          /* calls shorter than the minimum duration, taken back */
@@ -74,6 +94,7 @@ typedef struct tl_instrument_stats {
 	uint64_t exits_unmatched;   /* exits of calls the shadow stack does not hold */
 	uint64_t functions_unnamed; /* calls not recorded: the function table was full */
 	uint64_t threads_failed;    /* threads with no shadow stack (mmap failed) */
+	uint64_t excluded;          /* calls left out by the name patterns */
 } tl_instrument_stats;
 
 /* Fills *out with the counters since the process started. Returns 0, or

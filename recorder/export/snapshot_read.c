@@ -290,8 +290,7 @@ static int read_mapping(tl_snapshot_read *r, struct cursor *c, size_t offset)
 	    !take_u32(c, &path_len) || !take_u32(c, &build_id_len) || path_len > c->left ||
 	    build_id_len > c->left - path_len)
 		return FAIL(r, -EINVAL, "corrupt MAPPING chunk at offset %zu", offset);
-	struct tl_snapshot_mapping *grown =
-	    realloc(r->mappings, (r->nmappings + 1) * sizeof *grown);
+	tl_mapping *grown = realloc(r->mappings, (r->nmappings + 1) * sizeof *grown);
 	if (!grown)
 		return NO_MEMORY(r);
 	r->mappings = grown;
@@ -299,7 +298,7 @@ static int read_mapping(tl_snapshot_read *r, struct cursor *c, size_t offset)
 	if (!path)
 		return NO_MEMORY(r);
 	r->mappings[r->nmappings++] =
-	    (struct tl_snapshot_mapping){start, end, file_offset, path, path_len};
+	    (tl_mapping){start, end, file_offset, path, path_len, c->p + path_len, build_id_len};
 	return 0;
 }
 
@@ -323,20 +322,12 @@ const char *tl_snapshot_read_function(tl_snapshot_read *r, uint32_t id)
 	}
 	if (f->name)
 		return f->name;
-	int n = snprintf(name, sizeof name, "0x%llx", (unsigned long long)f->address);
-	for (size_t i = 0; i < r->nmappings; i++) {
-		const struct tl_snapshot_mapping *m = &r->mappings[i];
-		if (f->address < m->start || f->address >= m->end || !m->path_len)
-			continue;
-		const char *base = m->path + m->path_len;
-		while (base > m->path && base[-1] != '/')
-			base--;
-		n = snprintf(name, sizeof name, "%.*s+0x%llx", (int)(m->path + m->path_len - base),
-		             base, (unsigned long long)(f->address - m->start + m->offset));
-		break;
+	if (!r->symbolizer_made) {
+		r->symbolizer = tl_symbolizer_new();
+		r->symbolizer_made = 1;
 	}
-	if (n < 0 || (size_t)n >= sizeof name)
-		n = (int)strlen(name);
+	size_t n = tl_function_name(r->symbolizer, r->mappings, r->nmappings, f->address, name,
+	                            sizeof name);
 	f->name = tl_model_intern(r->model, name, (size_t)n);
 	return f->name;
 }
@@ -630,6 +621,9 @@ void tl_snapshot_read_close(tl_snapshot_read *r)
 	free(r->aligned);
 	free(r->functions);
 	free(r->mappings);
+	tl_symbolizer_free(r->symbolizer);
+	r->symbolizer = NULL;
+	r->symbolizer_made = 0;
 	r->functions = NULL;
 	r->mappings = NULL;
 	r->nfunctions = r->functions_cap = r->nmappings = 0;

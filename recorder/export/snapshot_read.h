@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "recorder/clock.h"
+#include "recorder/export/symbolize.h"
 #include "recorder/export/trace_model.h"
 #include "recorder/record_view.h"
 
@@ -110,13 +111,14 @@ typedef struct tl_snapshot_read {
 	} * functions;
 	size_t nfunctions;
 	size_t functions_cap;
-	/* MAPPING chunks: the process's executable mappings */
-	struct tl_snapshot_mapping {
-		uint64_t start, end, offset;
-		const char *path; /* the model's string */
-		size_t path_len;
-	} * mappings;
+	/* MAPPING chunks: the process's executable mappings, paths the
+	 * model's, build-ids in the input */
+	tl_mapping *mappings;
 	size_t nmappings;
+	/* made at the first function name; NULL before, and when elfutils
+	 * is missing: names by module and offset */
+	tl_symbolizer *symbolizer;
+	int symbolizer_made;
 	const char *function_category;
 
 	/* The events read by the cursors asked to count them
@@ -154,9 +156,9 @@ const char *tl_snapshot_read_category(const tl_snapshot_read *r, unsigned index)
 
 /*
  * The name of function record `id` (the model's string), made on first
- * use: `module+0xoffset` (the file's base name and the offset in it) when a
- * mapping covers its address, else `0xaddress`; `function#id` when the
- * FUNCTIONS chunks lack it. NULL when out of memory.
+ * use: its symbol, else `module+0xoffset`, else `0xaddress`
+ * (tl_function_name); `function#id` when the FUNCTIONS chunks lack it.
+ * NULL when out of memory.
  */
 const char *tl_snapshot_read_function(tl_snapshot_read *r, uint32_t id);
 

@@ -10,12 +10,15 @@ packages+=(trace-cmd)
 # protoc decodes every Perfetto trace the suites write against Perfetto's
 # schema (tests/fixtures/perfetto/); without it those checks skip.
 packages+=(protobuf-compiler)
+# elfutils' libelf reads the symbol tables that name instrumented functions
+# (libdw-dev brings libelf-dev, which is what the build links).
+packages+=(libdw-dev)
 # The aarch64 gate: Debian's cross compilers, qemu-user to run the suites,
 # and the arm64 libraries from the multiarch archive (libstdc++6:arm64 runs
 # the C++ suite; cmake/toolchain-aarch64-linux-gnu.cmake says why the
 # arm64 C library, not the cross one, runs them).
 packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user libcmocka-dev:arm64
-	libtracefs-dev:arm64 libtraceevent-dev:arm64 libuv1-dev:arm64 libstdc++6:arm64)
+	libtracefs-dev:arm64 libtraceevent-dev:arm64 libuv1-dev:arm64 libstdc++6:arm64 libdw-dev:arm64)
 
 # Node.js and npm run Chrome DevTools' trace engine in the DevTools check;
 # a machine that has them from elsewhere keeps its own.

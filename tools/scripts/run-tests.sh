@@ -2,7 +2,8 @@
 # Every test: install what is missing, then build and run the suites four
 # times: a plain build (warnings are errors), a plain build without
 # libtracefs (TIMELINE_WITH_TRACEFS=OFF, checked not to reach its headers or
-# link it), AddressSanitizer + UndefinedBehaviorSanitizer, the suites with
+# link it) and without elfutils (TIMELINE_WITH_ELFUTILS=OFF, checked not to
+# link libelf), AddressSanitizer + UndefinedBehaviorSanitizer, the suites with
 # threads under ThreadSanitizer, and an aarch64 cross build (warnings are
 # errors) whose suites run under qemu-user; then every libFuzzer target for a
 # bounded time (FUZZ_SECONDS, default 20). Ends with the benchmark figures
@@ -54,7 +55,7 @@ run_suite() { # name, build dir, cmake options...; TL_CTEST_EXCLUDE: a regex of 
 # The build without libtracefs must not use it behind the option's back: no
 # include path of libtracefs or libtraceevent in its compile commands, none
 # of their headers in the compiler's dependency files, neither library
-# needed by libtimeline or the CLI.
+# needed by libtimeline or the CLI; nor libelf (built without elfutils).
 check_without_tracefs() { # name, build dir
 	local name=$1 dir=$2 found=() d
 	[ -f "$dir/libtimeline.so" ] || return # the build failed: already counted
@@ -66,17 +67,20 @@ check_without_tracefs() { # name, build dir
 	done
 	readelf -d "$dir/libtimeline.so" "$dir/tools/timeline" | grep -qE 'NEEDED.*(tracefs|traceevent)' &&
 		found+=("linked against them")
+	readelf -d "$dir/libtimeline.so" "$dir/tools/timeline" | grep -qE 'NEEDED.*libelf' &&
+		found+=("libelf linked")
 	if [ ${#found[@]} -gt 0 ]; then
 		local what
 		printf -v what '%s, ' "${found[@]}"
-		echo "$name: libtracefs used: ${what%, }"
-		summary+=("$name: libtracefs used: ${what%, }")
+		echo "$name: optional library used: ${what%, }"
+		summary+=("$name: optional library used: ${what%, }")
 		status=1
 	fi
 }
 
 run_suite plain build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 run_suite notracefs build-notracefs -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTIMELINE_WITH_TRACEFS=OFF \
+	-DTIMELINE_WITH_ELFUTILS=OFF \
 	-DTIMELINE_BUILD_BENCH=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 check_without_tracefs notracefs build-notracefs
 run_suite asan build-asan -DCMAKE_BUILD_TYPE=Debug "-DTIMELINE_SANITIZE=address;undefined" \

@@ -1,0 +1,64 @@
+/*
+ * Function names from the ELF symbol tables: a code address of a traced
+ * process, with the executable mappings it had (path, address range, file
+ * offset, build-id), turned into the name of the function that holds it,
+ * demangled. Built on elfutils' libelf (TL_HAVE_LIBELF); without it every
+ * name is `module+0xoffset`. Internal; not signal-safe (allocates, opens
+ * files).
+ *
+ * A module is looked up by the mapping's path; its build-id must match the
+ * mapping's (when the mapping has one), else, and when the file has no
+ * .symtab, the separate debug file /usr/lib/debug/.build-id/xx/rest.debug
+ * (xx/rest: the build-id in hexadecimal) is read. Each module is opened once per symbolizer and
+ * kept open until tl_symbolizer_free.
+ */
+#ifndef TIMELINE_SYMBOLIZE_H
+#define TIMELINE_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+/* One executable mapping of the traced process. Strings and bytes are the
+ * caller's, read during the call only. */
+typedef struct tl_mapping {
+	uint64_t start, end; /* [start, end) in the process */
+	uint64_t offset;     /* the file offset mapped at start */
+	const char *path;    /* not NUL-terminated; may be empty (anonymous) */
+	size_t path_len;
+	const uint8_t *build_id; /* NULL when unknown: the file is not checked */
+	size_t build_id_len;
+} tl_mapping;
+
+typedef struct tl_symbolizer tl_symbolizer;
+
+/* Whether this build reads symbol tables (built with elfutils). */
+bool tl_symbolizer_available(void);
+
+/* A symbolizer with an empty module cache; NULL without memory or without
+ * elfutils (tl_function_name then names by module and offset). Free with
+ * tl_symbolizer_free. One thread at a time. */
+tl_symbolizer *tl_symbolizer_new(void);
+void tl_symbolizer_free(tl_symbolizer *s);
+
+/* Where debug files are looked for by build-id, instead of /usr/lib/debug
+ * (a tree of another machine's debug files; tests). 0, -EINVAL for a path
+ * too long, -ENOTSUP without elfutils. Before the first name. */
+int tl_symbolizer_set_debug_root(tl_symbolizer *s, const char *dir);
+
+/*
+ * Writes the name of the function at `address` into buf (size bytes,
+ * NUL-terminated, cut to fit) and returns its length: the symbol's name,
+ * demangled, followed by `+0x` and the distance when the address is not
+ * the symbol's start; else `module+0xoffset` (the mapped file's last path
+ * component, the offset in the file) when a mapping covers the address;
+ * else `0x` and the address. s may be NULL: no symbols.
+ */
+size_t tl_function_name(tl_symbolizer *s, const tl_mapping *mappings, size_t nmappings,
+                        uint64_t address, char *buf, size_t size);
+
+#pragma GCC visibility pop
+
+#endif /* TIMELINE_SYMBOLIZE_H */

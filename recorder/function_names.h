@@ -1,0 +1,51 @@
+/*
+ * Function ids named in this process: the symbol of each interned address
+ * (function_table.h), resolved once and kept for the life of the process,
+ * for what writes names while the process runs (the systrace recorder, the
+ * instrument tracer's name patterns, the looper's slow-dispatch trees).
+ * Readers of snapshots name functions offline instead (symbolize.h).
+ * Internal.
+ *
+ * Resolving reads /proc/self/maps and the mapped files' symbol tables
+ * (symbolize.h): it allocates, takes a lock and opens files, so it never
+ * runs on a path a signal handler may take. Those paths read what is
+ * already resolved, lock-free, and hand the rest to a resolver thread
+ * (tl_function_names_start), waking it with sem_post.
+ */
+#ifndef TIMELINE_FUNCTION_NAMES_H
+#define TIMELINE_FUNCTION_NAMES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+/*
+ * The name of function id `id` when it is resolved already, else NULL,
+ * after asking the resolver thread to resolve it (when that runs). Any
+ * thread; async-signal-safe, lock-free. The string lives as long as the
+ * process.
+ */
+const char *tl_function_name_cached(uint32_t id);
+
+/*
+ * The name of function id `id`, resolved now when it was not: the symbol,
+ * else `module+0xoffset`, else `0x` and the address; NULL for an id with
+ * no address or without memory. Any thread, but not async-signal-safe
+ * (lock, malloc, files). The string lives as long as the process.
+ */
+const char *tl_function_name_resolve(uint32_t id);
+
+/*
+ * Starts the resolver thread, once per process (again in a fork child
+ * that asks for names). 0 or -errno. Not async-signal-safe.
+ */
+int tl_function_names_start(void);
+
+/* Waits until the resolver thread has nothing left to do, up to
+ * timeout_ms; true when it has not. For tests. */
+bool tl_function_names_settle(int timeout_ms);
+
+#pragma GCC visibility pop
+
+#endif /* TIMELINE_FUNCTION_NAMES_H */
