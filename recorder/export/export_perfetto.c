@@ -51,8 +51,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recorder/export/export_stream.h"
 #include "recorder/export/perfetto_proto.h"
 #include "recorder/export/proto_write.h"
+#include "recorder/export/slice_stream.h"
 #include "recorder/export/trace_model.h"
 
 /* ------------------------------------------------------------------------ */
@@ -121,7 +123,7 @@ static uint64_t flow_uuid(const char *cat, const char *name, uint64_t id)
 /* Interned strings and described tracks */
 
 typedef struct intern_slot {
-	const char *s; /* NULL: free */
+	char *s; /* a copy; NULL: free */
 	uint64_t hash;
 	uint64_t iid;
 } intern_slot;
@@ -156,9 +158,18 @@ typedef struct pending_string {
 /* What a slice's flow event becomes (flow_mode). */
 enum { FLOW_NONE, FLOW_BEGIN_OR_STEP, FLOW_TERMINATE };
 
+/* What a slice's TrackEvent says of its flow, and on which of its two. */
+typedef struct pf_slice_flow {
+	uint64_t id;
+	unsigned char mode;   /* FLOW_* */
+	unsigned char on_end; /* on the slice's END rather than its BEGIN */
+	unsigned char rank;   /* 0 begin, 1 step, 2 end: ties across threads */
+} pf_slice_flow;
+
+/* What both the model's export and the streamed one write with: packets,
+ * interned strings, described tracks. */
 typedef struct pf_writer {
-	const tl_model *model;
-	const tl_slice_match *match;
+	const tl_model *model; /* metadata (and, from a model, the events) */
 	tl_out *out;
 	tl_proto packet;
 	int first_packet;
@@ -166,11 +177,6 @@ typedef struct pf_writer {
 	pending_string pending[PENDING_MAX];
 	size_t npending;
 	uuid_set described;
-	/* Per slice, when the model has flows (else NULL). */
-	unsigned char *flow_mode;
-	unsigned char *flow_on_end;
-	unsigned char *flow_rank; /* 0 begin, 1 step, 2 end: ties across threads */
-	uint64_t *flow_id;
 	uint64_t counter_values_non_finite;
 	int err; /* -ENOMEM */
 } pf_writer;
@@ -203,10 +209,18 @@ static uint64_t intern(pf_writer *w, int kind, const char *s)
 		if (t->slots[i].hash == hash && strcmp(t->slots[i].s, s) == 0)
 			return t->slots[i].iid;
 	}
-	t->slots[i] = (intern_slot){s, hash, ++t->next_iid};
+	/* a copy: a streamed event's strings last until the next event */
+	size_t len = strlen(s) + 1;
+	char *copy = malloc(len);
+	if (!copy) {
+		w->err = -ENOMEM;
+		return 0;
+	}
+	memcpy(copy, s, len);
+	t->slots[i] = (intern_slot){copy, hash, ++t->next_iid};
 	t->used++;
 	if (w->npending < PENDING_MAX)
-		w->pending[w->npending++] = (pending_string){kind, t->next_iid, s};
+		w->pending[w->npending++] = (pending_string){kind, t->next_iid, copy};
 	return t->next_iid;
 }
 
@@ -513,51 +527,48 @@ static void write_event_spec(pf_writer *w, const event_spec *e)
 /* ------------------------------------------------------------------------ */
 /* Slices and other events */
 
-static void write_slice_open(pf_writer *w, size_t index)
+/*
+ * A slice's BEGIN at start_ns: ev its BEGIN, COMPLETE or flow event, with
+ * the args of end (its END) and flow (the flow bound to it) too when it is
+ * written as one X in JSON (else NULL); flow what it says of a flow (NULL:
+ * nothing).
+ */
+static void write_slice_begin(pf_writer *w, const tl_model_event *ev, const tl_model_event *end,
+                              const tl_model_event *flow, int closed_at_snapshot, int64_t start_ns,
+                              const pf_slice_flow *flow_ref)
 {
-	const tl_slice *s = &w->match->slices[index];
-	const tl_model_event *events = w->model->events;
-	const tl_model_event *ev = &events[s->event];
-	const tl_model_event *end = NULL, *flow = NULL;
 	uint32_t pid = tl_model_event_pid(w->model, ev);
-	if ((s->flags & TL_SLICE_AS_COMPLETE) && !(s->flags & TL_SLICE_FLOW_MARKER)) {
-		if (s->end_event != TL_MATCH_NONE)
-			end = &events[s->end_event];
-		if (s->flow_event != TL_MATCH_NONE)
-			flow = &events[s->flow_event];
-	}
 	tl_arg_list args;
 	tl_arg_list_collect(&args, ev, end, flow);
-	event_spec e = {.ts = s->start_ns,
+	event_spec e = {.ts = start_ns,
 	                .type = TL_PF_TYPE_SLICE_BEGIN,
 	                .track = thread_uuid(pid, output_tid(pid, ev->tid)),
 	                .ev = ev,
 	                .args = &args,
-	                .closed_at_snapshot = !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT)};
-	if (w->flow_mode && !w->flow_on_end[index]) {
-		e.flow_mode = w->flow_mode[index];
-		e.flow_id = w->flow_id[index];
+	                .closed_at_snapshot = closed_at_snapshot};
+	if (flow_ref) {
+		e.flow_mode = flow_ref->mode;
+		e.flow_id = flow_ref->id;
 	}
 	write_event_spec(w, &e);
 }
 
-static void write_slice_close(pf_writer *w, size_t index)
+/* A slice's END at end_ns: ev as for its BEGIN, with the args of end (its
+ * END, unless they went on the BEGIN; else NULL). */
+static void write_slice_end(pf_writer *w, const tl_model_event *ev, const tl_model_event *end,
+                            int64_t end_ns, const pf_slice_flow *flow_ref)
 {
-	const tl_slice *s = &w->match->slices[index];
-	const tl_model_event *events = w->model->events;
-	const tl_model_event *ev = &events[s->event];
 	uint32_t pid = tl_model_event_pid(w->model, ev);
-	tl_arg_list args = {.nargs = 0};
-	if (!(s->flags & TL_SLICE_AS_COMPLETE) && s->end_event != TL_MATCH_NONE)
-		tl_arg_list_collect(&args, &events[s->end_event], NULL, NULL);
-	event_spec e = {.ts = s->end_ns,
+	tl_arg_list args;
+	tl_arg_list_collect(&args, end, NULL, NULL);
+	event_spec e = {.ts = end_ns,
 	                .type = TL_PF_TYPE_SLICE_END,
 	                .track = thread_uuid(pid, output_tid(pid, ev->tid)),
 	                .ev = ev,
 	                .args = &args};
-	if (w->flow_mode && w->flow_on_end[index]) {
-		e.flow_mode = w->flow_mode[index];
-		e.flow_id = w->flow_id[index];
+	if (flow_ref) {
+		e.flow_mode = flow_ref->mode;
+		e.flow_id = flow_ref->id;
 	}
 	write_event_spec(w, &e);
 }
@@ -639,229 +650,60 @@ static void write_event(pf_writer *w, const tl_model_event *ev)
 /* ------------------------------------------------------------------------ */
 /* Flows */
 
-typedef struct flow_order {
-	uint64_t id;    /* the flow's Perfetto id */
-	size_t written; /* position in tl_flow_refs order */
-} flow_order;
-
-static int compare_flow_order(const void *pa, const void *pb)
+static int flow_phase_rank(char phase)
 {
-	const flow_order *a = pa, *b = pb;
-	if (a->id != b->id)
-		return a->id < b->id ? -1 : 1;
-	return a->written < b->written ? -1 : a->written > b->written;
+	return phase == TL_PHASE_FLOW_BEGIN ? 0 : phase == TL_PHASE_FLOW_STEP ? 1 : 2;
 }
 
 /*
- * Decides, per slice carrying a flow, what its TrackEvent says of the flow
+ * A walk over every slice carrying a flow, the slices of one flow (one
+ * Perfetto id) together, each flow's in the order the JSON writes its
+ * events (tl_flow_refs): what each slice's TrackEvent says of its flow,
  * and whether its BEGIN or its END says it (see the file comment).
- * 0 or -ENOMEM.
  */
-static int plan_flows(pf_writer *w)
+typedef struct flow_walk {
+	uint64_t id;
+	int started;
+	int active; /* the viewers have an open flow of this id */
+	int64_t last;
+} flow_walk;
+
+/* The next slice: id its flow's Perfetto id, phase its flow event's, the
+ * slice from start_ns to end_ns. out->mode is FLOW_NONE when the flow
+ * event is left out. */
+static void flow_walk_next(flow_walk *fw, uint64_t id, char phase, int64_t start_ns, int64_t end_ns,
+                           pf_slice_flow *out)
 {
-	const tl_slice_match *match = w->match;
-	size_t n = tl_flow_count(match);
-	if (n == 0)
-		return 0;
-	tl_flow_ref *refs = calloc(n, sizeof *refs);
-	flow_order *order = calloc(n, sizeof *order);
-	w->flow_mode = calloc(match->nslices, 1);
-	w->flow_on_end = calloc(match->nslices, 1);
-	w->flow_rank = calloc(match->nslices, 1);
-	w->flow_id = calloc(match->nslices, sizeof *w->flow_id);
-	if (!refs || !order || !w->flow_mode || !w->flow_on_end || !w->flow_rank || !w->flow_id) {
-		free(refs);
-		free(order);
-		return -ENOMEM;
+	if (!fw->started || id != fw->id) {
+		fw->started = 1;
+		fw->id = id;
+		fw->active = 0;
+		fw->last = INT64_MIN;
 	}
-	n = tl_flow_refs(w->model, match, refs);
-	for (size_t i = 0; i < n; i++) {
-		const tl_model_event *ev = refs[i].event;
-		order[i].id =
-		    flow_uuid(tl_export_event_cat(ev), tl_export_event_name(ev), refs[i].id);
-		order[i].written = i;
-	}
-	qsort(order, n, sizeof *order, compare_flow_order);
-
-	int active = 0;
-	int64_t last = INT64_MIN;
-	for (size_t i = 0; i < n; i++) {
-		if (i == 0 || order[i].id != order[i - 1].id) {
-			active = 0;
-			last = INT64_MIN;
-		}
-		const tl_flow_ref *ref = &refs[order[i].written];
-		int mode = FLOW_NONE;
-		switch (ref->event->phase) {
-		case TL_PHASE_FLOW_BEGIN:
-			mode = FLOW_BEGIN_OR_STEP;
-			active = 1;
-			break;
-		case TL_PHASE_FLOW_STEP:
-			mode = active ? FLOW_BEGIN_OR_STEP : FLOW_NONE;
-			break;
-		default:
-			mode = active ? FLOW_TERMINATE : FLOW_NONE;
-			active = 0;
-			break;
-		}
-		if (mode == FLOW_NONE)
-			continue;
-		const tl_slice *s = &match->slices[ref->slice];
-		w->flow_mode[ref->slice] = (unsigned char)mode;
-		w->flow_id[ref->slice] = order[i].id;
-		w->flow_rank[ref->slice] = ref->event->phase == TL_PHASE_FLOW_BEGIN  ? 0
-		                           : ref->event->phase == TL_PHASE_FLOW_STEP ? 1
-		                                                                     : 2;
-		if (s->start_ns >= last || s->end_ns < last) {
-			last = s->start_ns > last ? s->start_ns : last;
-		} else {
-			w->flow_on_end[ref->slice] = 1;
-			last = s->end_ns;
-		}
-	}
-	free(refs);
-	free(order);
-	return 0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* The order of the packets */
-
-typedef struct pf_record {
-	int64_t ts;
-	size_t order;
-	int rank;      /* 0: the end of a slice longer than zero; 1: the rest */
-	int flow_rank; /* 0 to 2: carries a flow's begin, step, end; 3: none */
-	const tl_match_item *item;
-} pf_record;
-
-static int compare_record(const void *pa, const void *pb)
-{
-	const pf_record *a = pa, *b = pb;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	if (a->rank != b->rank)
-		return a->rank < b->rank ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
-}
-
-static void fill_records(const pf_writer *w, const tl_match_thread *t, pf_record *records)
-{
-	const tl_slice_match *match = w->match;
-	for (size_t i = 0; i < t->nitems; i++) {
-		const tl_match_item *item = &match->items[t->first_item + i];
-		pf_record *r = &records[i];
-		*r = (pf_record){.ts = item->ts_ns,
-		                 .order = item->order,
-		                 .rank = 1,
-		                 .flow_rank = 3,
-		                 .item = item};
-		if (item->kind == TL_ITEM_EVENT)
-			continue;
-		const tl_slice *s = &match->slices[item->ref];
-		if (item->kind == TL_ITEM_CLOSE && s->end_ns > s->start_ns)
-			r->rank = 0;
-		if (w->flow_mode && w->flow_mode[item->ref] &&
-		    w->flow_on_end[item->ref] == (item->kind == TL_ITEM_CLOSE))
-			r->flow_rank = w->flow_rank[item->ref];
-	}
-	qsort(records, t->nitems, sizeof *records, compare_record);
-}
-
-/* The next record of each thread, in a binary heap of thread indices. */
-typedef struct merge {
-	const tl_slice_match *match;
-	const pf_record *records;
-	size_t *next; /* per thread: index into records */
-	size_t *heap;
-	size_t nheap;
-} merge;
-
-static const pf_record *head(const merge *m, size_t thread)
-{
-	return &m->records[m->next[thread]];
-}
-
-static int heap_less(const merge *m, size_t a, size_t b)
-{
-	const pf_record *x = head(m, a), *y = head(m, b);
-	if (x->ts != y->ts)
-		return x->ts < y->ts;
-	if (x->flow_rank != y->flow_rank)
-		return x->flow_rank < y->flow_rank;
-	return a < b;
-}
-
-static void heap_down(merge *m, size_t i)
-{
-	for (;;) {
-		size_t least = i, l = 2 * i + 1, r = l + 1;
-		if (l < m->nheap && heap_less(m, m->heap[l], m->heap[least]))
-			least = l;
-		if (r < m->nheap && heap_less(m, m->heap[r], m->heap[least]))
-			least = r;
-		if (least == i)
-			return;
-		size_t tmp = m->heap[i];
-		m->heap[i] = m->heap[least];
-		m->heap[least] = tmp;
-		i = least;
-	}
-}
-
-static void write_record(pf_writer *w, const pf_record *r)
-{
-	const tl_match_item *item = r->item;
-	switch (item->kind) {
-	case TL_ITEM_OPEN:
-		write_slice_open(w, item->ref);
+	int mode;
+	switch (phase) {
+	case TL_PHASE_FLOW_BEGIN:
+		mode = FLOW_BEGIN_OR_STEP;
+		fw->active = 1;
 		break;
-	case TL_ITEM_CLOSE:
-		write_slice_close(w, item->ref);
+	case TL_PHASE_FLOW_STEP:
+		mode = fw->active ? FLOW_BEGIN_OR_STEP : FLOW_NONE;
 		break;
-	case TL_ITEM_EVENT:
-		write_event(w, &w->model->events[item->ref]);
+	default:
+		mode = fw->active ? FLOW_TERMINATE : FLOW_NONE;
+		fw->active = 0;
 		break;
 	}
-}
-
-/* Writes every thread's records, merged by timestamp. 0 or -ENOMEM. */
-static int write_events(pf_writer *w)
-{
-	const tl_slice_match *match = w->match;
-	pf_record *records = calloc(match->nitems + 1, sizeof *records);
-	merge m = {.match = match, .records = records};
-	m.next = calloc(match->nthreads + 1, sizeof *m.next);
-	m.heap = calloc(match->nthreads + 1, sizeof *m.heap);
-	size_t *last = calloc(match->nthreads + 1, sizeof *last);
-	int rc = -ENOMEM;
-	if (!records || !m.next || !m.heap || !last)
-		goto out_free;
-	for (size_t t = 0; t < match->nthreads; t++) {
-		const tl_match_thread *th = &match->threads[t];
-		fill_records(w, th, records + th->first_item);
-		m.next[t] = th->first_item;
-		last[t] = th->first_item + th->nitems;
-		if (th->nitems)
-			m.heap[m.nheap++] = t;
+	*out = (pf_slice_flow){
+	    .id = id, .mode = (unsigned char)mode, .rank = (unsigned char)flow_phase_rank(phase)};
+	if (mode == FLOW_NONE)
+		return;
+	if (start_ns >= fw->last || end_ns < fw->last) {
+		fw->last = start_ns > fw->last ? start_ns : fw->last;
+	} else {
+		out->on_end = 1;
+		fw->last = end_ns;
 	}
-	for (size_t i = m.nheap; i-- > 0;)
-		heap_down(&m, i);
-	while (m.nheap && !w->err && !w->out->err) {
-		size_t t = m.heap[0];
-		write_record(w, head(&m, t));
-		if (++m.next[t] == last[t])
-			m.heap[0] = m.heap[--m.nheap];
-		heap_down(&m, 0);
-	}
-	rc = 0;
-out_free:
-	free(last);
-	free(m.heap);
-	free(m.next);
-	free(records);
-	return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -895,12 +737,11 @@ static void meta_bool(tl_proto *p, const char *name, int v)
 	tl_proto_end(p, entry);
 }
 
-/* The keys and values of the JSON export's "metadata" object. */
-static void write_metadata(pf_writer *w)
+/* The keys and values of the JSON export's "metadata" object: the
+ * snapshot's with st its stats, and this export's counts. */
+static void write_metadata(pf_writer *w, const tl_stats *st, const tl_match_counts *counts)
 {
 	const tl_model *m = w->model;
-	const tl_stats *st = &m->stats;
-	const tl_slice_match *match = w->match;
 	const char *recorder = m->recorder ? m->recorder : st->recorder;
 	tl_proto *p = &w->packet;
 
@@ -926,18 +767,295 @@ static void write_metadata(pf_writer *w)
 	meta_int(p, "buffer_bytes_used", (int64_t)st->buffer_bytes_used);
 	meta_int(p, "threads", (int64_t)st->threads);
 	meta_int(p, "categories", (int64_t)st->categories);
-	meta_int(p, "export_unmatched_begin", (int64_t)match->unmatched_begin);
-	meta_int(p, "export_unmatched_end", (int64_t)match->unmatched_end);
-	meta_int(p, "export_slices_too_deep", (int64_t)match->too_deep);
-	meta_int(p, "export_flow_markers", (int64_t)match->flow_markers);
-	meta_int(p, "export_flows_dropped", (int64_t)match->flows_dropped);
+	meta_int(p, "export_unmatched_begin", (int64_t)counts->unmatched_begin);
+	meta_int(p, "export_unmatched_end", (int64_t)counts->unmatched_end);
+	meta_int(p, "export_slices_too_deep", (int64_t)counts->too_deep);
+	meta_int(p, "export_flow_markers", (int64_t)counts->flow_markers);
+	meta_int(p, "export_flows_dropped", (int64_t)counts->flows_dropped);
 	meta_int(p, "export_counter_values_non_finite", (int64_t)w->counter_values_non_finite);
-	meta_int(p, "export_events_unknown", (int64_t)match->events_unknown);
+	meta_int(p, "export_events_unknown", (int64_t)counts->events_unknown);
 	tl_proto_end(p, bundle);
 	packet_finish(w);
 }
 
 /* ------------------------------------------------------------------------ */
+/* The writer's life */
+
+static int writer_init(pf_writer *w, const tl_model *model, int fd)
+{
+	memset(w, 0, sizeof *w);
+	w->model = model;
+	w->first_packet = 1;
+	tl_proto_init(&w->packet);
+	w->out = malloc(sizeof *w->out);
+	if (!w->out)
+		return -ENOMEM;
+	tl_out_init(w->out, fd);
+	return 0;
+}
+
+static void writer_free(pf_writer *w)
+{
+	for (int kind = 0; kind < KIND_COUNT; kind++) {
+		intern_table *t = &w->strings[kind];
+		for (size_t i = 0; i < t->cap; i++)
+			free(t->slots[i].s);
+		free(t->slots);
+	}
+	free(w->described.slots);
+	free(w->out);
+	tl_proto_free(&w->packet);
+}
+
+/* The packets before the events: the clock snapshot, the processes, the
+ * threads (by tid, the order of tl_slice_match.threads). */
+static void write_head(pf_writer *w, const tl_match_thread *threads, size_t nthreads)
+{
+	write_clock_snapshot(w);
+	write_process(w, w->model->pid);
+	for (size_t t = 0; t < nthreads; t++)
+		write_process(w, threads[t].pid);
+	for (size_t t = 0; t < nthreads; t++)
+		write_thread(w, &threads[t]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* From a model */
+
+typedef struct model_export {
+	pf_writer w;
+	const tl_slice_match *match;
+	pf_slice_flow *flows; /* per slice, when the model has flows (else NULL) */
+} model_export;
+
+typedef struct flow_order {
+	uint64_t id;    /* the flow's Perfetto id */
+	size_t written; /* position in tl_flow_refs order */
+} flow_order;
+
+static int compare_flow_order(const void *pa, const void *pb)
+{
+	const flow_order *a = pa, *b = pb;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return a->written < b->written ? -1 : a->written > b->written;
+}
+
+/* Fills x->flows: what each slice carrying a flow says of it. 0 or -ENOMEM. */
+static int plan_flows(model_export *x)
+{
+	const tl_slice_match *match = x->match;
+	size_t n = tl_flow_count(match);
+	if (n == 0)
+		return 0;
+	tl_flow_ref *refs = calloc(n, sizeof *refs);
+	flow_order *order = calloc(n, sizeof *order);
+	x->flows = calloc(match->nslices, sizeof *x->flows);
+	if (!refs || !order || !x->flows) {
+		free(refs);
+		free(order);
+		return -ENOMEM;
+	}
+	n = tl_flow_refs(x->w.model, match, refs);
+	for (size_t i = 0; i < n; i++) {
+		const tl_model_event *ev = refs[i].event;
+		order[i].id =
+		    flow_uuid(tl_export_event_cat(ev), tl_export_event_name(ev), refs[i].id);
+		order[i].written = i;
+	}
+	qsort(order, n, sizeof *order, compare_flow_order);
+	flow_walk walk = {0};
+	for (size_t i = 0; i < n; i++) {
+		const tl_flow_ref *ref = &refs[order[i].written];
+		const tl_slice *s = &match->slices[ref->slice];
+		flow_walk_next(&walk, order[i].id, ref->event->phase, s->start_ns, s->end_ns,
+		               &x->flows[ref->slice]);
+	}
+	free(refs);
+	free(order);
+	return 0;
+}
+
+/* What slice index says of its flow on its BEGIN (on_end 0) or END. */
+static const pf_slice_flow *model_slice_flow(const model_export *x, size_t index, int on_end)
+{
+	if (!x->flows || x->flows[index].mode == FLOW_NONE || x->flows[index].on_end != on_end)
+		return NULL;
+	return &x->flows[index];
+}
+
+static void model_slice_open(model_export *x, size_t index)
+{
+	const tl_slice *s = &x->match->slices[index];
+	const tl_model_event *events = x->w.model->events;
+	const tl_model_event *end = NULL, *flow = NULL;
+	if ((s->flags & TL_SLICE_AS_COMPLETE) && !(s->flags & TL_SLICE_FLOW_MARKER)) {
+		if (s->end_event != TL_MATCH_NONE)
+			end = &events[s->end_event];
+		if (s->flow_event != TL_MATCH_NONE)
+			flow = &events[s->flow_event];
+	}
+	write_slice_begin(&x->w, &events[s->event], end, flow,
+	                  !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT), s->start_ns,
+	                  model_slice_flow(x, index, 0));
+}
+
+static void model_slice_close(model_export *x, size_t index)
+{
+	const tl_slice *s = &x->match->slices[index];
+	const tl_model_event *events = x->w.model->events;
+	const tl_model_event *end = NULL;
+	if (!(s->flags & TL_SLICE_AS_COMPLETE) && s->end_event != TL_MATCH_NONE)
+		end = &events[s->end_event];
+	write_slice_end(&x->w, &events[s->event], end, s->end_ns, model_slice_flow(x, index, 1));
+}
+
+/* The order of the packets: each thread's sorted by compare_record, then
+ * merged across threads by (ts, flow rank, thread). */
+typedef struct pf_record {
+	int64_t ts;
+	size_t order;
+	int rank;      /* 0: the end of a slice longer than zero; 1: the rest */
+	int flow_rank; /* 0 to 2: carries a flow's begin, step, end; 3: none */
+	const tl_match_item *item;
+} pf_record;
+
+static int compare_record(const void *pa, const void *pb)
+{
+	const pf_record *a = pa, *b = pb;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Whether thread a's next packet (at ts_a, flow_rank_a) goes before thread
+ * b's: the merge's order, the same from a model and streamed. */
+static int merge_before(int64_t ts_a, int flow_rank_a, size_t a, int64_t ts_b, int flow_rank_b,
+                        size_t b)
+{
+	if (ts_a != ts_b)
+		return ts_a < ts_b;
+	if (flow_rank_a != flow_rank_b)
+		return flow_rank_a < flow_rank_b;
+	return a < b;
+}
+
+static void fill_records(const model_export *x, const tl_match_thread *t, pf_record *records)
+{
+	const tl_slice_match *match = x->match;
+	for (size_t i = 0; i < t->nitems; i++) {
+		const tl_match_item *item = &match->items[t->first_item + i];
+		pf_record *r = &records[i];
+		*r = (pf_record){.ts = item->ts_ns,
+		                 .order = item->order,
+		                 .rank = 1,
+		                 .flow_rank = 3,
+		                 .item = item};
+		if (item->kind == TL_ITEM_EVENT)
+			continue;
+		const tl_slice *s = &match->slices[item->ref];
+		if (item->kind == TL_ITEM_CLOSE && s->end_ns > s->start_ns)
+			r->rank = 0;
+		const pf_slice_flow *flow =
+		    model_slice_flow(x, item->ref, item->kind == TL_ITEM_CLOSE);
+		if (flow)
+			r->flow_rank = flow->rank;
+	}
+	qsort(records, t->nitems, sizeof *records, compare_record);
+}
+
+/* The next record of each thread, in a binary heap of thread indices. */
+typedef struct merge {
+	const pf_record *records;
+	size_t *next; /* per thread: index into records */
+	size_t *heap;
+	size_t nheap;
+} merge;
+
+static const pf_record *head(const merge *m, size_t thread)
+{
+	return &m->records[m->next[thread]];
+}
+
+static int heap_less(const merge *m, size_t a, size_t b)
+{
+	const pf_record *x = head(m, a), *y = head(m, b);
+	return merge_before(x->ts, x->flow_rank, a, y->ts, y->flow_rank, b);
+}
+
+static void heap_down(merge *m, size_t i)
+{
+	for (;;) {
+		size_t least = i, l = 2 * i + 1, r = l + 1;
+		if (l < m->nheap && heap_less(m, m->heap[l], m->heap[least]))
+			least = l;
+		if (r < m->nheap && heap_less(m, m->heap[r], m->heap[least]))
+			least = r;
+		if (least == i)
+			return;
+		size_t tmp = m->heap[i];
+		m->heap[i] = m->heap[least];
+		m->heap[least] = tmp;
+		i = least;
+	}
+}
+
+static void write_record(model_export *x, const pf_record *r)
+{
+	const tl_match_item *item = r->item;
+	switch (item->kind) {
+	case TL_ITEM_OPEN:
+		model_slice_open(x, item->ref);
+		break;
+	case TL_ITEM_CLOSE:
+		model_slice_close(x, item->ref);
+		break;
+	case TL_ITEM_EVENT:
+		write_event(&x->w, &x->w.model->events[item->ref]);
+		break;
+	}
+}
+
+/* Writes every thread's records, merged by timestamp. 0 or -ENOMEM. */
+static int write_events(model_export *x)
+{
+	const tl_slice_match *match = x->match;
+	pf_writer *w = &x->w;
+	pf_record *records = calloc(match->nitems + 1, sizeof *records);
+	merge m = {.records = records};
+	m.next = calloc(match->nthreads + 1, sizeof *m.next);
+	m.heap = calloc(match->nthreads + 1, sizeof *m.heap);
+	size_t *last = calloc(match->nthreads + 1, sizeof *last);
+	int rc = -ENOMEM;
+	if (!records || !m.next || !m.heap || !last)
+		goto out_free;
+	for (size_t t = 0; t < match->nthreads; t++) {
+		const tl_match_thread *th = &match->threads[t];
+		fill_records(x, th, records + th->first_item);
+		m.next[t] = th->first_item;
+		last[t] = th->first_item + th->nitems;
+		if (th->nitems)
+			m.heap[m.nheap++] = t;
+	}
+	for (size_t i = m.nheap; i-- > 0;)
+		heap_down(&m, i);
+	while (m.nheap && !w->err && !w->out->err) {
+		size_t t = m.heap[0];
+		write_record(x, head(&m, t));
+		if (++m.next[t] == last[t])
+			m.heap[0] = m.heap[--m.nheap];
+		heap_down(&m, 0);
+	}
+	rc = 0;
+out_free:
+	free(last);
+	free(m.heap);
+	free(m.next);
+	free(records);
+	return rc;
+}
 
 int tl_export_perfetto(const tl_model *model, int fd, tl_export_counts *counts)
 {
@@ -945,46 +1063,33 @@ int tl_export_perfetto(const tl_model *model, int fd, tl_export_counts *counts)
 	int rc = tl_slice_match_build(model, &match);
 	if (rc)
 		return rc;
-	pf_writer w = {.model = model, .match = &match, .first_packet = 1};
-	tl_proto_init(&w.packet);
-	w.out = malloc(sizeof *w.out);
-	if (!w.out) {
-		rc = -ENOMEM;
-		goto out_free;
-	}
-	tl_out_init(w.out, fd);
-	rc = plan_flows(&w);
+	model_export x = {.match = &match};
+	rc = writer_init(&x.w, model, fd);
+	if (rc == 0)
+		rc = plan_flows(&x);
 	if (rc)
 		goto out_free;
 
-	write_clock_snapshot(&w);
-	write_process(&w, model->pid);
-	for (size_t t = 0; t < match.nthreads; t++)
-		write_process(&w, match.threads[t].pid);
-	for (size_t t = 0; t < match.nthreads; t++)
-		write_thread(&w, &match.threads[t]);
-	rc = write_events(&w);
-	if (rc == 0 && !w.err)
-		write_metadata(&w);
+	write_head(&x.w, match.threads, match.nthreads);
+	rc = write_events(&x);
+	if (rc == 0 && !x.w.err) {
+		tl_match_counts totals = {match.unmatched_begin, match.unmatched_end,
+		                          match.too_deep,        match.flow_markers,
+		                          match.flows_dropped,   match.events_unknown};
+		write_metadata(&x.w, &model->stats, &totals);
+	}
 	if (rc == 0)
-		rc = w.err;
+		rc = x.w.err;
 	if (rc == 0)
-		rc = tl_out_flush(w.out);
+		rc = tl_out_flush(x.w.out);
 	if (rc == 0 && counts) {
 		counts->unmatched_begin = match.unmatched_begin;
 		counts->unmatched_end = match.unmatched_end;
 	}
 
 out_free:
-	for (int kind = 0; kind < KIND_COUNT; kind++)
-		free(w.strings[kind].slots);
-	free(w.described.slots);
-	free(w.flow_mode);
-	free(w.flow_on_end);
-	free(w.flow_rank);
-	free(w.flow_id);
-	free(w.out);
-	tl_proto_free(&w.packet);
+	writer_free(&x.w);
+	free(x.flows);
 	tl_slice_match_free(&match);
 	return rc;
 }
