@@ -668,10 +668,10 @@ typedef struct flow_walk {
 	int64_t last;
 } flow_walk;
 
-/* The next slice: id its flow's Perfetto id, phase its flow event's, the
- * slice from start_ns to end_ns. out->mode is FLOW_NONE when the flow
- * event is left out. */
-static void flow_walk_next(flow_walk *fw, uint64_t id, char phase, int64_t start_ns, int64_t end_ns,
+/* The next slice: id its flow's Perfetto id, rank its flow event's phase
+ * (flow_phase_rank), the slice from start_ns to end_ns. out->mode is
+ * FLOW_NONE when the flow event is left out. */
+static void flow_walk_next(flow_walk *fw, uint64_t id, int rank, int64_t start_ns, int64_t end_ns,
                            pf_slice_flow *out)
 {
 	if (!fw->started || id != fw->id) {
@@ -681,12 +681,12 @@ static void flow_walk_next(flow_walk *fw, uint64_t id, char phase, int64_t start
 		fw->last = INT64_MIN;
 	}
 	int mode;
-	switch (phase) {
-	case TL_PHASE_FLOW_BEGIN:
+	switch (rank) {
+	case 0:
 		mode = FLOW_BEGIN_OR_STEP;
 		fw->active = 1;
 		break;
-	case TL_PHASE_FLOW_STEP:
+	case 1:
 		mode = fw->active ? FLOW_BEGIN_OR_STEP : FLOW_NONE;
 		break;
 	default:
@@ -694,8 +694,7 @@ static void flow_walk_next(flow_walk *fw, uint64_t id, char phase, int64_t start
 		fw->active = 0;
 		break;
 	}
-	*out = (pf_slice_flow){
-	    .id = id, .mode = (unsigned char)mode, .rank = (unsigned char)flow_phase_rank(phase)};
+	*out = (pf_slice_flow){.id = id, .mode = (unsigned char)mode, .rank = (unsigned char)rank};
 	if (mode == FLOW_NONE)
 		return;
 	if (start_ns >= fw->last || end_ns < fw->last) {
@@ -868,8 +867,8 @@ static int plan_flows(model_export *x)
 	for (size_t i = 0; i < n; i++) {
 		const tl_flow_ref *ref = &refs[order[i].written];
 		const tl_slice *s = &match->slices[ref->slice];
-		flow_walk_next(&walk, order[i].id, ref->event->phase, s->start_ns, s->end_ns,
-		               &x->flows[ref->slice]);
+		flow_walk_next(&walk, order[i].id, flow_phase_rank(ref->event->phase), s->start_ns,
+		               s->end_ns, &x->flows[ref->slice]);
 	}
 	free(refs);
 	free(order);
@@ -1091,5 +1090,554 @@ out_free:
 	writer_free(&x.w);
 	free(x.flows);
 	tl_slice_match_free(&match);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streamed from a binary snapshot */
+
+/*
+ * Two passes over the threads (slice_stream.h). The first surveys every
+ * thread and runs its matching once, noting what a slice's BEGIN will need
+ * from events after it: the args of its END and flow when the JSON writes
+ * it as one X, whether it closes at the snapshot; and every flow event, for
+ * the flows' plan (flow_walk), made once all of them are known. The second
+ * runs every thread's matching again, a segment at a time, its packets
+ * waiting in a queue ordered as compare_record orders them until the
+ * matching's floor passes them, and merges the threads' next packets as the
+ * model's export does (merge_before).
+ */
+
+/* What a slice's BEGIN needs from its close; kept for the slices that need
+ * something. */
+typedef struct stream_note {
+	uint64_t slice;
+	const uint64_t *end_rec;  /* its END, whose args go on the BEGIN; or NULL */
+	const uint64_t *flow_rec; /* its flow event, whose args go on the BEGIN; or NULL */
+	uint64_t closed_at_snapshot;
+} stream_note;
+
+/* A slice whose TrackEvent says something of its flow. */
+typedef struct stream_slice_flow {
+	uint64_t slice;
+	pf_slice_flow flow;
+} stream_slice_flow;
+
+struct pf_source;
+
+/* A flow event, from the first pass to the plan. */
+typedef struct stream_flow {
+	uint64_t bind_id;    /* the id written in the JSON: tl_flow_refs' flows */
+	uint64_t id;         /* the Perfetto id */
+	int64_t ts_ns;       /* when the JSON writes it (tl_flow_refs) */
+	int64_t event_ts_ns; /* the flow event's own */
+	uint64_t place;      /* rank << PLACE_RANK_SHIFT | index among all events */
+	int64_t start_ns;    /* the slice's */
+	int64_t end_ns;
+	uint64_t slice;
+	struct pf_source *source;
+	pf_slice_flow plan;
+} stream_flow;
+
+#define PLACE_RANK_SHIFT 62
+
+/* A packet waiting for its place. */
+typedef struct stream_item {
+	int64_t ts_ns;
+	uint64_t order;
+	const uint64_t *rec;      /* the event; a slice's BEGIN, COMPLETE or flow event */
+	const uint64_t *end_rec;  /* the END whose args it carries, or NULL */
+	const uint64_t *flow_rec; /* the flow event whose args it carries, or NULL */
+	pf_slice_flow flow;       /* mode FLOW_NONE: says nothing of a flow */
+	unsigned char kind;       /* tl_match_item_kind */
+	unsigned char rank;       /* as pf_record's */
+	unsigned char flow_rank;
+	unsigned char closed_at_snapshot;
+} stream_item;
+_Static_assert(sizeof(stream_item) % 8 == 0 && sizeof(stream_item) <= TL_ITEM_QUEUE_SLOT,
+               "a queue's item");
+
+typedef struct pf_stream pf_stream;
+
+/* A thread with events. */
+typedef struct pf_source {
+	pf_stream *ps;
+	size_t index; /* of the thread, in order of tid */
+	uint32_t tid;
+	uint64_t first_index; /* its first event among every thread's */
+	tl_thread_survey survey;
+	tl_slice_stream match;
+	int matching;        /* match initialised */
+	tl_item_queue items; /* waiting for their place */
+	int64_t floor;
+	int done;
+	int error;
+	stream_note *notes; /* by slice */
+	size_t nnotes, notes_cap, next_note;
+	stream_slice_flow *flows; /* by slice */
+	size_t nflows;
+} pf_source;
+
+struct pf_stream {
+	tl_snapshot_read *r;
+	pf_writer w;
+	tl_stream_strings strings;
+	stream_flow *flows;
+	size_t nflows, flows_cap;
+	int error;
+};
+
+static int grow_array(void **array, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t new_cap = *cap ? *cap : 64;
+	while (new_cap < need)
+		new_cap *= 2;
+	void *grown = new_cap <= SIZE_MAX / size ? realloc(*array, new_cap * size) : NULL;
+	if (!grown)
+		return -ENOMEM;
+	*array = grown;
+	*cap = new_cap;
+	return 0;
+}
+
+/* First pass: a flow event bound to s, noted at s's close. */
+static void note_flow(pf_source *src, const tl_stream_slice *s)
+{
+	pf_stream *ps = src->ps;
+	const tl_cursor_event *e = &s->flow;
+	if (grow_array((void **)&ps->flows, &ps->flows_cap, ps->nflows + 1, sizeof *ps->flows) ||
+	    tl_stream_strings_reset(&ps->strings, &e->rec, 1)) {
+		src->error = -ENOMEM;
+		return;
+	}
+	tl_model_event ev;
+	tl_stream_decode(ps->r, &ps->strings, e->rec, src->tid, 0, &ev);
+	uint64_t bind_id = tl_flow_bind_id(ev.id, ev.scope, tl_model_event_pid(ps->r->model, &ev));
+	uint64_t rank = (uint64_t)flow_phase_rank(e->phase);
+	ps->flows[ps->nflows++] = (stream_flow){
+	    .bind_id = bind_id,
+	    .id = flow_uuid(tl_export_event_cat(&ev), tl_export_event_name(&ev), bind_id),
+	    .ts_ns = s->start_ns,
+	    .event_ts_ns = e->ts_ns,
+	    .place = rank << PLACE_RANK_SHIFT | (src->first_index + e->position),
+	    .start_ns = s->start_ns,
+	    .end_ns = s->end_ns,
+	    .slice = s->index,
+	    .source = src,
+	    .plan = {.mode = FLOW_NONE, .rank = (unsigned char)rank},
+	};
+}
+
+/* First pass: at its close, what a slice's BEGIN will need. */
+static void note_close(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	(void)order;
+	pf_source *src = ctx;
+	if (s->has_flow)
+		note_flow(src, s);
+	stream_note note = {.slice = s->index,
+	                    .closed_at_snapshot = !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT)};
+	if ((s->flags & TL_SLICE_AS_COMPLETE) && s->kind != TL_STREAM_MARKER) {
+		/* an event without args adds none: as none */
+		if (s->end_rec && tl_stream_has_args(s->end_rec))
+			note.end_rec = s->end_rec;
+		if (s->has_flow && tl_stream_has_args(s->flow.rec))
+			note.flow_rec = s->flow.rec;
+	}
+	if (!note.end_rec && !note.flow_rec && !note.closed_at_snapshot)
+		return;
+	if (grow_array((void **)&src->notes, &src->notes_cap, src->nnotes + 1,
+	               sizeof *src->notes)) {
+		src->error = -ENOMEM;
+		return;
+	}
+	src->notes[src->nnotes++] = note;
+}
+
+static const tl_slice_stream_ops note_ops = {
+    .close = note_close,
+};
+
+static int compare_note(const void *pa, const void *pb)
+{
+	const stream_note *a = pa, *b = pb;
+	return a->slice < b->slice ? -1 : a->slice > b->slice;
+}
+
+static void add_counts(tl_match_counts *totals, const tl_match_counts *c)
+{
+	totals->unmatched_begin += c->unmatched_begin;
+	totals->unmatched_end += c->unmatched_end;
+	totals->too_deep += c->too_deep;
+	totals->flow_markers += c->flow_markers;
+	totals->flows_dropped += c->flows_dropped;
+	totals->events_unknown += c->events_unknown;
+}
+
+/* The first pass over a thread. 0 or -ENOMEM. */
+static int survey_source(pf_source *src, tl_snapshot_thread *t, tl_match_counts *totals)
+{
+	pf_stream *ps = src->ps;
+	size_t flows_before = ps->nflows;
+	/* fed by the survey, unless the thread has COMPLETE events: then run
+	 * again, once they are sorted */
+	tl_slice_stream match;
+	tl_slice_stream_init(&match, NULL, &src->survey, &note_ops, src);
+	int rc = tl_thread_survey_run(ps->r, t, &src->survey, &match);
+	if (rc == 0 && !src->survey.fed) {
+		tl_slice_stream_free(&match);
+		src->nnotes = 0;
+		ps->nflows = flows_before;
+		rc = tl_slice_stream_init(&match, ps->r, &src->survey, &note_ops, src);
+		if (rc == 0)
+			rc = tl_slice_stream_run(&match);
+	}
+	if (rc == 0)
+		rc = src->error;
+	if (rc == 0) {
+		add_counts(totals, &match.counts);
+		/* noted at the closes: in the order slices open */
+		qsort(src->notes, src->nnotes, sizeof *src->notes, compare_note);
+	}
+	tl_slice_stream_free(&match);
+	tl_snapshot_thread_release(t);
+	return rc;
+}
+
+/* The events of one JSON flow together, in the order they happened. */
+static int compare_flow_path(const void *pa, const void *pb)
+{
+	const stream_flow *a = pa, *b = pb;
+	if (a->bind_id != b->bind_id)
+		return a->bind_id < b->bind_id ? -1 : 1;
+	if (a->event_ts_ns != b->event_ts_ns)
+		return a->event_ts_ns < b->event_ts_ns ? -1 : 1;
+	return a->place < b->place ? -1 : a->place > b->place;
+}
+
+/* The events of one Perfetto flow together, in tl_flow_refs' order. */
+static int compare_flow_plan(const void *pa, const void *pb)
+{
+	const stream_flow *a = pa, *b = pb;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	if (a->event_ts_ns != b->event_ts_ns)
+		return a->event_ts_ns < b->event_ts_ns ? -1 : 1;
+	return a->place < b->place ? -1 : a->place > b->place;
+}
+
+static int compare_slice_flow(const void *pa, const void *pb)
+{
+	const stream_slice_flow *a = pa, *b = pb;
+	return a->slice < b->slice ? -1 : a->slice > b->slice;
+}
+
+/*
+ * The flows' plan, as plan_flows makes it: each flow event written when the
+ * JSON writes it (tl_flow_refs), then walked. Gives each source the slices
+ * whose TrackEvent says something of a flow, and frees the flow events.
+ * 0 or -ENOMEM.
+ */
+static int plan_stream_flows(pf_stream *ps, pf_source *sources, size_t nsources)
+{
+	stream_flow *flows = ps->flows;
+	size_t n = ps->nflows;
+	qsort(flows, n, sizeof *flows, compare_flow_path);
+	for (size_t i = 1; i < n; i++) {
+		if (flows[i].bind_id == flows[i - 1].bind_id && flows[i].ts_ns < flows[i - 1].ts_ns)
+			flows[i].ts_ns = flows[i].event_ts_ns;
+	}
+	qsort(flows, n, sizeof *flows, compare_flow_plan);
+	flow_walk walk = {0};
+	for (size_t i = 0; i < n; i++) {
+		stream_flow *f = &flows[i];
+		flow_walk_next(&walk, f->id, f->plan.rank, f->start_ns, f->end_ns, &f->plan);
+		if (f->plan.mode != FLOW_NONE)
+			f->source->nflows++;
+	}
+	for (size_t s = 0; s < nsources; s++) {
+		if (!sources[s].nflows)
+			continue;
+		sources[s].flows = malloc(sources[s].nflows * sizeof *sources[s].flows);
+		if (!sources[s].flows)
+			return -ENOMEM;
+		sources[s].nflows = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const stream_flow *f = &flows[i];
+		if (f->plan.mode != FLOW_NONE)
+			f->source->flows[f->source->nflows++] =
+			    (stream_slice_flow){f->slice, f->plan};
+	}
+	for (size_t s = 0; s < nsources; s++)
+		qsort(sources[s].flows, sources[s].nflows, sizeof *sources[s].flows,
+		      compare_slice_flow);
+	free(ps->flows);
+	ps->flows = NULL;
+	ps->nflows = ps->flows_cap = 0;
+	return 0;
+}
+
+/* What slice says of its flow, or NULL. */
+static const pf_slice_flow *source_slice_flow(const pf_source *src, uint64_t slice)
+{
+	size_t lo = 0, hi = src->nflows;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (src->flows[mid].slice < slice)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < src->nflows && src->flows[lo].slice == slice ? &src->flows[lo].flow : NULL;
+}
+
+static int compare_item(const void *pa, const void *pb)
+{
+	const stream_item *a = pa, *b = pb;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void push_item(pf_source *src, stream_item *item, const tl_stream_slice *s, int on_end)
+{
+	const pf_slice_flow *flow = s ? source_slice_flow(src, s->index) : NULL;
+	item->flow_rank = 3;
+	if (flow && flow->on_end == on_end) {
+		item->flow = *flow;
+		item->flow_rank = flow->rank;
+	}
+	if (tl_item_queue_push(&src->items, item))
+		src->error = -ENOMEM;
+}
+
+/* Second pass: the packets. */
+static void item_open(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	pf_source *src = ctx;
+	stream_item item = {
+	    .ts_ns = s->start_ns, .order = order, .rec = s->rec, .kind = TL_ITEM_OPEN, .rank = 1};
+	while (src->next_note < src->nnotes && src->notes[src->next_note].slice < s->index)
+		src->next_note++;
+	if (src->next_note < src->nnotes && src->notes[src->next_note].slice == s->index) {
+		const stream_note *note = &src->notes[src->next_note];
+		item.end_rec = note->end_rec;
+		item.flow_rec = note->flow_rec;
+		item.closed_at_snapshot = (unsigned char)note->closed_at_snapshot;
+	}
+	push_item(src, &item, s, 0);
+}
+
+static void item_close(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	stream_item item = {.ts_ns = s->end_ns,
+	                    .order = order,
+	                    .rec = s->rec,
+	                    .kind = TL_ITEM_CLOSE,
+	                    .rank = s->end_ns > s->start_ns ? 0 : 1};
+	if (!(s->flags & TL_SLICE_AS_COMPLETE) && s->end_rec && tl_stream_has_args(s->end_rec))
+		item.end_rec = s->end_rec;
+	push_item(ctx, &item, s, 1);
+}
+
+static void item_event(void *ctx, const tl_cursor_event *e, uint64_t order)
+{
+	stream_item item = {
+	    .ts_ns = e->ts_ns, .order = order, .rec = e->rec, .kind = TL_ITEM_EVENT, .rank = 1};
+	push_item(ctx, &item, NULL, 0);
+}
+
+static const tl_slice_stream_ops item_ops = {
+    .open = item_open,
+    .close = item_close,
+    .event = item_event,
+};
+
+static void write_stream_item(pf_stream *ps, const pf_source *src, const stream_item *item)
+{
+	const uint64_t *recs[3] = {item->rec, item->end_rec, item->flow_rec};
+	if (tl_stream_strings_reset(&ps->strings, recs, 3)) {
+		ps->error = -ENOMEM;
+		return;
+	}
+	tl_model_event ev, end, flow;
+	/* a slice's END needs the name and category of its BEGIN only */
+	tl_stream_decode(ps->r, &ps->strings, item->rec, src->tid, item->kind != TL_ITEM_CLOSE,
+	                 &ev);
+	ev.ts_ns = item->ts_ns;
+	if (item->end_rec)
+		tl_stream_decode(ps->r, &ps->strings, item->end_rec, src->tid, 1, &end);
+	if (item->flow_rec)
+		tl_stream_decode(ps->r, &ps->strings, item->flow_rec, src->tid, 1, &flow);
+	const pf_slice_flow *flow_ref = item->flow.mode != FLOW_NONE ? &item->flow : NULL;
+	switch (item->kind) {
+	case TL_ITEM_OPEN:
+		write_slice_begin(&ps->w, &ev, item->end_rec ? &end : NULL,
+		                  item->flow_rec ? &flow : NULL, item->closed_at_snapshot,
+		                  item->ts_ns, flow_ref);
+		break;
+	case TL_ITEM_CLOSE:
+		write_slice_end(&ps->w, &ev, item->end_rec ? &end : NULL, item->ts_ns, flow_ref);
+		break;
+	default:
+		write_event(&ps->w, &ev);
+		break;
+	}
+}
+
+/* Runs the source's matching until its next packet can be written: 1, or
+ * 0 when it has none left, or -ENOMEM. */
+static int source_ready(pf_source *src)
+{
+	for (;;) {
+		const stream_item *first = tl_item_queue_first(&src->items);
+		if (first && (src->done || first->ts_ns < src->floor))
+			return 1;
+		if (src->done)
+			return 0;
+		int more = tl_slice_stream_step(&src->match);
+		if (more < 0)
+			return more;
+		if (src->error)
+			return src->error;
+		src->done = !more;
+		src->floor = tl_slice_stream_floor(&src->match);
+	}
+}
+
+static int source_before(const pf_source *a, const pf_source *b)
+{
+	const stream_item *x = tl_item_queue_first(&a->items);
+	const stream_item *y = tl_item_queue_first(&b->items);
+	return merge_before(x->ts_ns, x->flow_rank, a->index, y->ts_ns, y->flow_rank, b->index);
+}
+
+static void sift_down(pf_source **heap, size_t n, size_t i)
+{
+	pf_source *moving = heap[i];
+	for (;;) {
+		size_t child = 2 * i + 1;
+		if (child >= n)
+			break;
+		if (child + 1 < n && source_before(heap[child + 1], heap[child]))
+			child++;
+		if (!source_before(heap[child], moving))
+			break;
+		heap[i] = heap[child];
+		i = child;
+	}
+	heap[i] = moving;
+}
+
+/* The second pass: every source's packets, merged. 0 or -ENOMEM. */
+static int merge_sources(pf_stream *ps, pf_source *sources, size_t n)
+{
+	pf_source **heap = malloc((n + 1) * sizeof *heap);
+	size_t nheap = 0;
+	int rc = heap ? 0 : -ENOMEM;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = tl_slice_stream_init(&sources[i].match, ps->r, &sources[i].survey, &item_ops,
+		                          &sources[i]);
+		sources[i].matching = rc == 0;
+		int ready = rc ? rc : source_ready(&sources[i]);
+		if (ready < 0)
+			rc = ready;
+		else if (ready)
+			heap[nheap++] = &sources[i];
+	}
+	for (size_t i = nheap / 2; rc == 0 && i-- > 0;)
+		sift_down(heap, nheap, i);
+	while (rc == 0 && nheap && !ps->w.err && !ps->w.out->err) {
+		pf_source *src = heap[0];
+		stream_item item;
+		tl_item_queue_pop(&src->items, &item);
+		write_stream_item(ps, src, &item);
+		rc = ps->error;
+		int ready = rc ? rc : source_ready(src);
+		if (ready < 0)
+			rc = ready;
+		else if (!ready)
+			heap[0] = heap[--nheap];
+		if (nheap)
+			sift_down(heap, nheap, 0);
+	}
+	free(heap);
+	return rc;
+}
+
+int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
+{
+	pf_stream ps = {.r = r};
+	tl_stream_thread *threads = NULL;
+	tl_match_thread *infos = NULL;
+	pf_source *sources = NULL;
+	size_t nthreads = 0, nsources = 0;
+	tl_match_counts totals = {0};
+	int rc = writer_init(&ps.w, r->model, fd);
+	if (rc == 0)
+		rc = tl_stream_threads(r, &threads, &nthreads);
+	if (rc == 0) {
+		infos = malloc((nthreads + 1) * sizeof *infos);
+		sources = calloc(nthreads + 1, sizeof *sources);
+		rc = infos && sources ? 0 : -ENOMEM;
+	}
+	uint64_t first_index = 0;
+	for (size_t t = 0; t < nthreads && rc == 0; t++) {
+		infos[t] = threads[t].info;
+		if (!threads[t].snapshot)
+			continue;
+		pf_source *src = &sources[nsources++];
+		src->ps = &ps;
+		src->index = t;
+		src->tid = threads[t].info.tid;
+		src->first_index = first_index;
+		tl_item_queue_init(&src->items, sizeof(stream_item), compare_item);
+		rc = survey_source(src, threads[t].snapshot, &totals);
+		first_index += src->survey.nevents;
+	}
+	if (rc == 0)
+		rc = plan_stream_flows(&ps, sources, nsources);
+	if (rc == 0) {
+		write_head(&ps.w, infos, nthreads);
+		rc = merge_sources(&ps, sources, nsources);
+	}
+	if (rc == 0 && !ps.w.err) {
+		/* the blocks lost, as tl_snapshot_read_finish will count them */
+		tl_stats stats = r->model->stats;
+		stats.blocks_torn += r->bad_blocks;
+		write_metadata(&ps.w, &stats, &totals);
+	}
+	if (rc == 0)
+		rc = ps.w.err;
+	if (rc == 0)
+		rc = tl_out_flush(ps.w.out);
+	if (rc == 0 && counts) {
+		counts->unmatched_begin = totals.unmatched_begin;
+		counts->unmatched_end = totals.unmatched_end;
+	}
+
+	for (size_t i = 0; i < nsources; i++) {
+		pf_source *src = &sources[i];
+		if (src->matching)
+			tl_slice_stream_free(&src->match);
+		tl_item_queue_free(&src->items);
+		tl_thread_survey_free(&src->survey);
+		tl_snapshot_thread_release(src->survey.thread);
+		free(src->notes);
+		free(src->flows);
+	}
+	free(sources);
+	free(infos);
+	free(threads);
+	free(ps.flows);
+	tl_stream_strings_free(&ps.strings);
+	writer_free(&ps.w);
 	return rc;
 }

@@ -36,6 +36,9 @@ int tl_export_json_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
 /* ftrace text (as tl_export_ftrace). Same contract. */
 int tl_export_ftrace_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts);
 
+/* Perfetto protobuf (as tl_export_perfetto). Same contract. */
+int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts);
+
 typedef int (*tl_export_stream_fn)(tl_snapshot_read *r, int fd, tl_export_counts *counts);
 
 /* ---- what both exporters share ------------------------------------------- */
