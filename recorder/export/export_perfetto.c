@@ -124,6 +124,7 @@ static uint64_t flow_uuid(const char *cat, const char *name, uint64_t id)
 
 typedef struct intern_slot {
 	char *s; /* a copy; NULL: free */
+	size_t len;
 	uint64_t hash;
 	uint64_t iid;
 } intern_slot;
@@ -177,9 +178,34 @@ typedef struct pf_writer {
 	pending_string pending[PENDING_MAX];
 	size_t npending;
 	uuid_set described;
+	/* the track of the last thread whose event was written */
+	uint32_t track_pid, track_tid;
+	uint64_t track_uuid;
+	/* the last category interned: categories are the model's strings (a
+	 * streamed event's too, snapshot_read.h), which outlive the export */
+	const char *category;
+	uint64_t category_iid;
 	uint64_t counter_values_non_finite;
 	int err; /* -ENOMEM */
 } pf_writer;
+
+/* A string's hash for the intern tables, a word at a time (the iids do not
+ * depend on it: they count in order of first use). */
+static uint64_t intern_hash(const char *s, size_t len)
+{
+	uint64_t h = len * 0x9e3779b97f4a7c15ull;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t word;
+		memcpy(&word, s + i, sizeof word);
+		h = (h ^ word) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	uint64_t tail = 0;
+	memcpy(&tail, s + i, len - i);
+	h = (h ^ tail) * 0x94d049bb133111ebull;
+	return h ^ h >> 29;
+}
 
 static uint64_t intern(pf_writer *w, int kind, const char *s)
 {
@@ -203,25 +229,35 @@ static uint64_t intern(pf_writer *w, int kind, const char *s)
 		t->slots = slots;
 		t->cap = cap;
 	}
-	uint64_t hash = fnv_str(FNV_OFFSET, s);
+	size_t len = strlen(s);
+	uint64_t hash = intern_hash(s, len);
 	size_t i = (size_t)hash & (t->cap - 1);
 	for (; t->slots[i].s; i = (i + 1) & (t->cap - 1)) {
-		if (t->slots[i].hash == hash && strcmp(t->slots[i].s, s) == 0)
-			return t->slots[i].iid;
+		const intern_slot *slot = &t->slots[i];
+		if (slot->hash == hash && slot->len == len && memcmp(slot->s, s, len) == 0)
+			return slot->iid;
 	}
 	/* a copy: a streamed event's strings last until the next event */
-	size_t len = strlen(s) + 1;
-	char *copy = malloc(len);
+	char *copy = malloc(len + 1);
 	if (!copy) {
 		w->err = -ENOMEM;
 		return 0;
 	}
-	memcpy(copy, s, len);
-	t->slots[i] = (intern_slot){copy, hash, ++t->next_iid};
+	memcpy(copy, s, len + 1);
+	t->slots[i] = (intern_slot){copy, len, hash, ++t->next_iid};
 	t->used++;
 	if (w->npending < PENDING_MAX)
 		w->pending[w->npending++] = (pending_string){kind, t->next_iid, copy};
 	return t->next_iid;
+}
+
+static uint64_t intern_category(pf_writer *w, const char *cat)
+{
+	if (cat != w->category || !w->category_iid) {
+		w->category_iid = intern(w, KIND_CATEGORY, cat);
+		w->category = cat;
+	}
+	return w->category_iid;
 }
 
 /* Adds uuid to the set; 1 when it was new. */
@@ -405,18 +441,39 @@ static void write_thread(pf_writer *w, const tl_match_thread *t)
 	packet_finish(w);
 }
 
-/* A track under process pid, described before its first event. */
+/* The track of thread tid of process pid, for its events. */
+static uint64_t thread_track(pf_writer *w, uint32_t pid, uint32_t tid)
+{
+	if (!w->track_uuid || pid != w->track_pid || tid != w->track_tid) {
+		w->track_pid = pid;
+		w->track_tid = tid;
+		w->track_uuid = thread_uuid(pid, output_tid(pid, tid));
+	}
+	return w->track_uuid;
+}
+
+/* A track under process pid, described before its first event: named
+ * name and suffix, a counter track or not. */
 static void write_child_track(pf_writer *w, uint64_t uuid, uint32_t pid, const char *name,
-                              int counter)
+                              const char *suffix, int counter)
 {
 	if (!describe_once(w, uuid))
 		return;
+	size_t len = strlen(name), suffix_len = strlen(suffix);
+	char *track_name = malloc(len + suffix_len + 1);
+	if (!track_name) {
+		w->err = -ENOMEM;
+		return;
+	}
+	memcpy(track_name, name, len);
+	memcpy(track_name + len, suffix, suffix_len + 1);
 	tl_proto *p = &w->packet;
 	packet_start(w, 0, 0);
 	size_t track = tl_proto_begin(p, TL_PF_PACKET_TRACK_DESCRIPTOR);
 	tl_proto_varint(p, TL_PF_TRACK_UUID, uuid);
 	tl_proto_varint(p, TL_PF_TRACK_PARENT_UUID, process_uuid(pid));
-	tl_proto_string(p, TL_PF_TRACK_NAME, name);
+	tl_proto_string(p, TL_PF_TRACK_NAME, track_name);
+	free(track_name);
 	if (counter)
 		tl_proto_end(p, tl_proto_begin(p, TL_PF_TRACK_COUNTER));
 	tl_proto_end(p, track);
@@ -501,7 +558,7 @@ static size_t event_open(pf_writer *w, const event_spec *e)
 	tl_proto_varint(p, TL_PF_EVENT_TYPE, e->type);
 	tl_proto_varint(p, TL_PF_EVENT_TRACK_UUID, e->track);
 	tl_proto_varint(p, TL_PF_EVENT_CATEGORY_IIDS,
-	                intern(w, KIND_CATEGORY, tl_export_event_cat(e->ev)));
+	                intern_category(w, tl_export_event_cat(e->ev)));
 	if (e->type != TL_PF_TYPE_COUNTER)
 		tl_proto_varint(p, TL_PF_EVENT_NAME_IID,
 		                intern(w, KIND_NAME, tl_export_event_name(e->ev)));
@@ -542,7 +599,7 @@ static void write_slice_begin(pf_writer *w, const tl_model_event *ev, const tl_m
 	tl_arg_list_collect(&args, ev, end, flow);
 	event_spec e = {.ts = start_ns,
 	                .type = TL_PF_TYPE_SLICE_BEGIN,
-	                .track = thread_uuid(pid, output_tid(pid, ev->tid)),
+	                .track = thread_track(w, pid, ev->tid),
 	                .ev = ev,
 	                .args = &args,
 	                .closed_at_snapshot = closed_at_snapshot};
@@ -563,7 +620,7 @@ static void write_slice_end(pf_writer *w, const tl_model_event *ev, const tl_mod
 	tl_arg_list_collect(&args, end, NULL, NULL);
 	event_spec e = {.ts = end_ns,
 	                .type = TL_PF_TYPE_SLICE_END,
-	                .track = thread_uuid(pid, output_tid(pid, ev->tid)),
+	                .track = thread_track(w, pid, ev->tid),
 	                .ev = ev,
 	                .args = &args};
 	if (flow_ref) {
@@ -584,16 +641,8 @@ static void write_counter(pf_writer *w, const tl_model_event *ev)
 		d = d > 0 ? DBL_MAX : -DBL_MAX;
 	}
 	const char *name = tl_export_event_name(ev);
-	char *track_name = malloc(strlen(name) + sizeof " value");
-	if (!track_name) {
-		w->err = -ENOMEM;
-		return;
-	}
-	strcpy(track_name, name);
-	strcat(track_name, " value");
 	uint64_t uuid = counter_uuid(pid, name);
-	write_child_track(w, uuid, pid, track_name, 1);
-	free(track_name);
+	write_child_track(w, uuid, pid, name, " value", 1);
 
 	tl_arg_list args;
 	tl_arg_list_collect(&args, ev, NULL, NULL);
@@ -628,7 +677,7 @@ static void write_event(pf_writer *w, const tl_model_event *ev)
 			e.track = process_uuid(pid);
 			break;
 		default:
-			e.track = thread_uuid(pid, output_tid(pid, ev->tid));
+			e.track = thread_track(w, pid, ev->tid);
 			break;
 		}
 		break;
@@ -639,7 +688,7 @@ static void write_event(pf_writer *w, const tl_model_event *ev)
 		         : ev->phase == TL_PHASE_ASYNC_END ? TL_PF_TYPE_SLICE_END
 		                                           : TL_PF_TYPE_INSTANT;
 		e.track = async_uuid(pid, tl_export_event_cat(ev), ev->id);
-		write_child_track(w, e.track, pid, tl_export_event_name(ev), 0);
+		write_child_track(w, e.track, pid, tl_export_event_name(ev), "", 0);
 		break;
 	default:
 		return; /* slice_match lists no other phase as an event */
@@ -1299,7 +1348,8 @@ static int survey_source(pf_source *src, tl_snapshot_thread *t, tl_match_counts 
 	if (rc == 0) {
 		add_counts(totals, &match.counts);
 		/* noted at the closes: in the order slices open */
-		qsort(src->notes, src->nnotes, sizeof *src->notes, compare_note);
+		if (src->nnotes > 1)
+			qsort(src->notes, src->nnotes, sizeof *src->notes, compare_note);
 	}
 	tl_slice_stream_free(&match);
 	tl_snapshot_thread_release(t);
@@ -1346,6 +1396,8 @@ static int plan_stream_flows(pf_stream *ps, pf_source *sources, size_t nsources)
 {
 	stream_flow *flows = ps->flows;
 	size_t n = ps->nflows;
+	if (n == 0)
+		return 0;
 	qsort(flows, n, sizeof *flows, compare_flow_path);
 	for (size_t i = 1; i < n; i++) {
 		if (flows[i].bind_id == flows[i - 1].bind_id && flows[i].ts_ns < flows[i - 1].ts_ns)
@@ -1373,9 +1425,11 @@ static int plan_stream_flows(pf_stream *ps, pf_source *sources, size_t nsources)
 			f->source->flows[f->source->nflows++] =
 			    (stream_slice_flow){f->slice, f->plan};
 	}
-	for (size_t s = 0; s < nsources; s++)
-		qsort(sources[s].flows, sources[s].nflows, sizeof *sources[s].flows,
-		      compare_slice_flow);
+	for (size_t s = 0; s < nsources; s++) {
+		if (sources[s].nflows > 1)
+			qsort(sources[s].flows, sources[s].nflows, sizeof *sources[s].flows,
+			      compare_slice_flow);
+	}
 	free(ps->flows);
 	ps->flows = NULL;
 	ps->nflows = ps->flows_cap = 0;
