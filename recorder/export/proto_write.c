@@ -91,7 +91,7 @@ static void put_tag(tl_proto *p, uint32_t field, unsigned wire)
 	p->len += tl_proto_put_varint(p->buf + p->len, (uint64_t)field << 3 | wire);
 }
 
-void tl_proto_varint(tl_proto *p, uint32_t field, uint64_t v)
+void tl_proto_varint_slow(tl_proto *p, uint32_t field, uint64_t v)
 {
 	if (reserve(p, 20))
 		return;
