@@ -1166,27 +1166,36 @@ typedef struct stream_note {
 	uint64_t closed_at_snapshot;
 } stream_note;
 
-/* A slice whose TrackEvent says something of its flow. */
+/* A slice whose TrackEvent says something of its flow: 24 bytes, one per
+ * flow event, kept until the end. */
 typedef struct stream_slice_flow {
 	uint64_t slice;
-	pf_slice_flow flow;
+	uint64_t id;
+	uint32_t source; /* in the order of pf_stream's sources */
+	unsigned char mode, on_end, rank;
 } stream_slice_flow;
 
-struct pf_source;
-
-/* A flow event, from the first pass to the plan. */
+/* A flow event, from the first pass to the plan: 64 bytes. */
 typedef struct stream_flow {
 	uint64_t bind_id;    /* the id written in the JSON: tl_flow_refs' flows */
 	uint64_t id;         /* the Perfetto id */
-	int64_t ts_ns;       /* when the JSON writes it (tl_flow_refs) */
-	int64_t event_ts_ns; /* the flow event's own */
+	int64_t event_ts_ns; /* the flow event's own time */
 	uint64_t place;      /* rank << PLACE_RANK_SHIFT | index among all events */
 	int64_t start_ns;    /* the slice's */
 	int64_t end_ns;
 	uint64_t slice;
-	struct pf_source *source;
-	pf_slice_flow plan;
+	uint32_t source;
+	/* tl_flow_refs writes it at its own time, not the slice's start */
+	unsigned char at_event_ts;
+	unsigned char mode, on_end; /* the plan's */
 } stream_flow;
+_Static_assert(sizeof(stream_flow) == 64, "a flow event in 64 bytes");
+
+/* When tl_flow_refs writes a flow event. */
+static int64_t flow_written_ns(const stream_flow *f)
+{
+	return f->at_event_ts ? f->event_ts_ns : f->start_ns;
+}
 
 #define PLACE_RANK_SHIFT 62
 
@@ -1223,17 +1232,22 @@ typedef struct pf_source {
 	int error;
 	stream_note *notes; /* by slice */
 	size_t nnotes, notes_cap, next_note;
-	stream_slice_flow *flows; /* by slice */
-	size_t nflows;
+	const stream_slice_flow *flows; /* by slice, in pf_stream's flows */
+	size_t nflows, next_flow;
+	/* the flows said on the END of a slice still open, innermost last */
+	stream_slice_flow *pending;
+	size_t npending, pending_cap;
 } pf_source;
 
 struct pf_stream {
 	tl_snapshot_read *r;
 	pf_writer w;
 	tl_stream_strings strings;
-	stream_flow *flows;
+	pf_source *sources;
+	/* stream_flow from the first pass to the plan, then stream_slice_flow */
+	void *flows;
 	size_t nflows, flows_cap;
-	int error;
+	int error; /* -ENOMEM while writing */
 };
 
 static int grow_array(void **array, size_t *cap, size_t need, size_t size)
@@ -1256,7 +1270,7 @@ static void note_flow(pf_source *src, const tl_stream_slice *s)
 {
 	pf_stream *ps = src->ps;
 	const tl_cursor_event *e = &s->flow;
-	if (grow_array((void **)&ps->flows, &ps->flows_cap, ps->nflows + 1, sizeof *ps->flows) ||
+	if (grow_array(&ps->flows, &ps->flows_cap, ps->nflows + 1, sizeof(stream_flow)) ||
 	    tl_stream_strings_reset(&ps->strings, &e->rec, 1)) {
 		src->error = -ENOMEM;
 		return;
@@ -1265,17 +1279,16 @@ static void note_flow(pf_source *src, const tl_stream_slice *s)
 	tl_stream_decode(ps->r, &ps->strings, e->rec, src->tid, 0, &ev);
 	uint64_t bind_id = tl_flow_bind_id(ev.id, ev.scope, tl_model_event_pid(ps->r->model, &ev));
 	uint64_t rank = (uint64_t)flow_phase_rank(e->phase);
-	ps->flows[ps->nflows++] = (stream_flow){
+	stream_flow *flows = ps->flows;
+	flows[ps->nflows++] = (stream_flow){
 	    .bind_id = bind_id,
 	    .id = flow_uuid(tl_export_event_cat(&ev), tl_export_event_name(&ev), bind_id),
-	    .ts_ns = s->start_ns,
 	    .event_ts_ns = e->ts_ns,
 	    .place = rank << PLACE_RANK_SHIFT | (src->first_index + e->position),
 	    .start_ns = s->start_ns,
 	    .end_ns = s->end_ns,
 	    .slice = s->index,
-	    .source = src,
-	    .plan = {.mode = FLOW_NONE, .rank = (unsigned char)rank},
+	    .source = (uint32_t)(src - ps->sources),
 	};
 }
 
@@ -1373,8 +1386,9 @@ static int compare_flow_plan(const void *pa, const void *pb)
 	const stream_flow *a = pa, *b = pb;
 	if (a->id != b->id)
 		return a->id < b->id ? -1 : 1;
-	if (a->ts_ns != b->ts_ns)
-		return a->ts_ns < b->ts_ns ? -1 : 1;
+	int64_t ta = flow_written_ns(a), tb = flow_written_ns(b);
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
 	if (a->event_ts_ns != b->event_ts_ns)
 		return a->event_ts_ns < b->event_ts_ns ? -1 : 1;
 	return a->place < b->place ? -1 : a->place > b->place;
@@ -1387,67 +1401,131 @@ static int compare_slice_flow(const void *pa, const void *pb)
 }
 
 /*
- * The flows' plan, as plan_flows makes it: each flow event written when the
- * JSON writes it (tl_flow_refs), then walked. Gives each source the slices
- * whose TrackEvent says something of a flow, and frees the flow events.
- * 0 or -ENOMEM.
+ * Puts order[0..n) in an order where the flow events of one key (the
+ * Perfetto id with by_id, else the JSON's) are together, sorted by compare
+ * (whose first criterion is that key), the keys in no particular order:
+ * each event into a bucket by its key's hash, then each bucket sorted. A
+ * sort of every event would read events far apart in a few dozen passes;
+ * most flows have a few events. 0 or -ENOMEM.
  */
-static int plan_stream_flows(pf_stream *ps, pf_source *sources, size_t nsources)
+static int group_flows(const stream_flow *flows, size_t n, size_t *order, int by_id,
+                       int (*compare)(const void *, const void *))
 {
-	stream_flow *flows = ps->flows;
+	size_t nbuckets = 1;
+	while (nbuckets < n)
+		nbuckets *= 2;
+	size_t *start = calloc(nbuckets + 1, sizeof *start);
+	if (!start)
+		return -ENOMEM;
+#define FLOW_BUCKET(f) ((size_t)tl_mix64(by_id ? (f)->id : (f)->bind_id) & (nbuckets - 1))
+	for (size_t i = 0; i < n; i++)
+		start[FLOW_BUCKET(&flows[i]) + 1]++;
+	for (size_t b = 0; b < nbuckets; b++)
+		start[b + 1] += start[b];
+	for (size_t i = 0; i < n; i++)
+		order[start[FLOW_BUCKET(&flows[i])]++] = i; /* start[b]: bucket b's end */
+#undef FLOW_BUCKET
+	size_t *tmp = NULL;
+	int rc = 0;
+	for (size_t b = 0, lo = 0; b < nbuckets && rc == 0; lo = start[b++]) {
+		size_t *seg = order + lo, k = start[b] - lo;
+		if (k <= 16) {
+			for (size_t i = 1; i < k; i++) {
+				size_t moving = seg[i], j = i;
+				for (; j > 0 && compare(&flows[moving], &flows[seg[j - 1]]) < 0;
+				     j--)
+					seg[j] = seg[j - 1];
+				seg[j] = moving;
+			}
+			continue;
+		}
+		if (!tmp)
+			tmp = malloc(n * sizeof *tmp);
+		if (!tmp)
+			rc = -ENOMEM;
+		else
+			tl_stream_sort_order(flows, sizeof *flows, seg, tmp, k, compare);
+	}
+	free(tmp);
+	free(start);
+	return rc;
+}
+
+/* Walks the flow events as plan_flows does: each written when the JSON
+ * writes it (tl_flow_refs), then walked in each flow's order. 0 or -ENOMEM. */
+static int walk_stream_flows(stream_flow *flows, size_t n)
+{
+	size_t *order = malloc(n * sizeof *order);
+	if (!order)
+		return -ENOMEM;
+	int rc = group_flows(flows, n, order, 0, compare_flow_path);
+	for (size_t i = 1; rc == 0 && i < n; i++) {
+		stream_flow *f = &flows[order[i]];
+		const stream_flow *prev = &flows[order[i - 1]];
+		if (f->bind_id == prev->bind_id && f->start_ns < flow_written_ns(prev))
+			f->at_event_ts = 1;
+	}
+	if (rc == 0)
+		rc = group_flows(flows, n, order, 1, compare_flow_plan);
+	flow_walk walk = {0};
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		stream_flow *f = &flows[order[i]];
+		pf_slice_flow plan;
+		flow_walk_next(&walk, f->id, (int)(f->place >> PLACE_RANK_SHIFT), f->start_ns,
+		               f->end_ns, &plan);
+		f->mode = plan.mode;
+		f->on_end = plan.on_end;
+	}
+	free(order);
+	return rc;
+}
+
+/*
+ * The flows' plan: gives each source the slices whose TrackEvent says
+ * something of a flow, by slice, the flow events' 64 bytes each becoming 24
+ * in place. 0 or -ENOMEM.
+ */
+static int plan_stream_flows(pf_stream *ps)
+{
 	size_t n = ps->nflows;
 	if (n == 0)
 		return 0;
-	qsort(flows, n, sizeof *flows, compare_flow_path);
-	for (size_t i = 1; i < n; i++) {
-		if (flows[i].bind_id == flows[i - 1].bind_id && flows[i].ts_ns < flows[i - 1].ts_ns)
-			flows[i].ts_ns = flows[i].event_ts_ns;
-	}
-	qsort(flows, n, sizeof *flows, compare_flow_plan);
-	flow_walk walk = {0};
+	int rc = walk_stream_flows(ps->flows, n);
+	if (rc)
+		return rc;
+	/* the first pass noted them source by source: each source's stay
+	 * together, each written over flow events already read */
+	size_t kept = 0;
 	for (size_t i = 0; i < n; i++) {
-		stream_flow *f = &flows[i];
-		flow_walk_next(&walk, f->id, f->plan.rank, f->start_ns, f->end_ns, &f->plan);
-		if (f->plan.mode != FLOW_NONE)
-			f->source->nflows++;
-	}
-	for (size_t s = 0; s < nsources; s++) {
-		if (!sources[s].nflows)
+		stream_flow f = ((const stream_flow *)ps->flows)[i];
+		if (f.mode == FLOW_NONE)
 			continue;
-		sources[s].flows = malloc(sources[s].nflows * sizeof *sources[s].flows);
-		if (!sources[s].flows)
-			return -ENOMEM;
-		sources[s].nflows = 0;
+		((stream_slice_flow *)ps->flows)[kept++] = (stream_slice_flow){
+		    .slice = f.slice,
+		    .id = f.id,
+		    .source = f.source,
+		    .mode = f.mode,
+		    .on_end = f.on_end,
+		    .rank = (unsigned char)(f.place >> PLACE_RANK_SHIFT),
+		};
 	}
-	for (size_t i = 0; i < n; i++) {
-		const stream_flow *f = &flows[i];
-		if (f->plan.mode != FLOW_NONE)
-			f->source->flows[f->source->nflows++] =
-			    (stream_slice_flow){f->slice, f->plan};
+	void *shrunk = realloc(ps->flows, (kept + 1) * sizeof(stream_slice_flow));
+	if (shrunk)
+		ps->flows = shrunk;
+	ps->nflows = kept;
+	stream_slice_flow *flows = ps->flows;
+	for (size_t i = 0; i < kept;) {
+		size_t end = i + 1;
+		while (end < kept && flows[end].source == flows[i].source)
+			end++;
+		pf_source *src = &ps->sources[flows[i].source];
+		src->flows = &flows[i];
+		src->nflows = end - i;
+		/* noted at the closes: in the order slices open */
+		qsort(&flows[i], end - i, sizeof *flows, compare_slice_flow);
+		i = end;
 	}
-	for (size_t s = 0; s < nsources; s++) {
-		if (sources[s].nflows > 1)
-			qsort(sources[s].flows, sources[s].nflows, sizeof *sources[s].flows,
-			      compare_slice_flow);
-	}
-	free(ps->flows);
-	ps->flows = NULL;
-	ps->nflows = ps->flows_cap = 0;
 	return 0;
-}
-
-/* What slice says of its flow, or NULL. */
-static const pf_slice_flow *source_slice_flow(const pf_source *src, uint64_t slice)
-{
-	size_t lo = 0, hi = src->nflows;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (src->flows[mid].slice < slice)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < src->nflows && src->flows[lo].slice == slice ? &src->flows[lo].flow : NULL;
 }
 
 static int compare_item(const void *pa, const void *pb)
@@ -1460,24 +1538,29 @@ static int compare_item(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-static void push_item(pf_source *src, stream_item *item, const tl_stream_slice *s, int on_end)
+static void push_item(pf_source *src, const stream_item *item)
 {
-	const pf_slice_flow *flow = s ? source_slice_flow(src, s->index) : NULL;
-	item->flow_rank = 3;
-	if (flow && flow->on_end == on_end) {
-		item->flow = *flow;
-		item->flow_rank = flow->rank;
-	}
 	if (tl_item_queue_push(&src->items, item))
 		src->error = -ENOMEM;
+}
+
+static void carry_flow(stream_item *item, const stream_slice_flow *flow)
+{
+	item->flow = (pf_slice_flow){
+	    .id = flow->id, .mode = flow->mode, .on_end = flow->on_end, .rank = flow->rank};
+	item->flow_rank = flow->rank;
 }
 
 /* Second pass: the packets. */
 static void item_open(void *ctx, const tl_stream_slice *s, uint64_t order)
 {
 	pf_source *src = ctx;
-	stream_item item = {
-	    .ts_ns = s->start_ns, .order = order, .rec = s->rec, .kind = TL_ITEM_OPEN, .rank = 1};
+	stream_item item = {.ts_ns = s->start_ns,
+	                    .order = order,
+	                    .rec = s->rec,
+	                    .kind = TL_ITEM_OPEN,
+	                    .rank = 1,
+	                    .flow_rank = 3};
 	while (src->next_note < src->nnotes && src->notes[src->next_note].slice < s->index)
 		src->next_note++;
 	if (src->next_note < src->nnotes && src->notes[src->next_note].slice == s->index) {
@@ -1486,26 +1569,48 @@ static void item_open(void *ctx, const tl_stream_slice *s, uint64_t order)
 		item.flow_rec = note->flow_rec;
 		item.closed_at_snapshot = (unsigned char)note->closed_at_snapshot;
 	}
-	push_item(src, &item, s, 0);
+	while (src->next_flow < src->nflows && src->flows[src->next_flow].slice < s->index)
+		src->next_flow++;
+	if (src->next_flow < src->nflows && src->flows[src->next_flow].slice == s->index) {
+		const stream_slice_flow *flow = &src->flows[src->next_flow];
+		if (!flow->on_end) {
+			carry_flow(&item, flow);
+		} else if (grow_array((void **)&src->pending, &src->pending_cap, src->npending + 1,
+		                      sizeof *src->pending)) {
+			src->error = -ENOMEM;
+		} else {
+			src->pending[src->npending++] = *flow; /* for its close */
+		}
+	}
+	push_item(src, &item);
 }
 
 static void item_close(void *ctx, const tl_stream_slice *s, uint64_t order)
 {
+	pf_source *src = ctx;
 	stream_item item = {.ts_ns = s->end_ns,
 	                    .order = order,
 	                    .rec = s->rec,
 	                    .kind = TL_ITEM_CLOSE,
-	                    .rank = s->end_ns > s->start_ns ? 0 : 1};
+	                    .rank = s->end_ns > s->start_ns ? 0 : 1,
+	                    .flow_rank = 3};
 	if (!(s->flags & TL_SLICE_AS_COMPLETE) && s->end_rec && tl_stream_has_args(s->end_rec))
 		item.end_rec = s->end_rec;
-	push_item(ctx, &item, s, 1);
+	/* slices close innermost first */
+	if (src->npending && src->pending[src->npending - 1].slice == s->index)
+		carry_flow(&item, &src->pending[--src->npending]);
+	push_item(src, &item);
 }
 
 static void item_event(void *ctx, const tl_cursor_event *e, uint64_t order)
 {
-	stream_item item = {
-	    .ts_ns = e->ts_ns, .order = order, .rec = e->rec, .kind = TL_ITEM_EVENT, .rank = 1};
-	push_item(ctx, &item, NULL, 0);
+	stream_item item = {.ts_ns = e->ts_ns,
+	                    .order = order,
+	                    .rec = e->rec,
+	                    .kind = TL_ITEM_EVENT,
+	                    .rank = 1,
+	                    .flow_rank = 3};
+	push_item(ctx, &item);
 }
 
 static const tl_slice_stream_ops item_ops = {
@@ -1640,6 +1745,7 @@ int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *cou
 	if (rc == 0) {
 		infos = malloc((nthreads + 1) * sizeof *infos);
 		sources = calloc(nthreads + 1, sizeof *sources);
+		ps.sources = sources;
 		rc = infos && sources ? 0 : -ENOMEM;
 	}
 	uint64_t first_index = 0;
@@ -1657,7 +1763,7 @@ int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *cou
 		first_index += src->survey.nevents;
 	}
 	if (rc == 0)
-		rc = plan_stream_flows(&ps, sources, nsources);
+		rc = plan_stream_flows(&ps);
 	if (rc == 0) {
 		write_head(&ps.w, infos, nthreads);
 		rc = merge_sources(&ps, sources, nsources);
@@ -1685,7 +1791,7 @@ int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *cou
 		tl_thread_survey_free(&src->survey);
 		tl_snapshot_thread_release(src->survey.thread);
 		free(src->notes);
-		free(src->flows);
+		free(src->pending);
 	}
 	free(sources);
 	free(infos);

@@ -78,6 +78,15 @@ void tl_stream_decode(tl_snapshot_read *r, tl_stream_strings *strings, const uin
                       uint32_t tid, int with_args, tl_model_event *e);
 
 /*
+ * Sorts order[0..n), indexes into items (each size bytes), by compare of
+ * the items: a merge sort of the runs already in order (a thread's events
+ * mostly are: a few passes suffice), through tmp (room for n). The items
+ * are not moved: an index is 8 bytes where an item may be several words.
+ */
+void tl_stream_sort_order(const void *items, size_t size, size_t *order, size_t *tmp, size_t n,
+                          int (*compare)(const void *, const void *));
+
+/*
  * Items waiting for their place in a writer's order. They come nearly in
  * order (a thread's events are, mostly): each goes at the end of a sorted
  * run, or a few places before it; one that would pass more goes into a heap
