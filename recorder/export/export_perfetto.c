@@ -41,6 +41,11 @@
  *    flow is left out, as they drop it. The id rides on the slice's BEGIN,
  *    or on its END when the slice began before the flow's previous event
  *    was written, so that viewers meet a flow's events in order.
+ *
+ * It is written from a model (tl_export_perfetto) or streamed from a binary
+ * snapshot as it is read (tl_export_perfetto_stream, export_stream.h), to
+ * the same bytes: both give the writers below decoded events and small
+ * structs. What the streamed export holds is described before it.
  */
 #include "recorder/export/slice_match.h"
 
@@ -1155,6 +1160,14 @@ out_free:
  * waiting in a queue ordered as compare_record orders them until the
  * matching's floor passes them, and merges the threads' next packets as the
  * model's export does (merge_before).
+ *
+ * What it holds besides the input: the survey of every thread (as the
+ * ftrace export), each thread's open slices and queue window; 32 bytes per
+ * slice whose BEGIN needs its close (an END or flow event with args on a
+ * slice the JSON writes as one X, or a close at the snapshot); per flow
+ * event, 64 bytes until the plan (and 8 while it is grouped), then 24; the
+ * interned strings (a copy of each distinct category, name and argument
+ * key) and the described tracks (8 bytes each).
  */
 
 /* What a slice's BEGIN needs from its close; kept for the slices that need

@@ -1,17 +1,19 @@
 /*
  * The exporters streamed from a binary snapshot read in place
- * (snapshot_read.h): the bytes tl_export_json and tl_export_ftrace write
- * for the model of the same snapshot, without the model. Each thread's
- * events are read from the input by cursors, a few passes each
- * (slice_stream.h), and an item is written as soon as nothing still to
- * come can go before it.
+ * (snapshot_read.h): the bytes tl_export_json, tl_export_ftrace and
+ * tl_export_perfetto write for the model of the same snapshot, without the
+ * model. Each thread's events are read from the input by cursors, a few
+ * passes each (slice_stream.h), and an item is written as soon as nothing
+ * still to come can go before it.
  *
  * What they hold besides the input: per thread being read, its open slices,
  * a window of items waiting for their place, and what the survey keeps
  * (slice_stream.h); for Chrome JSON, one byte per slice of the thread being
  * written and, until the end, every flow event (they are written last,
- * sorted: 40 bytes each, 56 while sorted); for ftrace text, the survey of every thread at
- * once (its lines are merged across threads).
+ * sorted: 40 bytes each, 56 while sorted); for ftrace text, the survey of
+ * every thread at once (its lines are merged across threads); for Perfetto,
+ * the surveys too, and what export_perfetto.c lists (the flow events, the
+ * distinct strings and tracks).
  *
  * Internal; allocates, not signal-safe.
  */
