@@ -1,10 +1,9 @@
 /*
  * The JSON, ftrace and Perfetto snapshots: the binary snapshot written to
- * memory, then exported from it. JSON and ftrace text are exported as the
- * snapshot is read (export_stream.h), without a trace model; Perfetto's
- * format still goes through the model. Going through the binary form means
- * a live snapshot and `timeline convert` of a dump give the same output,
- * and every snapshot exercises the signal-safe writer.
+ * memory, then exported from it as it is read (export_stream.h), without
+ * a trace model. Going through the binary form means a live snapshot and
+ * `timeline convert` of a dump give the same output, and every snapshot
+ * exercises the signal-safe writer.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,26 +15,15 @@
 #include "recorder/snapshot_writer.h"
 #include "recorder/stats.h"
 
-typedef int (*model_export_fn)(const tl_model *model, int fd, tl_export_counts *counts);
-
-/* One of the two: an exporter that streams, or one that takes a model. */
+/* An exporter that streams. */
 struct exporter {
 	tl_export_stream_fn stream;
-	model_export_fn model;
 };
 
-static int export_snapshot(const unsigned char *data, size_t len, int fd,
-                           const struct exporter *x, tl_export_counts *counts)
+static int export_snapshot(const unsigned char *data, size_t len, int fd, const struct exporter *x,
+                           tl_export_counts *counts)
 {
 	tl_model model;
-	if (x->model) {
-		int rc = tl_model_read_binary(data, len, &model, NULL, 0);
-		if (rc == 0) {
-			rc = x->model(&model, fd, counts);
-			tl_model_free(&model);
-		}
-		return rc;
-	}
 	tl_snapshot_read reader;
 	int rc = tl_snapshot_read_open(&reader, data, len, &model, NULL, 0);
 	if (rc == 0) {
@@ -75,9 +63,9 @@ static int snapshot_export_path(const char *path, const struct exporter *x)
 	return tl_atomic_file_write(path, export_to_fd, (void *)x);
 }
 
-static const struct exporter json = {tl_export_json_stream, NULL};
-static const struct exporter ftrace = {tl_export_ftrace_stream, NULL};
-static const struct exporter perfetto = {NULL, tl_export_perfetto};
+static const struct exporter json = {tl_export_json_stream};
+static const struct exporter ftrace = {tl_export_ftrace_stream};
+static const struct exporter perfetto = {tl_export_perfetto_stream};
 
 int tl_snapshot_json_fd(int fd)
 {

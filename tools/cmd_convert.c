@@ -5,9 +5,9 @@
  * apart by content) and writes it as Chrome JSON, ftrace text or Perfetto's
  * protobuf format. Text, JSON and Perfetto inputs go through the importer
  * (tools/readers/trace_import.h), so what is written is what Perfetto
- * would read from IN. A binary snapshot converted to JSON or ftrace text
- * without filters is exported as it is read
- * (recorder/export/export_stream.h), in memory bounded by its size.
+ * would read from IN. A binary snapshot converted without filters is
+ * exported as it is read (recorder/export/export_stream.h), in memory
+ * bounded by its size.
  */
 #include "tools/cli.h"
 #include "tools/commands.h"
@@ -63,7 +63,8 @@ struct convert_format {
 static const struct convert_format format_json = {"json", tl_export_json, tl_export_json_stream};
 static const struct convert_format format_ftrace = {"ftrace", tl_export_ftrace,
                                                     tl_export_ftrace_stream};
-static const struct convert_format format_perfetto = {"perfetto", tl_export_perfetto, NULL};
+static const struct convert_format format_perfetto = {"perfetto", tl_export_perfetto,
+                                                      tl_export_perfetto_stream};
 
 /* What is written: a model, or a binary snapshot read as it is exported. */
 struct convert_source {

@@ -667,52 +667,6 @@ static int compare_flow_written(const void *pa, const void *pb)
 	return compare_flow_tail(a, b);
 }
 
-/* The end of the run of ascending flows that starts at lo. */
-static size_t run_end(const json_flow *flows, const size_t *order, size_t lo, size_t n,
-                      int (*compare)(const void *, const void *))
-{
-	size_t end = lo + 1;
-	while (end < n && compare(&flows[order[end - 1]], &flows[order[end]]) < 0)
-		end++;
-	return end;
-}
-
-/*
- * Sorts order[0..n), indexes into flows, by compare of the flows: a merge
- * sort of the runs already in order (each thread's flow events mostly
- * are: a few passes suffice), through tmp (room for n). The flows
- * themselves are moved once, by sort_flows: an index is 8 bytes where a
- * flow is 40.
- */
-static void merge_sort_flows(const json_flow *flows, size_t *order, size_t *tmp, size_t n,
-                             int (*compare)(const void *, const void *))
-{
-	size_t *from = order, *to = tmp;
-	for (;;) {
-		size_t runs = 0;
-		for (size_t lo = 0; lo < n; runs++) {
-			size_t mid = run_end(flows, from, lo, n, compare);
-			size_t hi = mid < n ? run_end(flows, from, mid, n, compare) : n;
-			size_t i = lo, j = mid, k = lo;
-			while (i < mid && j < hi)
-				to[k++] = compare(&flows[from[j]], &flows[from[i]]) < 0 ? from[j++]
-				                                                        : from[i++];
-			while (i < mid)
-				to[k++] = from[i++];
-			while (j < hi)
-				to[k++] = from[j++];
-			lo = hi;
-		}
-		size_t *swap = from;
-		from = to;
-		to = swap;
-		if (runs <= 1)
-			break;
-	}
-	if (from != order)
-		memcpy(order, from, n * sizeof *order);
-}
-
 /* Puts flows in the order order gives (order is left as 0..n-1). */
 static void permute_flows(json_flow *flows, size_t *order, size_t n)
 {
@@ -749,7 +703,7 @@ static int sort_flows(json_flow *flows, size_t n)
 	size_t *tmp = order + n;
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
-	merge_sort_flows(flows, order, tmp, n, compare_flow_path);
+	tl_stream_sort_order(flows, sizeof *flows, order, tmp, n, compare_flow_path);
 	for (size_t i = 1; i < n; i++) {
 		json_flow *flow = &flows[order[i]];
 		const json_flow *prev = &flows[order[i - 1]];
@@ -758,7 +712,7 @@ static int sort_flows(json_flow *flows, size_t n)
 	}
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
-	merge_sort_flows(flows, order, tmp, n, compare_flow_written);
+	tl_stream_sort_order(flows, sizeof *flows, order, tmp, n, compare_flow_written);
 	permute_flows(flows, order, n);
 	free(order);
 	return 0;

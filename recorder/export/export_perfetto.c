@@ -41,6 +41,11 @@
  *    flow is left out, as they drop it. The id rides on the slice's BEGIN,
  *    or on its END when the slice began before the flow's previous event
  *    was written, so that viewers meet a flow's events in order.
+ *
+ * It is written from a model (tl_export_perfetto) or streamed from a binary
+ * snapshot as it is read (tl_export_perfetto_stream, export_stream.h), to
+ * the same bytes: both give the writers below decoded events and small
+ * structs. What the streamed export holds is described before it.
  */
 #include "recorder/export/slice_match.h"
 
@@ -51,8 +56,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recorder/export/export_stream.h"
 #include "recorder/export/perfetto_proto.h"
 #include "recorder/export/proto_write.h"
+#include "recorder/export/slice_stream.h"
 #include "recorder/export/trace_model.h"
 
 /* ------------------------------------------------------------------------ */
@@ -121,7 +128,8 @@ static uint64_t flow_uuid(const char *cat, const char *name, uint64_t id)
 /* Interned strings and described tracks */
 
 typedef struct intern_slot {
-	const char *s; /* NULL: free */
+	char *s; /* a copy; NULL: free */
+	size_t len;
 	uint64_t hash;
 	uint64_t iid;
 } intern_slot;
@@ -156,9 +164,18 @@ typedef struct pending_string {
 /* What a slice's flow event becomes (flow_mode). */
 enum { FLOW_NONE, FLOW_BEGIN_OR_STEP, FLOW_TERMINATE };
 
+/* What a slice's TrackEvent says of its flow, and on which of its two. */
+typedef struct pf_slice_flow {
+	uint64_t id;
+	unsigned char mode;   /* FLOW_* */
+	unsigned char on_end; /* on the slice's END rather than its BEGIN */
+	unsigned char rank;   /* 0 begin, 1 step, 2 end: ties across threads */
+} pf_slice_flow;
+
+/* What both the model's export and the streamed one write with: packets,
+ * interned strings, described tracks. */
 typedef struct pf_writer {
-	const tl_model *model;
-	const tl_slice_match *match;
+	const tl_model *model; /* metadata (and, from a model, the events) */
 	tl_out *out;
 	tl_proto packet;
 	int first_packet;
@@ -166,14 +183,34 @@ typedef struct pf_writer {
 	pending_string pending[PENDING_MAX];
 	size_t npending;
 	uuid_set described;
-	/* Per slice, when the model has flows (else NULL). */
-	unsigned char *flow_mode;
-	unsigned char *flow_on_end;
-	unsigned char *flow_rank; /* 0 begin, 1 step, 2 end: ties across threads */
-	uint64_t *flow_id;
+	/* the track of the last thread whose event was written */
+	uint32_t track_pid, track_tid;
+	uint64_t track_uuid;
+	/* the last category interned: categories are the model's strings (a
+	 * streamed event's too, snapshot_read.h), which outlive the export */
+	const char *category;
+	uint64_t category_iid;
 	uint64_t counter_values_non_finite;
 	int err; /* -ENOMEM */
 } pf_writer;
+
+/* A string's hash for the intern tables, a word at a time (the iids do not
+ * depend on it: they count in order of first use). */
+static uint64_t intern_hash(const char *s, size_t len)
+{
+	uint64_t h = len * 0x9e3779b97f4a7c15ull;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t word;
+		memcpy(&word, s + i, sizeof word);
+		h = (h ^ word) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	uint64_t tail = 0;
+	memcpy(&tail, s + i, len - i);
+	h = (h ^ tail) * 0x94d049bb133111ebull;
+	return h ^ h >> 29;
+}
 
 static uint64_t intern(pf_writer *w, int kind, const char *s)
 {
@@ -197,17 +234,35 @@ static uint64_t intern(pf_writer *w, int kind, const char *s)
 		t->slots = slots;
 		t->cap = cap;
 	}
-	uint64_t hash = fnv_str(FNV_OFFSET, s);
+	size_t len = strlen(s);
+	uint64_t hash = intern_hash(s, len);
 	size_t i = (size_t)hash & (t->cap - 1);
 	for (; t->slots[i].s; i = (i + 1) & (t->cap - 1)) {
-		if (t->slots[i].hash == hash && strcmp(t->slots[i].s, s) == 0)
-			return t->slots[i].iid;
+		const intern_slot *slot = &t->slots[i];
+		if (slot->hash == hash && slot->len == len && memcmp(slot->s, s, len) == 0)
+			return slot->iid;
 	}
-	t->slots[i] = (intern_slot){s, hash, ++t->next_iid};
+	/* a copy: a streamed event's strings last until the next event */
+	char *copy = malloc(len + 1);
+	if (!copy) {
+		w->err = -ENOMEM;
+		return 0;
+	}
+	memcpy(copy, s, len + 1);
+	t->slots[i] = (intern_slot){copy, len, hash, ++t->next_iid};
 	t->used++;
 	if (w->npending < PENDING_MAX)
-		w->pending[w->npending++] = (pending_string){kind, t->next_iid, s};
+		w->pending[w->npending++] = (pending_string){kind, t->next_iid, copy};
 	return t->next_iid;
+}
+
+static uint64_t intern_category(pf_writer *w, const char *cat)
+{
+	if (cat != w->category || !w->category_iid) {
+		w->category_iid = intern(w, KIND_CATEGORY, cat);
+		w->category = cat;
+	}
+	return w->category_iid;
 }
 
 /* Adds uuid to the set; 1 when it was new. */
@@ -391,18 +446,39 @@ static void write_thread(pf_writer *w, const tl_match_thread *t)
 	packet_finish(w);
 }
 
-/* A track under process pid, described before its first event. */
+/* The track of thread tid of process pid, for its events. */
+static uint64_t thread_track(pf_writer *w, uint32_t pid, uint32_t tid)
+{
+	if (!w->track_uuid || pid != w->track_pid || tid != w->track_tid) {
+		w->track_pid = pid;
+		w->track_tid = tid;
+		w->track_uuid = thread_uuid(pid, output_tid(pid, tid));
+	}
+	return w->track_uuid;
+}
+
+/* A track under process pid, described before its first event: named
+ * name and suffix, a counter track or not. */
 static void write_child_track(pf_writer *w, uint64_t uuid, uint32_t pid, const char *name,
-                              int counter)
+                              const char *suffix, int counter)
 {
 	if (!describe_once(w, uuid))
 		return;
+	size_t len = strlen(name), suffix_len = strlen(suffix);
+	char *track_name = malloc(len + suffix_len + 1);
+	if (!track_name) {
+		w->err = -ENOMEM;
+		return;
+	}
+	memcpy(track_name, name, len);
+	memcpy(track_name + len, suffix, suffix_len + 1);
 	tl_proto *p = &w->packet;
 	packet_start(w, 0, 0);
 	size_t track = tl_proto_begin(p, TL_PF_PACKET_TRACK_DESCRIPTOR);
 	tl_proto_varint(p, TL_PF_TRACK_UUID, uuid);
 	tl_proto_varint(p, TL_PF_TRACK_PARENT_UUID, process_uuid(pid));
-	tl_proto_string(p, TL_PF_TRACK_NAME, name);
+	tl_proto_string(p, TL_PF_TRACK_NAME, track_name);
+	free(track_name);
 	if (counter)
 		tl_proto_end(p, tl_proto_begin(p, TL_PF_TRACK_COUNTER));
 	tl_proto_end(p, track);
@@ -487,7 +563,7 @@ static size_t event_open(pf_writer *w, const event_spec *e)
 	tl_proto_varint(p, TL_PF_EVENT_TYPE, e->type);
 	tl_proto_varint(p, TL_PF_EVENT_TRACK_UUID, e->track);
 	tl_proto_varint(p, TL_PF_EVENT_CATEGORY_IIDS,
-	                intern(w, KIND_CATEGORY, tl_export_event_cat(e->ev)));
+	                intern_category(w, tl_export_event_cat(e->ev)));
 	if (e->type != TL_PF_TYPE_COUNTER)
 		tl_proto_varint(p, TL_PF_EVENT_NAME_IID,
 		                intern(w, KIND_NAME, tl_export_event_name(e->ev)));
@@ -513,51 +589,48 @@ static void write_event_spec(pf_writer *w, const event_spec *e)
 /* ------------------------------------------------------------------------ */
 /* Slices and other events */
 
-static void write_slice_open(pf_writer *w, size_t index)
+/*
+ * A slice's BEGIN at start_ns: ev its BEGIN, COMPLETE or flow event, with
+ * the args of end (its END) and flow (the flow bound to it) too when it is
+ * written as one X in JSON (else NULL); flow what it says of a flow (NULL:
+ * nothing).
+ */
+static void write_slice_begin(pf_writer *w, const tl_model_event *ev, const tl_model_event *end,
+                              const tl_model_event *flow, int closed_at_snapshot, int64_t start_ns,
+                              const pf_slice_flow *flow_ref)
 {
-	const tl_slice *s = &w->match->slices[index];
-	const tl_model_event *events = w->model->events;
-	const tl_model_event *ev = &events[s->event];
-	const tl_model_event *end = NULL, *flow = NULL;
 	uint32_t pid = tl_model_event_pid(w->model, ev);
-	if ((s->flags & TL_SLICE_AS_COMPLETE) && !(s->flags & TL_SLICE_FLOW_MARKER)) {
-		if (s->end_event != TL_MATCH_NONE)
-			end = &events[s->end_event];
-		if (s->flow_event != TL_MATCH_NONE)
-			flow = &events[s->flow_event];
-	}
 	tl_arg_list args;
 	tl_arg_list_collect(&args, ev, end, flow);
-	event_spec e = {.ts = s->start_ns,
+	event_spec e = {.ts = start_ns,
 	                .type = TL_PF_TYPE_SLICE_BEGIN,
-	                .track = thread_uuid(pid, output_tid(pid, ev->tid)),
+	                .track = thread_track(w, pid, ev->tid),
 	                .ev = ev,
 	                .args = &args,
-	                .closed_at_snapshot = !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT)};
-	if (w->flow_mode && !w->flow_on_end[index]) {
-		e.flow_mode = w->flow_mode[index];
-		e.flow_id = w->flow_id[index];
+	                .closed_at_snapshot = closed_at_snapshot};
+	if (flow_ref) {
+		e.flow_mode = flow_ref->mode;
+		e.flow_id = flow_ref->id;
 	}
 	write_event_spec(w, &e);
 }
 
-static void write_slice_close(pf_writer *w, size_t index)
+/* A slice's END at end_ns: ev as for its BEGIN, with the args of end (its
+ * END, unless they went on the BEGIN; else NULL). */
+static void write_slice_end(pf_writer *w, const tl_model_event *ev, const tl_model_event *end,
+                            int64_t end_ns, const pf_slice_flow *flow_ref)
 {
-	const tl_slice *s = &w->match->slices[index];
-	const tl_model_event *events = w->model->events;
-	const tl_model_event *ev = &events[s->event];
 	uint32_t pid = tl_model_event_pid(w->model, ev);
-	tl_arg_list args = {.nargs = 0};
-	if (!(s->flags & TL_SLICE_AS_COMPLETE) && s->end_event != TL_MATCH_NONE)
-		tl_arg_list_collect(&args, &events[s->end_event], NULL, NULL);
-	event_spec e = {.ts = s->end_ns,
+	tl_arg_list args;
+	tl_arg_list_collect(&args, end, NULL, NULL);
+	event_spec e = {.ts = end_ns,
 	                .type = TL_PF_TYPE_SLICE_END,
-	                .track = thread_uuid(pid, output_tid(pid, ev->tid)),
+	                .track = thread_track(w, pid, ev->tid),
 	                .ev = ev,
 	                .args = &args};
-	if (w->flow_mode && w->flow_on_end[index]) {
-		e.flow_mode = w->flow_mode[index];
-		e.flow_id = w->flow_id[index];
+	if (flow_ref) {
+		e.flow_mode = flow_ref->mode;
+		e.flow_id = flow_ref->id;
 	}
 	write_event_spec(w, &e);
 }
@@ -573,16 +646,8 @@ static void write_counter(pf_writer *w, const tl_model_event *ev)
 		d = d > 0 ? DBL_MAX : -DBL_MAX;
 	}
 	const char *name = tl_export_event_name(ev);
-	char *track_name = malloc(strlen(name) + sizeof " value");
-	if (!track_name) {
-		w->err = -ENOMEM;
-		return;
-	}
-	strcpy(track_name, name);
-	strcat(track_name, " value");
 	uint64_t uuid = counter_uuid(pid, name);
-	write_child_track(w, uuid, pid, track_name, 1);
-	free(track_name);
+	write_child_track(w, uuid, pid, name, " value", 1);
 
 	tl_arg_list args;
 	tl_arg_list_collect(&args, ev, NULL, NULL);
@@ -617,7 +682,7 @@ static void write_event(pf_writer *w, const tl_model_event *ev)
 			e.track = process_uuid(pid);
 			break;
 		default:
-			e.track = thread_uuid(pid, output_tid(pid, ev->tid));
+			e.track = thread_track(w, pid, ev->tid);
 			break;
 		}
 		break;
@@ -628,7 +693,7 @@ static void write_event(pf_writer *w, const tl_model_event *ev)
 		         : ev->phase == TL_PHASE_ASYNC_END ? TL_PF_TYPE_SLICE_END
 		                                           : TL_PF_TYPE_INSTANT;
 		e.track = async_uuid(pid, tl_export_event_cat(ev), ev->id);
-		write_child_track(w, e.track, pid, tl_export_event_name(ev), 0);
+		write_child_track(w, e.track, pid, tl_export_event_name(ev), "", 0);
 		break;
 	default:
 		return; /* slice_match lists no other phase as an event */
@@ -639,229 +704,59 @@ static void write_event(pf_writer *w, const tl_model_event *ev)
 /* ------------------------------------------------------------------------ */
 /* Flows */
 
-typedef struct flow_order {
-	uint64_t id;    /* the flow's Perfetto id */
-	size_t written; /* position in tl_flow_refs order */
-} flow_order;
-
-static int compare_flow_order(const void *pa, const void *pb)
+static int flow_phase_rank(char phase)
 {
-	const flow_order *a = pa, *b = pb;
-	if (a->id != b->id)
-		return a->id < b->id ? -1 : 1;
-	return a->written < b->written ? -1 : a->written > b->written;
+	return phase == TL_PHASE_FLOW_BEGIN ? 0 : phase == TL_PHASE_FLOW_STEP ? 1 : 2;
 }
 
 /*
- * Decides, per slice carrying a flow, what its TrackEvent says of the flow
+ * A walk over every slice carrying a flow, the slices of one flow (one
+ * Perfetto id) together, each flow's in the order the JSON writes its
+ * events (tl_flow_refs): what each slice's TrackEvent says of its flow,
  * and whether its BEGIN or its END says it (see the file comment).
- * 0 or -ENOMEM.
  */
-static int plan_flows(pf_writer *w)
+typedef struct flow_walk {
+	uint64_t id;
+	int started;
+	int active; /* the viewers have an open flow of this id */
+	int64_t last;
+} flow_walk;
+
+/* The next slice: id its flow's Perfetto id, rank its flow event's phase
+ * (flow_phase_rank), the slice from start_ns to end_ns. out->mode is
+ * FLOW_NONE when the flow event is left out. */
+static void flow_walk_next(flow_walk *fw, uint64_t id, int rank, int64_t start_ns, int64_t end_ns,
+                           pf_slice_flow *out)
 {
-	const tl_slice_match *match = w->match;
-	size_t n = tl_flow_count(match);
-	if (n == 0)
-		return 0;
-	tl_flow_ref *refs = calloc(n, sizeof *refs);
-	flow_order *order = calloc(n, sizeof *order);
-	w->flow_mode = calloc(match->nslices, 1);
-	w->flow_on_end = calloc(match->nslices, 1);
-	w->flow_rank = calloc(match->nslices, 1);
-	w->flow_id = calloc(match->nslices, sizeof *w->flow_id);
-	if (!refs || !order || !w->flow_mode || !w->flow_on_end || !w->flow_rank || !w->flow_id) {
-		free(refs);
-		free(order);
-		return -ENOMEM;
+	if (!fw->started || id != fw->id) {
+		fw->started = 1;
+		fw->id = id;
+		fw->active = 0;
+		fw->last = INT64_MIN;
 	}
-	n = tl_flow_refs(w->model, match, refs);
-	for (size_t i = 0; i < n; i++) {
-		const tl_model_event *ev = refs[i].event;
-		order[i].id =
-		    flow_uuid(tl_export_event_cat(ev), tl_export_event_name(ev), refs[i].id);
-		order[i].written = i;
-	}
-	qsort(order, n, sizeof *order, compare_flow_order);
-
-	int active = 0;
-	int64_t last = INT64_MIN;
-	for (size_t i = 0; i < n; i++) {
-		if (i == 0 || order[i].id != order[i - 1].id) {
-			active = 0;
-			last = INT64_MIN;
-		}
-		const tl_flow_ref *ref = &refs[order[i].written];
-		int mode = FLOW_NONE;
-		switch (ref->event->phase) {
-		case TL_PHASE_FLOW_BEGIN:
-			mode = FLOW_BEGIN_OR_STEP;
-			active = 1;
-			break;
-		case TL_PHASE_FLOW_STEP:
-			mode = active ? FLOW_BEGIN_OR_STEP : FLOW_NONE;
-			break;
-		default:
-			mode = active ? FLOW_TERMINATE : FLOW_NONE;
-			active = 0;
-			break;
-		}
-		if (mode == FLOW_NONE)
-			continue;
-		const tl_slice *s = &match->slices[ref->slice];
-		w->flow_mode[ref->slice] = (unsigned char)mode;
-		w->flow_id[ref->slice] = order[i].id;
-		w->flow_rank[ref->slice] = ref->event->phase == TL_PHASE_FLOW_BEGIN  ? 0
-		                           : ref->event->phase == TL_PHASE_FLOW_STEP ? 1
-		                                                                     : 2;
-		if (s->start_ns >= last || s->end_ns < last) {
-			last = s->start_ns > last ? s->start_ns : last;
-		} else {
-			w->flow_on_end[ref->slice] = 1;
-			last = s->end_ns;
-		}
-	}
-	free(refs);
-	free(order);
-	return 0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* The order of the packets */
-
-typedef struct pf_record {
-	int64_t ts;
-	size_t order;
-	int rank;      /* 0: the end of a slice longer than zero; 1: the rest */
-	int flow_rank; /* 0 to 2: carries a flow's begin, step, end; 3: none */
-	const tl_match_item *item;
-} pf_record;
-
-static int compare_record(const void *pa, const void *pb)
-{
-	const pf_record *a = pa, *b = pb;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	if (a->rank != b->rank)
-		return a->rank < b->rank ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
-}
-
-static void fill_records(const pf_writer *w, const tl_match_thread *t, pf_record *records)
-{
-	const tl_slice_match *match = w->match;
-	for (size_t i = 0; i < t->nitems; i++) {
-		const tl_match_item *item = &match->items[t->first_item + i];
-		pf_record *r = &records[i];
-		*r = (pf_record){.ts = item->ts_ns,
-		                 .order = item->order,
-		                 .rank = 1,
-		                 .flow_rank = 3,
-		                 .item = item};
-		if (item->kind == TL_ITEM_EVENT)
-			continue;
-		const tl_slice *s = &match->slices[item->ref];
-		if (item->kind == TL_ITEM_CLOSE && s->end_ns > s->start_ns)
-			r->rank = 0;
-		if (w->flow_mode && w->flow_mode[item->ref] &&
-		    w->flow_on_end[item->ref] == (item->kind == TL_ITEM_CLOSE))
-			r->flow_rank = w->flow_rank[item->ref];
-	}
-	qsort(records, t->nitems, sizeof *records, compare_record);
-}
-
-/* The next record of each thread, in a binary heap of thread indices. */
-typedef struct merge {
-	const tl_slice_match *match;
-	const pf_record *records;
-	size_t *next; /* per thread: index into records */
-	size_t *heap;
-	size_t nheap;
-} merge;
-
-static const pf_record *head(const merge *m, size_t thread)
-{
-	return &m->records[m->next[thread]];
-}
-
-static int heap_less(const merge *m, size_t a, size_t b)
-{
-	const pf_record *x = head(m, a), *y = head(m, b);
-	if (x->ts != y->ts)
-		return x->ts < y->ts;
-	if (x->flow_rank != y->flow_rank)
-		return x->flow_rank < y->flow_rank;
-	return a < b;
-}
-
-static void heap_down(merge *m, size_t i)
-{
-	for (;;) {
-		size_t least = i, l = 2 * i + 1, r = l + 1;
-		if (l < m->nheap && heap_less(m, m->heap[l], m->heap[least]))
-			least = l;
-		if (r < m->nheap && heap_less(m, m->heap[r], m->heap[least]))
-			least = r;
-		if (least == i)
-			return;
-		size_t tmp = m->heap[i];
-		m->heap[i] = m->heap[least];
-		m->heap[least] = tmp;
-		i = least;
-	}
-}
-
-static void write_record(pf_writer *w, const pf_record *r)
-{
-	const tl_match_item *item = r->item;
-	switch (item->kind) {
-	case TL_ITEM_OPEN:
-		write_slice_open(w, item->ref);
+	int mode;
+	switch (rank) {
+	case 0:
+		mode = FLOW_BEGIN_OR_STEP;
+		fw->active = 1;
 		break;
-	case TL_ITEM_CLOSE:
-		write_slice_close(w, item->ref);
+	case 1:
+		mode = fw->active ? FLOW_BEGIN_OR_STEP : FLOW_NONE;
 		break;
-	case TL_ITEM_EVENT:
-		write_event(w, &w->model->events[item->ref]);
+	default:
+		mode = fw->active ? FLOW_TERMINATE : FLOW_NONE;
+		fw->active = 0;
 		break;
 	}
-}
-
-/* Writes every thread's records, merged by timestamp. 0 or -ENOMEM. */
-static int write_events(pf_writer *w)
-{
-	const tl_slice_match *match = w->match;
-	pf_record *records = calloc(match->nitems + 1, sizeof *records);
-	merge m = {.match = match, .records = records};
-	m.next = calloc(match->nthreads + 1, sizeof *m.next);
-	m.heap = calloc(match->nthreads + 1, sizeof *m.heap);
-	size_t *last = calloc(match->nthreads + 1, sizeof *last);
-	int rc = -ENOMEM;
-	if (!records || !m.next || !m.heap || !last)
-		goto out_free;
-	for (size_t t = 0; t < match->nthreads; t++) {
-		const tl_match_thread *th = &match->threads[t];
-		fill_records(w, th, records + th->first_item);
-		m.next[t] = th->first_item;
-		last[t] = th->first_item + th->nitems;
-		if (th->nitems)
-			m.heap[m.nheap++] = t;
+	*out = (pf_slice_flow){.id = id, .mode = (unsigned char)mode, .rank = (unsigned char)rank};
+	if (mode == FLOW_NONE)
+		return;
+	if (start_ns >= fw->last || end_ns < fw->last) {
+		fw->last = start_ns > fw->last ? start_ns : fw->last;
+	} else {
+		out->on_end = 1;
+		fw->last = end_ns;
 	}
-	for (size_t i = m.nheap; i-- > 0;)
-		heap_down(&m, i);
-	while (m.nheap && !w->err && !w->out->err) {
-		size_t t = m.heap[0];
-		write_record(w, head(&m, t));
-		if (++m.next[t] == last[t])
-			m.heap[0] = m.heap[--m.nheap];
-		heap_down(&m, 0);
-	}
-	rc = 0;
-out_free:
-	free(last);
-	free(m.heap);
-	free(m.next);
-	free(records);
-	return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -895,12 +790,11 @@ static void meta_bool(tl_proto *p, const char *name, int v)
 	tl_proto_end(p, entry);
 }
 
-/* The keys and values of the JSON export's "metadata" object. */
-static void write_metadata(pf_writer *w)
+/* The keys and values of the JSON export's "metadata" object: the
+ * snapshot's with st its stats, and this export's counts. */
+static void write_metadata(pf_writer *w, const tl_stats *st, const tl_match_counts *counts)
 {
 	const tl_model *m = w->model;
-	const tl_stats *st = &m->stats;
-	const tl_slice_match *match = w->match;
 	const char *recorder = m->recorder ? m->recorder : st->recorder;
 	tl_proto *p = &w->packet;
 
@@ -926,18 +820,295 @@ static void write_metadata(pf_writer *w)
 	meta_int(p, "buffer_bytes_used", (int64_t)st->buffer_bytes_used);
 	meta_int(p, "threads", (int64_t)st->threads);
 	meta_int(p, "categories", (int64_t)st->categories);
-	meta_int(p, "export_unmatched_begin", (int64_t)match->unmatched_begin);
-	meta_int(p, "export_unmatched_end", (int64_t)match->unmatched_end);
-	meta_int(p, "export_slices_too_deep", (int64_t)match->too_deep);
-	meta_int(p, "export_flow_markers", (int64_t)match->flow_markers);
-	meta_int(p, "export_flows_dropped", (int64_t)match->flows_dropped);
+	meta_int(p, "export_unmatched_begin", (int64_t)counts->unmatched_begin);
+	meta_int(p, "export_unmatched_end", (int64_t)counts->unmatched_end);
+	meta_int(p, "export_slices_too_deep", (int64_t)counts->too_deep);
+	meta_int(p, "export_flow_markers", (int64_t)counts->flow_markers);
+	meta_int(p, "export_flows_dropped", (int64_t)counts->flows_dropped);
 	meta_int(p, "export_counter_values_non_finite", (int64_t)w->counter_values_non_finite);
-	meta_int(p, "export_events_unknown", (int64_t)match->events_unknown);
+	meta_int(p, "export_events_unknown", (int64_t)counts->events_unknown);
 	tl_proto_end(p, bundle);
 	packet_finish(w);
 }
 
 /* ------------------------------------------------------------------------ */
+/* The writer's life */
+
+static int writer_init(pf_writer *w, const tl_model *model, int fd)
+{
+	memset(w, 0, sizeof *w);
+	w->model = model;
+	w->first_packet = 1;
+	tl_proto_init(&w->packet);
+	w->out = malloc(sizeof *w->out);
+	if (!w->out)
+		return -ENOMEM;
+	tl_out_init(w->out, fd);
+	return 0;
+}
+
+static void writer_free(pf_writer *w)
+{
+	for (int kind = 0; kind < KIND_COUNT; kind++) {
+		intern_table *t = &w->strings[kind];
+		for (size_t i = 0; i < t->cap; i++)
+			free(t->slots[i].s);
+		free(t->slots);
+	}
+	free(w->described.slots);
+	free(w->out);
+	tl_proto_free(&w->packet);
+}
+
+/* The packets before the events: the clock snapshot, the processes, the
+ * threads (by tid, the order of tl_slice_match.threads). */
+static void write_head(pf_writer *w, const tl_match_thread *threads, size_t nthreads)
+{
+	write_clock_snapshot(w);
+	write_process(w, w->model->pid);
+	for (size_t t = 0; t < nthreads; t++)
+		write_process(w, threads[t].pid);
+	for (size_t t = 0; t < nthreads; t++)
+		write_thread(w, &threads[t]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* From a model */
+
+typedef struct model_export {
+	pf_writer w;
+	const tl_slice_match *match;
+	pf_slice_flow *flows; /* per slice, when the model has flows (else NULL) */
+} model_export;
+
+typedef struct flow_order {
+	uint64_t id;    /* the flow's Perfetto id */
+	size_t written; /* position in tl_flow_refs order */
+} flow_order;
+
+static int compare_flow_order(const void *pa, const void *pb)
+{
+	const flow_order *a = pa, *b = pb;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return a->written < b->written ? -1 : a->written > b->written;
+}
+
+/* Fills x->flows: what each slice carrying a flow says of it. 0 or -ENOMEM. */
+static int plan_flows(model_export *x)
+{
+	const tl_slice_match *match = x->match;
+	size_t n = tl_flow_count(match);
+	if (n == 0)
+		return 0;
+	tl_flow_ref *refs = calloc(n, sizeof *refs);
+	flow_order *order = calloc(n, sizeof *order);
+	x->flows = calloc(match->nslices, sizeof *x->flows);
+	if (!refs || !order || !x->flows) {
+		free(refs);
+		free(order);
+		return -ENOMEM;
+	}
+	n = tl_flow_refs(x->w.model, match, refs);
+	for (size_t i = 0; i < n; i++) {
+		const tl_model_event *ev = refs[i].event;
+		order[i].id =
+		    flow_uuid(tl_export_event_cat(ev), tl_export_event_name(ev), refs[i].id);
+		order[i].written = i;
+	}
+	qsort(order, n, sizeof *order, compare_flow_order);
+	flow_walk walk = {0};
+	for (size_t i = 0; i < n; i++) {
+		const tl_flow_ref *ref = &refs[order[i].written];
+		const tl_slice *s = &match->slices[ref->slice];
+		flow_walk_next(&walk, order[i].id, flow_phase_rank(ref->event->phase), s->start_ns,
+		               s->end_ns, &x->flows[ref->slice]);
+	}
+	free(refs);
+	free(order);
+	return 0;
+}
+
+/* What slice index says of its flow on its BEGIN (on_end 0) or END. */
+static const pf_slice_flow *model_slice_flow(const model_export *x, size_t index, int on_end)
+{
+	if (!x->flows || x->flows[index].mode == FLOW_NONE || x->flows[index].on_end != on_end)
+		return NULL;
+	return &x->flows[index];
+}
+
+static void model_slice_open(model_export *x, size_t index)
+{
+	const tl_slice *s = &x->match->slices[index];
+	const tl_model_event *events = x->w.model->events;
+	const tl_model_event *end = NULL, *flow = NULL;
+	if ((s->flags & TL_SLICE_AS_COMPLETE) && !(s->flags & TL_SLICE_FLOW_MARKER)) {
+		if (s->end_event != TL_MATCH_NONE)
+			end = &events[s->end_event];
+		if (s->flow_event != TL_MATCH_NONE)
+			flow = &events[s->flow_event];
+	}
+	write_slice_begin(&x->w, &events[s->event], end, flow,
+	                  !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT), s->start_ns,
+	                  model_slice_flow(x, index, 0));
+}
+
+static void model_slice_close(model_export *x, size_t index)
+{
+	const tl_slice *s = &x->match->slices[index];
+	const tl_model_event *events = x->w.model->events;
+	const tl_model_event *end = NULL;
+	if (!(s->flags & TL_SLICE_AS_COMPLETE) && s->end_event != TL_MATCH_NONE)
+		end = &events[s->end_event];
+	write_slice_end(&x->w, &events[s->event], end, s->end_ns, model_slice_flow(x, index, 1));
+}
+
+/* The order of the packets: each thread's sorted by compare_record, then
+ * merged across threads by (ts, flow rank, thread). */
+typedef struct pf_record {
+	int64_t ts;
+	size_t order;
+	int rank;      /* 0: the end of a slice longer than zero; 1: the rest */
+	int flow_rank; /* 0 to 2: carries a flow's begin, step, end; 3: none */
+	const tl_match_item *item;
+} pf_record;
+
+static int compare_record(const void *pa, const void *pb)
+{
+	const pf_record *a = pa, *b = pb;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Whether thread a's next packet (at ts_a, flow_rank_a) goes before thread
+ * b's: the merge's order, the same from a model and streamed. */
+static int merge_before(int64_t ts_a, int flow_rank_a, size_t a, int64_t ts_b, int flow_rank_b,
+                        size_t b)
+{
+	if (ts_a != ts_b)
+		return ts_a < ts_b;
+	if (flow_rank_a != flow_rank_b)
+		return flow_rank_a < flow_rank_b;
+	return a < b;
+}
+
+static void fill_records(const model_export *x, const tl_match_thread *t, pf_record *records)
+{
+	const tl_slice_match *match = x->match;
+	for (size_t i = 0; i < t->nitems; i++) {
+		const tl_match_item *item = &match->items[t->first_item + i];
+		pf_record *r = &records[i];
+		*r = (pf_record){.ts = item->ts_ns,
+		                 .order = item->order,
+		                 .rank = 1,
+		                 .flow_rank = 3,
+		                 .item = item};
+		if (item->kind == TL_ITEM_EVENT)
+			continue;
+		const tl_slice *s = &match->slices[item->ref];
+		if (item->kind == TL_ITEM_CLOSE && s->end_ns > s->start_ns)
+			r->rank = 0;
+		const pf_slice_flow *flow =
+		    model_slice_flow(x, item->ref, item->kind == TL_ITEM_CLOSE);
+		if (flow)
+			r->flow_rank = flow->rank;
+	}
+	qsort(records, t->nitems, sizeof *records, compare_record);
+}
+
+/* The next record of each thread, in a binary heap of thread indices. */
+typedef struct merge {
+	const pf_record *records;
+	size_t *next; /* per thread: index into records */
+	size_t *heap;
+	size_t nheap;
+} merge;
+
+static const pf_record *head(const merge *m, size_t thread)
+{
+	return &m->records[m->next[thread]];
+}
+
+static int heap_less(const merge *m, size_t a, size_t b)
+{
+	const pf_record *x = head(m, a), *y = head(m, b);
+	return merge_before(x->ts, x->flow_rank, a, y->ts, y->flow_rank, b);
+}
+
+static void heap_down(merge *m, size_t i)
+{
+	for (;;) {
+		size_t least = i, l = 2 * i + 1, r = l + 1;
+		if (l < m->nheap && heap_less(m, m->heap[l], m->heap[least]))
+			least = l;
+		if (r < m->nheap && heap_less(m, m->heap[r], m->heap[least]))
+			least = r;
+		if (least == i)
+			return;
+		size_t tmp = m->heap[i];
+		m->heap[i] = m->heap[least];
+		m->heap[least] = tmp;
+		i = least;
+	}
+}
+
+static void write_record(model_export *x, const pf_record *r)
+{
+	const tl_match_item *item = r->item;
+	switch (item->kind) {
+	case TL_ITEM_OPEN:
+		model_slice_open(x, item->ref);
+		break;
+	case TL_ITEM_CLOSE:
+		model_slice_close(x, item->ref);
+		break;
+	case TL_ITEM_EVENT:
+		write_event(&x->w, &x->w.model->events[item->ref]);
+		break;
+	}
+}
+
+/* Writes every thread's records, merged by timestamp. 0 or -ENOMEM. */
+static int write_events(model_export *x)
+{
+	const tl_slice_match *match = x->match;
+	pf_writer *w = &x->w;
+	pf_record *records = calloc(match->nitems + 1, sizeof *records);
+	merge m = {.records = records};
+	m.next = calloc(match->nthreads + 1, sizeof *m.next);
+	m.heap = calloc(match->nthreads + 1, sizeof *m.heap);
+	size_t *last = calloc(match->nthreads + 1, sizeof *last);
+	int rc = -ENOMEM;
+	if (!records || !m.next || !m.heap || !last)
+		goto out_free;
+	for (size_t t = 0; t < match->nthreads; t++) {
+		const tl_match_thread *th = &match->threads[t];
+		fill_records(x, th, records + th->first_item);
+		m.next[t] = th->first_item;
+		last[t] = th->first_item + th->nitems;
+		if (th->nitems)
+			m.heap[m.nheap++] = t;
+	}
+	for (size_t i = m.nheap; i-- > 0;)
+		heap_down(&m, i);
+	while (m.nheap && !w->err && !w->out->err) {
+		size_t t = m.heap[0];
+		write_record(x, head(&m, t));
+		if (++m.next[t] == last[t])
+			m.heap[0] = m.heap[--m.nheap];
+		heap_down(&m, 0);
+	}
+	rc = 0;
+out_free:
+	free(last);
+	free(m.heap);
+	free(m.next);
+	free(records);
+	return rc;
+}
 
 int tl_export_perfetto(const tl_model *model, int fd, tl_export_counts *counts)
 {
@@ -945,46 +1116,701 @@ int tl_export_perfetto(const tl_model *model, int fd, tl_export_counts *counts)
 	int rc = tl_slice_match_build(model, &match);
 	if (rc)
 		return rc;
-	pf_writer w = {.model = model, .match = &match, .first_packet = 1};
-	tl_proto_init(&w.packet);
-	w.out = malloc(sizeof *w.out);
-	if (!w.out) {
-		rc = -ENOMEM;
-		goto out_free;
-	}
-	tl_out_init(w.out, fd);
-	rc = plan_flows(&w);
+	model_export x = {.match = &match};
+	rc = writer_init(&x.w, model, fd);
+	if (rc == 0)
+		rc = plan_flows(&x);
 	if (rc)
 		goto out_free;
 
-	write_clock_snapshot(&w);
-	write_process(&w, model->pid);
-	for (size_t t = 0; t < match.nthreads; t++)
-		write_process(&w, match.threads[t].pid);
-	for (size_t t = 0; t < match.nthreads; t++)
-		write_thread(&w, &match.threads[t]);
-	rc = write_events(&w);
-	if (rc == 0 && !w.err)
-		write_metadata(&w);
+	write_head(&x.w, match.threads, match.nthreads);
+	rc = write_events(&x);
+	if (rc == 0 && !x.w.err) {
+		tl_match_counts totals = {match.unmatched_begin, match.unmatched_end,
+		                          match.too_deep,        match.flow_markers,
+		                          match.flows_dropped,   match.events_unknown};
+		write_metadata(&x.w, &model->stats, &totals);
+	}
 	if (rc == 0)
-		rc = w.err;
+		rc = x.w.err;
 	if (rc == 0)
-		rc = tl_out_flush(w.out);
+		rc = tl_out_flush(x.w.out);
 	if (rc == 0 && counts) {
 		counts->unmatched_begin = match.unmatched_begin;
 		counts->unmatched_end = match.unmatched_end;
 	}
 
 out_free:
-	for (int kind = 0; kind < KIND_COUNT; kind++)
-		free(w.strings[kind].slots);
-	free(w.described.slots);
-	free(w.flow_mode);
-	free(w.flow_on_end);
-	free(w.flow_rank);
-	free(w.flow_id);
-	free(w.out);
-	tl_proto_free(&w.packet);
+	writer_free(&x.w);
+	free(x.flows);
 	tl_slice_match_free(&match);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streamed from a binary snapshot */
+
+/*
+ * Two passes over the threads (slice_stream.h). The first surveys every
+ * thread and runs its matching once, noting what a slice's BEGIN will need
+ * from events after it: the args of its END and flow when the JSON writes
+ * it as one X, whether it closes at the snapshot; and every flow event, for
+ * the flows' plan (flow_walk), made once all of them are known. The second
+ * runs every thread's matching again, a segment at a time, its packets
+ * waiting in a queue ordered as compare_record orders them until the
+ * matching's floor passes them, and merges the threads' next packets as the
+ * model's export does (merge_before).
+ *
+ * What it holds besides the input: the survey of every thread (as the
+ * ftrace export), each thread's open slices and queue window; 32 bytes per
+ * slice whose BEGIN needs its close (an END or flow event with args on a
+ * slice the JSON writes as one X, or a close at the snapshot); per flow
+ * event, 64 bytes until the plan (and 8 while it is grouped), then 24; the
+ * interned strings (a copy of each distinct category, name and argument
+ * key) and the described tracks (8 bytes each).
+ */
+
+/* What a slice's BEGIN needs from its close; kept for the slices that need
+ * something. */
+typedef struct stream_note {
+	uint64_t slice;
+	const uint64_t *end_rec;  /* its END, whose args go on the BEGIN; or NULL */
+	const uint64_t *flow_rec; /* its flow event, whose args go on the BEGIN; or NULL */
+	uint64_t closed_at_snapshot;
+} stream_note;
+
+/* A slice whose TrackEvent says something of its flow: 24 bytes, one per
+ * flow event, kept until the end. */
+typedef struct stream_slice_flow {
+	uint64_t slice;
+	uint64_t id;
+	uint32_t source; /* in the order of pf_stream's sources */
+	unsigned char mode, on_end, rank;
+} stream_slice_flow;
+
+/* A flow event, from the first pass to the plan: 64 bytes. */
+typedef struct stream_flow {
+	uint64_t bind_id;    /* the id written in the JSON: tl_flow_refs' flows */
+	uint64_t id;         /* the Perfetto id */
+	int64_t event_ts_ns; /* the flow event's own time */
+	uint64_t place;      /* rank << PLACE_RANK_SHIFT | index among all events */
+	int64_t start_ns;    /* the slice's */
+	int64_t end_ns;
+	uint64_t slice;
+	uint32_t source;
+	/* tl_flow_refs writes it at its own time, not the slice's start */
+	unsigned char at_event_ts;
+	unsigned char mode, on_end; /* the plan's */
+} stream_flow;
+_Static_assert(sizeof(stream_flow) == 64, "a flow event in 64 bytes");
+
+/* When tl_flow_refs writes a flow event. */
+static int64_t flow_written_ns(const stream_flow *f)
+{
+	return f->at_event_ts ? f->event_ts_ns : f->start_ns;
+}
+
+#define PLACE_RANK_SHIFT 62
+
+/* A packet waiting for its place. */
+typedef struct stream_item {
+	int64_t ts_ns;
+	uint64_t order;
+	const uint64_t *rec;      /* the event; a slice's BEGIN, COMPLETE or flow event */
+	const uint64_t *end_rec;  /* the END whose args it carries, or NULL */
+	const uint64_t *flow_rec; /* the flow event whose args it carries, or NULL */
+	pf_slice_flow flow;       /* mode FLOW_NONE: says nothing of a flow */
+	unsigned char kind;       /* tl_match_item_kind */
+	unsigned char rank;       /* as pf_record's */
+	unsigned char flow_rank;
+	unsigned char closed_at_snapshot;
+} stream_item;
+_Static_assert(sizeof(stream_item) % 8 == 0 && sizeof(stream_item) <= TL_ITEM_QUEUE_SLOT,
+               "a queue's item");
+
+typedef struct pf_stream pf_stream;
+
+/* A thread with events. */
+typedef struct pf_source {
+	pf_stream *ps;
+	size_t index; /* of the thread, in order of tid */
+	uint32_t tid;
+	uint64_t first_index; /* its first event among every thread's */
+	tl_thread_survey survey;
+	tl_slice_stream match;
+	int matching;        /* match initialised */
+	tl_item_queue items; /* waiting for their place */
+	int64_t floor;
+	int done;
+	int error;
+	stream_note *notes; /* by slice */
+	size_t nnotes, notes_cap, next_note;
+	const stream_slice_flow *flows; /* by slice, in pf_stream's flows */
+	size_t nflows, next_flow;
+	/* the flows said on the END of a slice still open, innermost last */
+	stream_slice_flow *pending;
+	size_t npending, pending_cap;
+} pf_source;
+
+struct pf_stream {
+	tl_snapshot_read *r;
+	pf_writer w;
+	tl_stream_strings strings;
+	pf_source *sources;
+	/* stream_flow from the first pass to the plan, then stream_slice_flow */
+	void *flows;
+	size_t nflows, flows_cap;
+	int error; /* -ENOMEM while writing */
+};
+
+static int grow_array(void **array, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t new_cap = *cap ? *cap : 64;
+	while (new_cap < need)
+		new_cap *= 2;
+	void *grown = new_cap <= SIZE_MAX / size ? realloc(*array, new_cap * size) : NULL;
+	if (!grown)
+		return -ENOMEM;
+	*array = grown;
+	*cap = new_cap;
+	return 0;
+}
+
+/* First pass: a flow event bound to s, noted at s's close. */
+static void note_flow(pf_source *src, const tl_stream_slice *s)
+{
+	pf_stream *ps = src->ps;
+	const tl_cursor_event *e = &s->flow;
+	if (grow_array(&ps->flows, &ps->flows_cap, ps->nflows + 1, sizeof(stream_flow)) ||
+	    tl_stream_strings_reset(&ps->strings, &e->rec, 1)) {
+		src->error = -ENOMEM;
+		return;
+	}
+	tl_model_event ev;
+	tl_stream_decode(ps->r, &ps->strings, e->rec, src->tid, 0, &ev);
+	uint64_t bind_id = tl_flow_bind_id(ev.id, ev.scope, tl_model_event_pid(ps->r->model, &ev));
+	uint64_t rank = (uint64_t)flow_phase_rank(e->phase);
+	stream_flow *flows = ps->flows;
+	flows[ps->nflows++] = (stream_flow){
+	    .bind_id = bind_id,
+	    .id = flow_uuid(tl_export_event_cat(&ev), tl_export_event_name(&ev), bind_id),
+	    .event_ts_ns = e->ts_ns,
+	    .place = rank << PLACE_RANK_SHIFT | (src->first_index + e->position),
+	    .start_ns = s->start_ns,
+	    .end_ns = s->end_ns,
+	    .slice = s->index,
+	    .source = (uint32_t)(src - ps->sources),
+	};
+}
+
+/* First pass: at its close, what a slice's BEGIN will need. */
+static void note_close(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	(void)order;
+	pf_source *src = ctx;
+	if (s->has_flow)
+		note_flow(src, s);
+	stream_note note = {.slice = s->index,
+	                    .closed_at_snapshot = !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT)};
+	if ((s->flags & TL_SLICE_AS_COMPLETE) && s->kind != TL_STREAM_MARKER) {
+		/* an event without args adds none: as none */
+		if (s->end_rec && tl_stream_has_args(s->end_rec))
+			note.end_rec = s->end_rec;
+		if (s->has_flow && tl_stream_has_args(s->flow.rec))
+			note.flow_rec = s->flow.rec;
+	}
+	if (!note.end_rec && !note.flow_rec && !note.closed_at_snapshot)
+		return;
+	if (grow_array((void **)&src->notes, &src->notes_cap, src->nnotes + 1,
+	               sizeof *src->notes)) {
+		src->error = -ENOMEM;
+		return;
+	}
+	src->notes[src->nnotes++] = note;
+}
+
+static const tl_slice_stream_ops note_ops = {
+    .close = note_close,
+};
+
+static int compare_note(const void *pa, const void *pb)
+{
+	const stream_note *a = pa, *b = pb;
+	return a->slice < b->slice ? -1 : a->slice > b->slice;
+}
+
+static void add_counts(tl_match_counts *totals, const tl_match_counts *c)
+{
+	totals->unmatched_begin += c->unmatched_begin;
+	totals->unmatched_end += c->unmatched_end;
+	totals->too_deep += c->too_deep;
+	totals->flow_markers += c->flow_markers;
+	totals->flows_dropped += c->flows_dropped;
+	totals->events_unknown += c->events_unknown;
+}
+
+/* The first pass over a thread. 0 or -ENOMEM. */
+static int survey_source(pf_source *src, tl_snapshot_thread *t, tl_match_counts *totals)
+{
+	pf_stream *ps = src->ps;
+	size_t flows_before = ps->nflows;
+	/* fed by the survey, unless the thread has COMPLETE events: then run
+	 * again, once they are sorted */
+	tl_slice_stream match;
+	tl_slice_stream_init(&match, NULL, &src->survey, &note_ops, src);
+	int rc = tl_thread_survey_run(ps->r, t, &src->survey, &match);
+	if (rc == 0 && !src->survey.fed) {
+		tl_slice_stream_free(&match);
+		src->nnotes = 0;
+		ps->nflows = flows_before;
+		rc = tl_slice_stream_init(&match, ps->r, &src->survey, &note_ops, src);
+		if (rc == 0)
+			rc = tl_slice_stream_run(&match);
+	}
+	if (rc == 0)
+		rc = src->error;
+	if (rc == 0) {
+		add_counts(totals, &match.counts);
+		/* noted at the closes: in the order slices open */
+		if (src->nnotes > 1)
+			qsort(src->notes, src->nnotes, sizeof *src->notes, compare_note);
+	}
+	tl_slice_stream_free(&match);
+	tl_snapshot_thread_release(t);
+	return rc;
+}
+
+/* The events of one JSON flow together, in the order they happened. */
+static int compare_flow_path(const void *pa, const void *pb)
+{
+	const stream_flow *a = pa, *b = pb;
+	if (a->bind_id != b->bind_id)
+		return a->bind_id < b->bind_id ? -1 : 1;
+	if (a->event_ts_ns != b->event_ts_ns)
+		return a->event_ts_ns < b->event_ts_ns ? -1 : 1;
+	return a->place < b->place ? -1 : a->place > b->place;
+}
+
+/* The events of one Perfetto flow together, in tl_flow_refs' order. */
+static int compare_flow_plan(const void *pa, const void *pb)
+{
+	const stream_flow *a = pa, *b = pb;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	int64_t ta = flow_written_ns(a), tb = flow_written_ns(b);
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	if (a->event_ts_ns != b->event_ts_ns)
+		return a->event_ts_ns < b->event_ts_ns ? -1 : 1;
+	return a->place < b->place ? -1 : a->place > b->place;
+}
+
+static int compare_slice_flow(const void *pa, const void *pb)
+{
+	const stream_slice_flow *a = pa, *b = pb;
+	return a->slice < b->slice ? -1 : a->slice > b->slice;
+}
+
+/*
+ * Puts order[0..n) in an order where the flow events of one key (the
+ * Perfetto id with by_id, else the JSON's) are together, sorted by compare
+ * (whose first criterion is that key), the keys in no particular order:
+ * each event into a bucket by its key's hash, then each bucket sorted. A
+ * sort of every event would read events far apart in a few dozen passes;
+ * most flows have a few events. 0 or -ENOMEM.
+ */
+static int group_flows(const stream_flow *flows, size_t n, size_t *order, int by_id,
+                       int (*compare)(const void *, const void *))
+{
+	size_t nbuckets = 1;
+	while (nbuckets < n)
+		nbuckets *= 2;
+	size_t *start = calloc(nbuckets + 1, sizeof *start);
+	if (!start)
+		return -ENOMEM;
+#define FLOW_BUCKET(f) ((size_t)tl_mix64(by_id ? (f)->id : (f)->bind_id) & (nbuckets - 1))
+	for (size_t i = 0; i < n; i++)
+		start[FLOW_BUCKET(&flows[i]) + 1]++;
+	for (size_t b = 0; b < nbuckets; b++)
+		start[b + 1] += start[b];
+	for (size_t i = 0; i < n; i++)
+		order[start[FLOW_BUCKET(&flows[i])]++] = i; /* start[b]: bucket b's end */
+#undef FLOW_BUCKET
+	size_t *tmp = NULL;
+	int rc = 0;
+	for (size_t b = 0, lo = 0; b < nbuckets && rc == 0; lo = start[b++]) {
+		size_t *seg = order + lo, k = start[b] - lo;
+		if (k <= 16) {
+			for (size_t i = 1; i < k; i++) {
+				size_t moving = seg[i], j = i;
+				for (; j > 0 && compare(&flows[moving], &flows[seg[j - 1]]) < 0;
+				     j--)
+					seg[j] = seg[j - 1];
+				seg[j] = moving;
+			}
+			continue;
+		}
+		if (!tmp)
+			tmp = malloc(n * sizeof *tmp);
+		if (!tmp)
+			rc = -ENOMEM;
+		else
+			tl_stream_sort_order(flows, sizeof *flows, seg, tmp, k, compare);
+	}
+	free(tmp);
+	free(start);
+	return rc;
+}
+
+/* Walks the flow events as plan_flows does: each written when the JSON
+ * writes it (tl_flow_refs), then walked in each flow's order. 0 or -ENOMEM. */
+static int walk_stream_flows(stream_flow *flows, size_t n)
+{
+	size_t *order = malloc(n * sizeof *order);
+	if (!order)
+		return -ENOMEM;
+	int rc = group_flows(flows, n, order, 0, compare_flow_path);
+	for (size_t i = 1; rc == 0 && i < n; i++) {
+		stream_flow *f = &flows[order[i]];
+		const stream_flow *prev = &flows[order[i - 1]];
+		if (f->bind_id == prev->bind_id && f->start_ns < flow_written_ns(prev))
+			f->at_event_ts = 1;
+	}
+	if (rc == 0)
+		rc = group_flows(flows, n, order, 1, compare_flow_plan);
+	flow_walk walk = {0};
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		stream_flow *f = &flows[order[i]];
+		pf_slice_flow plan;
+		flow_walk_next(&walk, f->id, (int)(f->place >> PLACE_RANK_SHIFT), f->start_ns,
+		               f->end_ns, &plan);
+		f->mode = plan.mode;
+		f->on_end = plan.on_end;
+	}
+	free(order);
+	return rc;
+}
+
+/*
+ * The flows' plan: gives each source the slices whose TrackEvent says
+ * something of a flow, by slice, the flow events' 64 bytes each becoming 24
+ * in place. 0 or -ENOMEM.
+ */
+static int plan_stream_flows(pf_stream *ps)
+{
+	size_t n = ps->nflows;
+	if (n == 0)
+		return 0;
+	int rc = walk_stream_flows(ps->flows, n);
+	if (rc)
+		return rc;
+	/* the first pass noted them source by source: each source's stay
+	 * together, each written over flow events already read */
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		stream_flow f = ((const stream_flow *)ps->flows)[i];
+		if (f.mode == FLOW_NONE)
+			continue;
+		((stream_slice_flow *)ps->flows)[kept++] = (stream_slice_flow){
+		    .slice = f.slice,
+		    .id = f.id,
+		    .source = f.source,
+		    .mode = f.mode,
+		    .on_end = f.on_end,
+		    .rank = (unsigned char)(f.place >> PLACE_RANK_SHIFT),
+		};
+	}
+	void *shrunk = realloc(ps->flows, (kept + 1) * sizeof(stream_slice_flow));
+	if (shrunk)
+		ps->flows = shrunk;
+	ps->nflows = kept;
+	stream_slice_flow *flows = ps->flows;
+	for (size_t i = 0; i < kept;) {
+		size_t end = i + 1;
+		while (end < kept && flows[end].source == flows[i].source)
+			end++;
+		pf_source *src = &ps->sources[flows[i].source];
+		src->flows = &flows[i];
+		src->nflows = end - i;
+		/* noted at the closes: in the order slices open */
+		qsort(&flows[i], end - i, sizeof *flows, compare_slice_flow);
+		i = end;
+	}
+	return 0;
+}
+
+static int compare_item(const void *pa, const void *pb)
+{
+	const stream_item *a = pa, *b = pb;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void push_item(pf_source *src, const stream_item *item)
+{
+	if (tl_item_queue_push(&src->items, item))
+		src->error = -ENOMEM;
+}
+
+static void carry_flow(stream_item *item, const stream_slice_flow *flow)
+{
+	item->flow = (pf_slice_flow){
+	    .id = flow->id, .mode = flow->mode, .on_end = flow->on_end, .rank = flow->rank};
+	item->flow_rank = flow->rank;
+}
+
+/* Second pass: the packets. */
+static void item_open(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	pf_source *src = ctx;
+	stream_item item = {.ts_ns = s->start_ns,
+	                    .order = order,
+	                    .rec = s->rec,
+	                    .kind = TL_ITEM_OPEN,
+	                    .rank = 1,
+	                    .flow_rank = 3};
+	while (src->next_note < src->nnotes && src->notes[src->next_note].slice < s->index)
+		src->next_note++;
+	if (src->next_note < src->nnotes && src->notes[src->next_note].slice == s->index) {
+		const stream_note *note = &src->notes[src->next_note];
+		item.end_rec = note->end_rec;
+		item.flow_rec = note->flow_rec;
+		item.closed_at_snapshot = (unsigned char)note->closed_at_snapshot;
+	}
+	while (src->next_flow < src->nflows && src->flows[src->next_flow].slice < s->index)
+		src->next_flow++;
+	if (src->next_flow < src->nflows && src->flows[src->next_flow].slice == s->index) {
+		const stream_slice_flow *flow = &src->flows[src->next_flow];
+		if (!flow->on_end) {
+			carry_flow(&item, flow);
+		} else if (grow_array((void **)&src->pending, &src->pending_cap, src->npending + 1,
+		                      sizeof *src->pending)) {
+			src->error = -ENOMEM;
+		} else {
+			src->pending[src->npending++] = *flow; /* for its close */
+		}
+	}
+	push_item(src, &item);
+}
+
+static void item_close(void *ctx, const tl_stream_slice *s, uint64_t order)
+{
+	pf_source *src = ctx;
+	stream_item item = {.ts_ns = s->end_ns,
+	                    .order = order,
+	                    .rec = s->rec,
+	                    .kind = TL_ITEM_CLOSE,
+	                    .rank = s->end_ns > s->start_ns ? 0 : 1,
+	                    .flow_rank = 3};
+	if (!(s->flags & TL_SLICE_AS_COMPLETE) && s->end_rec && tl_stream_has_args(s->end_rec))
+		item.end_rec = s->end_rec;
+	/* slices close innermost first */
+	if (src->npending && src->pending[src->npending - 1].slice == s->index)
+		carry_flow(&item, &src->pending[--src->npending]);
+	push_item(src, &item);
+}
+
+static void item_event(void *ctx, const tl_cursor_event *e, uint64_t order)
+{
+	stream_item item = {.ts_ns = e->ts_ns,
+	                    .order = order,
+	                    .rec = e->rec,
+	                    .kind = TL_ITEM_EVENT,
+	                    .rank = 1,
+	                    .flow_rank = 3};
+	push_item(ctx, &item);
+}
+
+static const tl_slice_stream_ops item_ops = {
+    .open = item_open,
+    .close = item_close,
+    .event = item_event,
+};
+
+static void write_stream_item(pf_stream *ps, const pf_source *src, const stream_item *item)
+{
+	const uint64_t *recs[3] = {item->rec, item->end_rec, item->flow_rec};
+	if (tl_stream_strings_reset(&ps->strings, recs, 3)) {
+		ps->error = -ENOMEM;
+		return;
+	}
+	tl_model_event ev, end, flow;
+	/* a slice's END needs the name and category of its BEGIN only */
+	tl_stream_decode(ps->r, &ps->strings, item->rec, src->tid, item->kind != TL_ITEM_CLOSE,
+	                 &ev);
+	ev.ts_ns = item->ts_ns;
+	if (item->end_rec)
+		tl_stream_decode(ps->r, &ps->strings, item->end_rec, src->tid, 1, &end);
+	if (item->flow_rec)
+		tl_stream_decode(ps->r, &ps->strings, item->flow_rec, src->tid, 1, &flow);
+	const pf_slice_flow *flow_ref = item->flow.mode != FLOW_NONE ? &item->flow : NULL;
+	switch (item->kind) {
+	case TL_ITEM_OPEN:
+		write_slice_begin(&ps->w, &ev, item->end_rec ? &end : NULL,
+		                  item->flow_rec ? &flow : NULL, item->closed_at_snapshot,
+		                  item->ts_ns, flow_ref);
+		break;
+	case TL_ITEM_CLOSE:
+		write_slice_end(&ps->w, &ev, item->end_rec ? &end : NULL, item->ts_ns, flow_ref);
+		break;
+	default:
+		write_event(&ps->w, &ev);
+		break;
+	}
+}
+
+/* Runs the source's matching until its next packet can be written: 1, or
+ * 0 when it has none left, or -ENOMEM. */
+static int source_ready(pf_source *src)
+{
+	for (;;) {
+		const stream_item *first = tl_item_queue_first(&src->items);
+		if (first && (src->done || first->ts_ns < src->floor))
+			return 1;
+		if (src->done)
+			return 0;
+		int more = tl_slice_stream_step(&src->match);
+		if (more < 0)
+			return more;
+		if (src->error)
+			return src->error;
+		src->done = !more;
+		src->floor = tl_slice_stream_floor(&src->match);
+	}
+}
+
+static int source_before(const pf_source *a, const pf_source *b)
+{
+	const stream_item *x = tl_item_queue_first(&a->items);
+	const stream_item *y = tl_item_queue_first(&b->items);
+	return merge_before(x->ts_ns, x->flow_rank, a->index, y->ts_ns, y->flow_rank, b->index);
+}
+
+static void sift_down(pf_source **heap, size_t n, size_t i)
+{
+	pf_source *moving = heap[i];
+	for (;;) {
+		size_t child = 2 * i + 1;
+		if (child >= n)
+			break;
+		if (child + 1 < n && source_before(heap[child + 1], heap[child]))
+			child++;
+		if (!source_before(heap[child], moving))
+			break;
+		heap[i] = heap[child];
+		i = child;
+	}
+	heap[i] = moving;
+}
+
+/* The second pass: every source's packets, merged. 0 or -ENOMEM. */
+static int merge_sources(pf_stream *ps, pf_source *sources, size_t n)
+{
+	pf_source **heap = malloc((n + 1) * sizeof *heap);
+	size_t nheap = 0;
+	int rc = heap ? 0 : -ENOMEM;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = tl_slice_stream_init(&sources[i].match, ps->r, &sources[i].survey, &item_ops,
+		                          &sources[i]);
+		sources[i].matching = rc == 0;
+		int ready = rc ? rc : source_ready(&sources[i]);
+		if (ready < 0)
+			rc = ready;
+		else if (ready)
+			heap[nheap++] = &sources[i];
+	}
+	for (size_t i = nheap / 2; rc == 0 && i-- > 0;)
+		sift_down(heap, nheap, i);
+	while (rc == 0 && nheap && !ps->w.err && !ps->w.out->err) {
+		pf_source *src = heap[0];
+		stream_item item;
+		tl_item_queue_pop(&src->items, &item);
+		write_stream_item(ps, src, &item);
+		rc = ps->error;
+		int ready = rc ? rc : source_ready(src);
+		if (ready < 0)
+			rc = ready;
+		else if (!ready)
+			heap[0] = heap[--nheap];
+		if (nheap)
+			sift_down(heap, nheap, 0);
+	}
+	free(heap);
+	return rc;
+}
+
+int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
+{
+	pf_stream ps = {.r = r};
+	tl_stream_thread *threads = NULL;
+	tl_match_thread *infos = NULL;
+	pf_source *sources = NULL;
+	size_t nthreads = 0, nsources = 0;
+	tl_match_counts totals = {0};
+	int rc = writer_init(&ps.w, r->model, fd);
+	if (rc == 0)
+		rc = tl_stream_threads(r, &threads, &nthreads);
+	if (rc == 0) {
+		infos = malloc((nthreads + 1) * sizeof *infos);
+		sources = calloc(nthreads + 1, sizeof *sources);
+		ps.sources = sources;
+		rc = infos && sources ? 0 : -ENOMEM;
+	}
+	uint64_t first_index = 0;
+	for (size_t t = 0; t < nthreads && rc == 0; t++) {
+		infos[t] = threads[t].info;
+		if (!threads[t].snapshot)
+			continue;
+		pf_source *src = &sources[nsources++];
+		src->ps = &ps;
+		src->index = t;
+		src->tid = threads[t].info.tid;
+		src->first_index = first_index;
+		tl_item_queue_init(&src->items, sizeof(stream_item), compare_item);
+		rc = survey_source(src, threads[t].snapshot, &totals);
+		first_index += src->survey.nevents;
+	}
+	if (rc == 0)
+		rc = plan_stream_flows(&ps);
+	if (rc == 0) {
+		write_head(&ps.w, infos, nthreads);
+		rc = merge_sources(&ps, sources, nsources);
+	}
+	if (rc == 0 && !ps.w.err) {
+		/* the blocks lost, as tl_snapshot_read_finish will count them */
+		tl_stats stats = r->model->stats;
+		stats.blocks_torn += r->bad_blocks;
+		write_metadata(&ps.w, &stats, &totals);
+	}
+	if (rc == 0)
+		rc = ps.w.err;
+	if (rc == 0)
+		rc = tl_out_flush(ps.w.out);
+	if (rc == 0 && counts) {
+		counts->unmatched_begin = totals.unmatched_begin;
+		counts->unmatched_end = totals.unmatched_end;
+	}
+
+	for (size_t i = 0; i < nsources; i++) {
+		pf_source *src = &sources[i];
+		if (src->matching)
+			tl_slice_stream_free(&src->match);
+		tl_item_queue_free(&src->items);
+		tl_thread_survey_free(&src->survey);
+		tl_snapshot_thread_release(src->survey.thread);
+		free(src->notes);
+		free(src->pending);
+	}
+	free(sources);
+	free(infos);
+	free(threads);
+	free(ps.flows);
+	tl_stream_strings_free(&ps.strings);
+	writer_free(&ps.w);
 	return rc;
 }

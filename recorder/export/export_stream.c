@@ -127,6 +127,49 @@ void tl_stream_decode(tl_snapshot_read *r, tl_stream_strings *strings, const uin
 	tl_snapshot_read_event(r, rec, tid, with_args, tl_stream_strings_store, strings, e);
 }
 
+/* ---- sorting through an index --------------------------------------------- */
+
+/* The end of the run of ascending items that starts at lo. */
+static size_t run_end(const unsigned char *items, size_t size, const size_t *order, size_t lo,
+                      size_t n, int (*compare)(const void *, const void *))
+{
+	size_t end = lo + 1;
+	while (end < n && compare(items + order[end - 1] * size, items + order[end] * size) < 0)
+		end++;
+	return end;
+}
+
+void tl_stream_sort_order(const void *items, size_t size, size_t *order, size_t *tmp, size_t n,
+                          int (*compare)(const void *, const void *))
+{
+	const unsigned char *base = items;
+	size_t *from = order, *to = tmp;
+	for (;;) {
+		size_t runs = 0;
+		for (size_t lo = 0; lo < n; runs++) {
+			size_t mid = run_end(base, size, from, lo, n, compare);
+			size_t hi = mid < n ? run_end(base, size, from, mid, n, compare) : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				to[k++] = compare(base + from[j] * size, base + from[i] * size) < 0
+				              ? from[j++]
+				              : from[i++];
+			while (i < mid)
+				to[k++] = from[i++];
+			while (j < hi)
+				to[k++] = from[j++];
+			lo = hi;
+		}
+		size_t *swap = from;
+		from = to;
+		to = swap;
+		if (runs <= 1)
+			break;
+	}
+	if (from != order)
+		memcpy(order, from, n * sizeof *order);
+}
+
 /* ---- the item queue ------------------------------------------------------ */
 
 /* How far back a new item may go into the run before it goes to the heap. */

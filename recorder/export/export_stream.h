@@ -1,17 +1,19 @@
 /*
  * The exporters streamed from a binary snapshot read in place
- * (snapshot_read.h): the bytes tl_export_json and tl_export_ftrace write
- * for the model of the same snapshot, without the model. Each thread's
- * events are read from the input by cursors, a few passes each
- * (slice_stream.h), and an item is written as soon as nothing still to
- * come can go before it.
+ * (snapshot_read.h): the bytes tl_export_json, tl_export_ftrace and
+ * tl_export_perfetto write for the model of the same snapshot, without the
+ * model. Each thread's events are read from the input by cursors, a few
+ * passes each (slice_stream.h), and an item is written as soon as nothing
+ * still to come can go before it.
  *
  * What they hold besides the input: per thread being read, its open slices,
  * a window of items waiting for their place, and what the survey keeps
  * (slice_stream.h); for Chrome JSON, one byte per slice of the thread being
  * written and, until the end, every flow event (they are written last,
- * sorted: 40 bytes each, 56 while sorted); for ftrace text, the survey of every thread at
- * once (its lines are merged across threads).
+ * sorted: 40 bytes each, 56 while sorted); for ftrace text, the survey of
+ * every thread at once (its lines are merged across threads); for Perfetto,
+ * the surveys too, and what export_perfetto.c lists (the flow events, the
+ * distinct strings and tracks).
  *
  * Internal; allocates, not signal-safe.
  */
@@ -35,6 +37,9 @@ int tl_export_json_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
 
 /* ftrace text (as tl_export_ftrace). Same contract. */
 int tl_export_ftrace_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts);
+
+/* Perfetto protobuf (as tl_export_perfetto). Same contract. */
+int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts);
 
 typedef int (*tl_export_stream_fn)(tl_snapshot_read *r, int fd, tl_export_counts *counts);
 
@@ -73,6 +78,15 @@ void tl_stream_strings_free(tl_stream_strings *s);
  * in strings (made room for). */
 void tl_stream_decode(tl_snapshot_read *r, tl_stream_strings *strings, const uint64_t *rec,
                       uint32_t tid, int with_args, tl_model_event *e);
+
+/*
+ * Sorts order[0..n), indexes into items (each size bytes), by compare of
+ * the items: a merge sort of the runs already in order (a thread's events
+ * mostly are: a few passes suffice), through tmp (room for n). The items
+ * are not moved: an index is 8 bytes where an item may be several words.
+ */
+void tl_stream_sort_order(const void *items, size_t size, size_t *order, size_t *tmp, size_t n,
+                          int (*compare)(const void *, const void *));
 
 /*
  * Items waiting for their place in a writer's order. They come nearly in

@@ -33,13 +33,11 @@ void tl_proto_reset(tl_proto *p)
 	p->err = 0;
 }
 
-/* Room for need more bytes; 0 or -ENOMEM (sticky). */
-static int reserve(tl_proto *p, size_t need)
+/* The buffer grown for need more bytes; 0 or -ENOMEM (sticky). */
+static int grow(tl_proto *p, size_t need)
 {
 	if (p->err)
 		return p->err;
-	if (need <= p->cap - p->len)
-		return 0;
 	size_t cap = p->cap ? p->cap : 256;
 	while (cap - p->len < need) {
 		if (cap > SIZE_MAX / 2) {
@@ -56,6 +54,15 @@ static int reserve(tl_proto *p, size_t need)
 	p->buf = grown;
 	p->cap = cap;
 	return 0;
+}
+
+/* Room for need more bytes; 0 or -ENOMEM (sticky). Inline: every field
+ * asks, and the buffer nearly always has room. */
+static inline int reserve(tl_proto *p, size_t need)
+{
+	if (!p->err && need <= p->cap - p->len)
+		return 0;
+	return grow(p, need);
 }
 
 size_t tl_proto_varint_size(uint64_t v)
@@ -84,7 +91,7 @@ static void put_tag(tl_proto *p, uint32_t field, unsigned wire)
 	p->len += tl_proto_put_varint(p->buf + p->len, (uint64_t)field << 3 | wire);
 }
 
-void tl_proto_varint(tl_proto *p, uint32_t field, uint64_t v)
+void tl_proto_varint_slow(tl_proto *p, uint32_t field, uint64_t v)
 {
 	if (reserve(p, 20))
 		return;

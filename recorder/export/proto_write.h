@@ -28,8 +28,30 @@ void tl_proto_free(tl_proto *p);
 void tl_proto_reset(tl_proto *p);
 
 /* Field of wire type 0: uint32, uint64, bool and enums as they are; int32
- * and int64 cast to uint64 (a negative value takes ten bytes). */
-void tl_proto_varint(tl_proto *p, uint32_t field, uint64_t v);
+ * and int64 cast to uint64 (a negative value takes ten bytes). Inline: an
+ * event takes several; the slow path grows the buffer. */
+void tl_proto_varint_slow(tl_proto *p, uint32_t field, uint64_t v);
+static inline void tl_proto_varint(tl_proto *p, uint32_t field, uint64_t v)
+{
+	if (p->err || p->cap - p->len < 20) {
+		tl_proto_varint_slow(p, field, v);
+		return;
+	}
+	unsigned char *out = p->buf + p->len;
+	size_t n = 0;
+	uint64_t tag = (uint64_t)field << 3; /* wire type 0 */
+	while (tag >= 0x80) {
+		out[n++] = (unsigned char)(tag | 0x80);
+		tag >>= 7;
+	}
+	out[n++] = (unsigned char)tag;
+	while (v >= 0x80) {
+		out[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	out[n++] = (unsigned char)v;
+	p->len += n;
+}
 /* Field of wire type 1: fixed64 and double. */
 void tl_proto_fixed64(tl_proto *p, uint32_t field, uint64_t v);
 void tl_proto_double(tl_proto *p, uint32_t field, double v);

@@ -1,6 +1,6 @@
 /*
- * timeline-bench-export: how fast a binary snapshot becomes Chrome JSON and
- * ftrace text, and how much memory that takes, next to the binary snapshot
+ * timeline-bench-export: how fast a binary snapshot becomes Chrome JSON,
+ * ftrace text and Perfetto protobuf, and how much memory that takes, next to the binary snapshot
  * of the same events. Not a test: it measures and prints, and never fails
  * on a figure.
  *
@@ -9,7 +9,7 @@
  * row runs in a child process of its own:
  *
  *  - in process: record the same events, then tl_snapshot_binary_fd,
- *    tl_snapshot_json_fd or tl_snapshot_ftrace_fd;
+ *    tl_snapshot_json_fd, tl_snapshot_ftrace_fd or tl_snapshot_perfetto_fd;
  *  - convert: read the snapshot file and export it, as `timeline convert`
  *    does (the streaming exporters), or through the trace model as it did
  *    before (the model rows, for sizes up to --model-max).
@@ -53,11 +53,11 @@ static const char usage[] =
     "\n"
     "Records LIST million events (comma-separated) with the endless recorder on 4\n"
     "threads and measures, each in a child process of its own, the binary snapshot,\n"
-    "tl_snapshot_json/ftrace in process, and the conversion of the snapshot file to\n"
-    "JSON and ftrace text (streamed, and through the trace model up to --model-max\n"
-    "million events). Each row is the fastest of N runs (the largest peak of them):\n"
-    "seconds, the share of them on a CPU, M events/s and the peak memory over the\n"
-    "bare process, also as a multiple of the snapshot's size.\n"
+    "tl_snapshot_json/ftrace/perfetto in process, and the conversion of the snapshot\n"
+    "file to JSON, ftrace text and Perfetto (streamed, and through the trace model up\n"
+    "to --model-max million events). Each row is the fastest of N runs (the largest\n"
+    "peak of them): seconds, the share of them on a CPU, M events/s and the peak\n"
+    "memory over the bare process, also as a multiple of the snapshot's size.\n"
     "Default: --events 1,50 --model-max 1; --quick: --events 1.\n"
     "\n"
     "options:\n"
@@ -194,14 +194,17 @@ static int reset_peak(void)
 }
 
 typedef enum operation {
-	OP_SNAPSHOT_FILE,  /* record, tl_snapshot_binary to the file (not a row) */
-	OP_BINARY,         /* record, tl_snapshot_binary_fd */
-	OP_JSON,           /* record, tl_snapshot_json_fd */
-	OP_FTRACE,         /* record, tl_snapshot_ftrace_fd */
-	OP_CONVERT_JSON,   /* the file, streamed to JSON */
-	OP_CONVERT_FTRACE, /* the file, streamed to ftrace text */
-	OP_MODEL_JSON,     /* the file, through the model to JSON */
-	OP_MODEL_FTRACE,   /* the file, through the model to ftrace text */
+	OP_SNAPSHOT_FILE,    /* record, tl_snapshot_binary to the file (not a row) */
+	OP_BINARY,           /* record, tl_snapshot_binary_fd */
+	OP_JSON,             /* record, tl_snapshot_json_fd */
+	OP_FTRACE,           /* record, tl_snapshot_ftrace_fd */
+	OP_PERFETTO,         /* record, tl_snapshot_perfetto_fd */
+	OP_CONVERT_JSON,     /* the file, streamed to JSON */
+	OP_CONVERT_FTRACE,   /* the file, streamed to ftrace text */
+	OP_CONVERT_PERFETTO, /* the file, streamed to Perfetto */
+	OP_MODEL_JSON,       /* the file, through the model to JSON */
+	OP_MODEL_FTRACE,     /* the file, through the model to ftrace text */
+	OP_MODEL_PERFETTO,   /* the file, through the model to Perfetto */
 	OP_COUNT,
 } operation;
 
@@ -210,10 +213,13 @@ static const char *const op_names[OP_COUNT] = {
     [OP_BINARY] = "in process: binary snapshot",
     [OP_JSON] = "in process: JSON",
     [OP_FTRACE] = "in process: ftrace text",
+    [OP_PERFETTO] = "in process: Perfetto",
     [OP_CONVERT_JSON] = "convert: JSON",
     [OP_CONVERT_FTRACE] = "convert: ftrace text",
+    [OP_CONVERT_PERFETTO] = "convert: Perfetto",
     [OP_MODEL_JSON] = "convert via model: JSON",
     [OP_MODEL_FTRACE] = "convert via model: ftrace",
+    [OP_MODEL_PERFETTO] = "convert via model: Perfetto",
 };
 
 typedef struct measure {
@@ -270,7 +276,7 @@ static int convert_model(const char *path,
 static void child_run(operation op, uint64_t events, const char *path, int result_fd)
 {
 	int rc = 0;
-	if (op <= OP_FTRACE)
+	if (op <= OP_PERFETTO)
 		rc = record(events);
 	int out = open(op == OP_SNAPSHOT_FILE ? path : "/dev/null",
 	               O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -292,17 +298,26 @@ static void child_run(operation op, uint64_t events, const char *path, int resul
 	case OP_FTRACE:
 		rc = tl_snapshot_ftrace_fd(out);
 		break;
+	case OP_PERFETTO:
+		rc = tl_snapshot_perfetto_fd(out);
+		break;
 	case OP_CONVERT_JSON:
 		rc = convert_stream(path, tl_export_json_stream, out, &m.events);
 		break;
 	case OP_CONVERT_FTRACE:
 		rc = convert_stream(path, tl_export_ftrace_stream, out, &m.events);
 		break;
+	case OP_CONVERT_PERFETTO:
+		rc = convert_stream(path, tl_export_perfetto_stream, out, &m.events);
+		break;
 	case OP_MODEL_JSON:
 		rc = convert_model(path, tl_export_json, out, &m.events);
 		break;
-	default:
+	case OP_MODEL_FTRACE:
 		rc = convert_model(path, tl_export_ftrace, out, &m.events);
+		break;
+	default:
+		rc = convert_model(path, tl_export_perfetto, out, &m.events);
 		break;
 	}
 	m.seconds = now_seconds() - start;
@@ -314,7 +329,7 @@ static void child_run(operation op, uint64_t events, const char *path, int resul
 		_exit(1);
 	}
 	close(out);
-	if (op <= OP_FTRACE) {
+	if (op <= OP_PERFETTO) {
 		tl_stats st;
 		st.struct_size = sizeof st;
 		if (tl_stats_get(&st) == 0)
@@ -397,8 +412,7 @@ static void print_row(uint64_t events, double snapshot_mib, operation op, const 
 		printf("%10s %9s  ", "n/a", "n/a");
 	else
 		printf("%10.1f %9.2f  ", peak_mib, peak_mib / snapshot_mib);
-	int streamed =
-	    op == OP_JSON || op == OP_FTRACE || op == OP_CONVERT_JSON || op == OP_CONVERT_FTRACE;
+	int streamed = op != OP_BINARY && op < OP_MODEL_JSON;
 	if (streamed) {
 		int speed = rate >= TARGET_EVENTS_PER_SEC;
 		int memory = peak_mib >= 0 && peak_mib <= TARGET_MEMORY_RATIO * snapshot_mib;
@@ -516,7 +530,7 @@ int main(int argc, char **argv)
 		}
 		double snapshot_mib = (double)st.st_size / MIB;
 		for (operation op = OP_BINARY; op < OP_COUNT; op++) {
-			int model = op == OP_MODEL_JSON || op == OP_MODEL_FTRACE;
+			int model = op >= OP_MODEL_JSON;
 			if (model && sizes[i] > model_max)
 				continue;
 			measure m = run(op, events, path, reps);

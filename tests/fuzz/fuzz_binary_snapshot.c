@@ -1,6 +1,7 @@
 /* libFuzzer target: the binary snapshot reader never crashes, never reads
- * outside its input, and whatever it accepts exports as JSON and ftrace,
- * streamed (export_stream.h) to the same bytes as through the model. */
+ * outside its input, and whatever it accepts exports as JSON, ftrace text
+ * and Perfetto protobuf, streamed (export_stream.h) to the same bytes as
+ * through the model. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,6 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	check_same(data, size, &model, tl_export_json, tl_export_json_stream);
 	check_same(data, size, &model, tl_export_ftrace, tl_export_ftrace_stream);
+	check_same(data, size, &model, tl_export_perfetto, tl_export_perfetto_stream);
 	tl_model_free(&model);
 	return 0;
 }
