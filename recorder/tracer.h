@@ -126,6 +126,43 @@ void tl_tracer_begin_numbered(const tl_category *cat, const char *name, uint64_t
  */
 tl_timestamp tl_tracer_function_enter(const void *address, struct tl_thread_mark *mark);
 
+/* ---- inline forms -------------------------------------------------------------
+ * For a tracer whose every call site is hot (the -finstrument-functions
+ * hooks run around every call of a program): the function record and the
+ * END written on the caller's side, and a retract of a function record.
+ * Each takes the core's one reserve/commit pair (slot.h: enter the
+ * thread's slot, check the session and the room, store, one release store
+ * that commits and leaves). The two emitters are tries: they return false,
+ * with nothing written, when the fast path does not apply (another clock
+ * path, a new session or block, the thread's first event, the address not
+ * interned yet, a signal handler inside an emit, a recorder that writes
+ * through); the caller then calls the out-of-line emitter named, which
+ * records the same event. So the caller's fast path makes no call, and
+ * keeps its registers. Async-signal-safe and lock-free like the
+ * out-of-line emitters. Defined at the end of this header.
+ *
+ *   tl_tracer_function_enter_try(address, &ts, &session): the record of
+ *     tl_tracer_function_enter(address, NULL); true with its timestamp and
+ *     session (tl_tracer_session()'s value) set when it was written.
+ *     Else: tl_tracer_function_enter(address, NULL).
+ *   tl_tracer_end_try(cat, session): the END of tl_tracer_end(cat) when
+ *     session (the one the BEGIN went to) is the running one; true when
+ *     done (written, or not to be written: that session is over). Else:
+ *     tl_tracer_end(cat) when session == tl_tracer_session().
+ *   tl_tracer_retract_function(ts, session): takes back the calling
+ *     thread's last record when it is the function record recorded at ts
+ *     in session, and that session still runs: tl_tracer_retract, the
+ *     record itself standing for the mark (a record of this thread with
+ *     the same timestamp is that record). Returns whether it was removed;
+ *     no out-of-line form.
+ *   tl_tracer_now(): the raw clock, as tl_now() reads it.
+ */
+static inline bool tl_tracer_function_enter_try(const void *address, tl_timestamp *ts,
+                                                uint32_t *session);
+static inline bool tl_tracer_end_try(const tl_category *cat, uint32_t session);
+static inline bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session);
+static inline tl_timestamp tl_tracer_now(void);
+
 /* Addresses that got no id because the function table was full, since the
  * process started. */
 uint64_t tl_tracer_functions_unnamed(void);
@@ -270,6 +307,128 @@ uint64_t tl_clock_map_span_raw_max(const tl_clock_map *map, int64_t ns);
  * may be the same array. Async-signal-safe; any thread.
  */
 void tl_timestamps_to_ns(const tl_timestamp *raw, int64_t *ns, size_t n);
+
+/* ---- the inline forms' definitions ----------------------------------------------
+ * The core's own headers, for these definitions only: a tracer uses what
+ * this header declares.
+ */
+#pragma GCC visibility pop
+
+#include "recorder/clock.h"
+#include "recorder/function_table.h"
+#include "recorder/record.h"
+#include "recorder/session.h"
+#include "recorder/slot.h"
+
+#pragma GCC visibility push(hidden)
+
+/* The clock path the inline forms take: the TSC where there is one, else
+ * clock_gettime; a session on the other path fails the state check and
+ * takes the out-of-line function. */
+#if TL_HAVE_TSC
+#define TL_TRACER_INLINE_STATE tl_tsc_state
+#else
+#define TL_TRACER_INLINE_STATE tl_vdso_state
+#endif
+
+static inline tl_timestamp tl_tracer_inline_clock(void)
+{
+#if TL_HAVE_TSC
+	return __rdtsc();
+#else
+	struct timespec ts;
+	clock_gettime(tl_clock_id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* Reserves two words in the calling thread's block, the slot entered: a
+ * record of two words, the session in *state. False, the slot left, when
+ * the fast path does not apply. */
+static inline bool tl_tracer_inline_reserve(struct tl_slot *slot, uint64_t *pos, uint32_t *state)
+{
+	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, pos)))
+		return false;
+	*state = atomic_load_explicit(&TL_TRACER_INLINE_STATE, memory_order_relaxed);
+	if (TL_LIKELY(slot->epoch == *state && *pos + tl_pos_step(2) <= slot->limit_pos))
+		return true;
+	tl_slot_commit_pos(slot, *pos);
+	return false;
+}
+
+/* Writes the two-word record at pos and commits it (which leaves the
+ * slot). The empty asm keeps the address computed before the clock read
+ * (emit.c's reserve_at). */
+static inline tl_timestamp tl_tracer_inline_commit(struct tl_slot *slot, uint64_t pos,
+                                                   uint64_t header)
+{
+	_Atomic uint64_t *p = tl_pos_ptr(pos);
+	__asm__ volatile("" : "+r"(p));
+	tl_timestamp ts = tl_tracer_inline_clock();
+	atomic_store_explicit(p + 1, header, memory_order_relaxed);
+	atomic_store_explicit(p, ts, memory_order_relaxed);
+	tl_slot_commit_pos(slot, pos + tl_pos_step(2));
+	return ts;
+}
+
+static inline bool tl_tracer_function_enter_try(const void *address, tl_timestamp *ts,
+                                                uint32_t *session)
+{
+	uint32_t id = tl_function_find((uintptr_t)address);
+	if (TL_UNLIKELY(id == TL_FUNCTION_NONE))
+		return false;
+	struct tl_slot *slot = tl_self;
+	uint64_t pos;
+	uint32_t state;
+	if (TL_UNLIKELY(!tl_tracer_inline_reserve(slot, &pos, &state)))
+		return false;
+	*session = state;
+	*ts = tl_tracer_inline_commit(slot, pos, TL_REC_FUNCTION_HEADER(0) | id);
+	return true;
+}
+
+static inline bool tl_tracer_end_try(const tl_category *cat, uint32_t session)
+{
+	struct tl_slot *slot = tl_self;
+	uint64_t pos;
+	uint32_t state;
+	if (TL_UNLIKELY(!tl_tracer_inline_reserve(slot, &pos, &state)))
+		return false;
+	if (TL_LIKELY(state == session))
+		tl_tracer_inline_commit(slot, pos, TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0));
+	else
+		tl_slot_commit_pos(slot, pos); /* the BEGIN's session is over */
+	return true;
+}
+
+static inline bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session)
+{
+	/* what a function record's header holds besides its id */
+	const uint64_t kind_mask = TL_REC_HEADER(0xff, 0xffff, 0xff, 0, 0);
+	struct tl_slot *slot = tl_self;
+	uint64_t pos;
+	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, &pos)))
+		return false;
+	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
+	const _Atomic uint64_t *p = tl_pos_ptr(pos) - 2;
+	if (TL_LIKELY(session != 0 && slot->epoch == session && state == session &&
+	              tl_pos_records(pos) != 0 &&
+	              atomic_load_explicit(&p[0], memory_order_relaxed) == ts &&
+	              (atomic_load_explicit(&p[1], memory_order_relaxed) & kind_mask) ==
+	                  (TL_REC_FUNCTION_HEADER(0) & kind_mask))) {
+		/* the position back over it, one record fewer; the store also
+		 * leaves the slot */
+		tl_slot_commit_pos(slot, pos - tl_pos_step(2));
+		return true;
+	}
+	tl_slot_commit_pos(slot, pos);
+	return false;
+}
+
+static inline tl_timestamp tl_tracer_now(void)
+{
+	return tl_clock_read();
+}
 
 #pragma GCC visibility pop
 

@@ -35,31 +35,58 @@
 
 struct frame {
 	const void *function;
-	tl_timestamp ts;
-	struct tl_thread_mark mark; /* the entry's record, for a retract */
-	uint32_t session;           /* the session it was recorded in */
-	uint32_t recorded;
+	tl_timestamp ts;  /* the entry's record; 0: not recorded */
+	uint32_t session; /* the session it was recorded in */
+	uint32_t pad_;
 };
 
+/*
+ * A thread's state. depth counts the calls in progress, those past the
+ * stack's capacity included (only the first `capacity` have a frame).
+ * busy is the re-entry flag: set for the whole of a hook, so that a hook
+ * call made inside a hook (a signal handler interrupting it, code the
+ * hook calls being instrumented) is a counted drop; the signal fences
+ * keep the compiler from moving the frame's stores out of it.
+ */
 struct instrument_thread {
-	uint32_t depth;  /* frames held */
-	uint32_t beyond; /* calls in progress past the stack's capacity */
+	uint32_t busy;
+	uint32_t depth;
+	uint32_t capacity;    /* TL_INSTRUMENT_STACK_MAX; 0 in the stand-ins below */
 	uint32_t min_session; /* the session min_raw was computed for */
 	uint64_t min_raw;     /* the minimum duration in raw clock units */
 	tl_clock_map map;
-	struct frame frames[TL_INSTRUMENT_STACK_MAX];
+	struct frame frames[];
 };
 
-/* The thread's stack: NULL until its first call, FAILED when it could not
- * be mapped. */
-#define FAILED ((struct instrument_thread *)1)
-static __thread struct instrument_thread *self __attribute__((tls_model("initial-exec")));
-static __thread unsigned in_hook __attribute__((tls_model("initial-exec")));
+#define THREAD_BYTES                                                                          \
+	(sizeof(struct instrument_thread) + TL_INSTRUMENT_STACK_MAX * sizeof(struct frame))
 
-static _Atomic bool enabled = true;
+/* Stand-ins with no frame (capacity 0), so that the hooks' fast paths need
+ * no NULL check: every thread starts on not_started and maps its stack at
+ * its first call (starting meanwhile: a hook call then is a re-entry);
+ * failed is a thread whose stack could not be mapped, or that exited.
+ * Never written. */
+static struct instrument_thread not_started, failed, starting = {.busy = 1};
+static __thread struct instrument_thread *self
+    __attribute__((tls_model("initial-exec"))) = &not_started;
+
+/*
+ * What the hooks read on every call, in one word: bits 0-15, the depth
+ * below which calls are recorded (max_depth while on, 0 while off); bits
+ * 16-31, max_depth; bit 32, off. Changed by compare-and-swap, so that two
+ * settings made at once both hold (async-signal-safe).
+ */
+#define SETTING_DEPTH_MASK 0xffffu
+#define SETTING_MAX_SHIFT 16
+#define SETTING_OFF ((uint64_t)1 << 32)
+static _Atomic uint64_t settings = TL_INSTRUMENT_STACK_MAX |
+                                   (uint64_t)TL_INSTRUMENT_STACK_MAX << SETTING_MAX_SHIFT;
+_Static_assert(TL_INSTRUMENT_STACK_MAX <= SETTING_DEPTH_MASK, "a depth fits the settings");
+
 static _Atomic uint64_t min_ns;
-static _Atomic unsigned max_depth = TL_INSTRUMENT_STACK_MAX;
-static tl_category *function_cat;
+/* The category "function"; a disabled stand-in until the library's setup. */
+static const tl_category category_unset = {.enabled = 0, .index = 0, .name = "function"};
+static const tl_category *_Atomic function_cat = &category_unset;
 static pthread_key_t thread_key;
 static _Atomic bool have_key;
 
@@ -73,48 +100,58 @@ static NO_HOOK void add(_Atomic uint64_t *counter)
 	atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
 }
 
+static NO_HOOK const tl_category *category(void)
+{
+	return atomic_load_explicit(&function_cat, memory_order_relaxed);
+}
+
 /* Ends a frame's slice when it was recorded in the running session. */
 static NO_HOOK void frame_end(const struct frame *f)
 {
-	if (f->recorded && f->session == tl_tracer_session())
-		tl_tracer_end(function_cat);
+	if (f->ts && !tl_tracer_end_try(category(), f->session) &&
+	    f->session == tl_tracer_session())
+		tl_tracer_end(category());
 }
 
 /* Thread exit: the calls still open are closed, the stack unmapped. */
 static NO_HOOK void thread_end(void *arg)
 {
 	struct instrument_thread *t = arg;
-	in_hook = 1;
+	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	while (t->depth > 0) {
-		frame_end(&t->frames[--t->depth]);
+	uint32_t depth = t->depth < t->capacity ? t->depth : t->capacity;
+	while (depth > 0) {
+		frame_end(&t->frames[--depth]);
 		add(&counts.frames_closed);
 	}
-	self = FAILED; /* a later destructor's calls record nothing */
-	munmap(t, sizeof *t);
+	self = &failed; /* a later destructor's calls record nothing */
 	atomic_signal_fence(memory_order_seq_cst);
-	in_hook = 0;
+	munmap(t, THREAD_BYTES);
 }
 
+/* The thread's first call: maps its stack. Called with t == &not_started. */
 static NO_HOOK struct instrument_thread *thread_start(void)
 {
-	void *p = mmap(NULL, sizeof(struct instrument_thread), PROT_READ | PROT_WRITE,
-	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	self = &starting;
+	atomic_signal_fence(memory_order_seq_cst);
+	void *p = mmap(NULL, THREAD_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	               -1, 0);
 	if (p == MAP_FAILED) {
 		add(&counts.threads_failed);
-		return self = FAILED;
+		return self = &failed;
 	}
 	struct instrument_thread *t = p;
+	t->capacity = TL_INSTRUMENT_STACK_MAX;
 	if (atomic_load_explicit(&have_key, memory_order_acquire))
 		pthread_setspecific(thread_key, t);
+	atomic_signal_fence(memory_order_seq_cst);
 	return self = t;
 }
 
 /* The minimum duration in raw units, for the running session. */
-static NO_HOOK uint64_t min_raw(struct instrument_thread *t, uint64_t ns)
+static NO_HOOK uint64_t min_raw(struct instrument_thread *t, uint64_t ns, uint32_t session)
 {
-	uint32_t session = tl_tracer_session();
-	if (t->min_session != session || !tl_clock_map_current(&t->map)) {
+	if (TL_UNLIKELY(t->min_session != session || !tl_clock_map_current(&t->map))) {
 		tl_clock_map_init(&t->map);
 		t->min_raw = tl_clock_map_span_raw_max(&t->map, (int64_t)ns);
 		t->min_session = session;
@@ -122,68 +159,111 @@ static NO_HOOK uint64_t min_raw(struct instrument_thread *t, uint64_t ns)
 	return t->min_raw;
 }
 
+/* An entry the fast path does not take: the thread's first call, a thread
+ * with no stack, a call past the stack's capacity. */
+static NO_HOOK __attribute__((noinline)) void enter_slow(struct instrument_thread *t,
+                                                         void *function)
+{
+	if (t == &not_started) {
+		t = thread_start();
+		if (t != &failed)
+			tl_i_instrument_enter(function, NULL);
+		return;
+	}
+	if (t == &failed)
+		return;
+	/* past the capacity: counted, no frame; its exit only counts down */
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	t->depth++;
+	add(&counts.too_deep);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+}
+
+/* An entry whose record the inline form did not take: the out-of-line
+ * one; then the hook's end. */
+static NO_HOOK __attribute__((noinline)) void enter_record_slow(struct instrument_thread *t,
+                                                                struct frame *f)
+{
+	f->ts = tl_tracer_function_enter(f->function, NULL);
+	f->session = tl_tracer_session();
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+}
+
 NO_HOOK void tl_i_instrument_enter(void *function, void *call_site)
 {
 	(void)call_site;
-	if (in_hook) {
+	struct instrument_thread *t = self;
+	if (TL_UNLIKELY(t->busy)) {
 		add(&counts.reentered);
 		return;
 	}
-	in_hook = 1;
+	uint32_t depth = t->depth;
+	if (TL_UNLIKELY(depth >= t->capacity)) {
+		enter_slow(t, function);
+		return;
+	}
+	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	struct instrument_thread *t = self;
-	if (!t)
-		t = thread_start();
-	if (t != FAILED) {
-		uint32_t depth = t->depth;
-		if (depth >= TL_INSTRUMENT_STACK_MAX) {
-			t->beyond++;
-			add(&counts.too_deep);
-		} else {
-			struct frame *f = &t->frames[depth];
-			f->function = function;
-			f->recorded = 0;
-			t->depth = depth + 1;
-			tl_category *cat = function_cat;
-			if (cat && tl_category_enabled(cat) &&
-			    atomic_load_explicit(&enabled, memory_order_relaxed)) {
-				if (depth < atomic_load_explicit(&max_depth, memory_order_relaxed)) {
-					bool filter =
-					    atomic_load_explicit(&min_ns, memory_order_relaxed) != 0;
-					f->mark.block = NULL; /* no retract without a mark */
-					f->ts = tl_tracer_function_enter(function,
-					                                 filter ? &f->mark : NULL);
-					if (f->ts) {
-						f->recorded = 1;
-						f->session = tl_tracer_session();
-					}
-				} else {
-					add(&counts.too_deep);
-				}
-			}
+	struct frame *f = &t->frames[depth];
+	t->depth = depth + 1;
+	f->function = function;
+	f->ts = 0;
+	if (depth < (atomic_load_explicit(&settings, memory_order_relaxed) & SETTING_DEPTH_MASK)) {
+		if (TL_LIKELY(tl_category_enabled(category())) &&
+		    TL_UNLIKELY(!tl_tracer_function_enter_try(function, &f->ts, &f->session))) {
+			enter_record_slow(t, f);
+			return;
 		}
+	} else if (!(atomic_load_explicit(&settings, memory_order_relaxed) & SETTING_OFF) &&
+	           tl_category_enabled(category())) {
+		add(&counts.too_deep);
 	}
 	atomic_signal_fence(memory_order_seq_cst);
-	in_hook = 0;
+	t->busy = 0;
 }
 
-NO_HOOK void tl_i_instrument_exit(void *function, void *call_site)
+/* The exit of a recorded call, its frame popped: its END, or with a
+ * minimum duration, its entry taken back when it was shorter. */
+static NO_HOOK void exit_recorded(struct instrument_thread *t, const struct frame *f)
 {
-	(void)call_site;
-	if (in_hook) {
-		add(&counts.reentered);
+	uint64_t ns = atomic_load_explicit(&min_ns, memory_order_relaxed);
+	if (ns && tl_tracer_now() - f->ts < min_raw(t, ns, f->session) &&
+	    tl_tracer_retract_function(f->ts, f->session))
+		add(&counts.filtered);
+	else if (!tl_tracer_end_try(category(), f->session) && f->session == tl_tracer_session())
+		tl_tracer_end(category());
+}
+
+/* exit_recorded, then the hook's end: a recorded call's exit off the fast
+ * path (a minimum duration set, or the END's inline form missed). */
+static NO_HOOK __attribute__((noinline)) void exit_recorded_slow(struct instrument_thread *t,
+                                                                 const struct frame *f)
+{
+	exit_recorded(t, f);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+}
+
+/* An exit the fast path does not take: no frame for it on top of the
+ * stack (longjmp, an exception, an exit with no entry), past the
+ * capacity, or a thread with no stack. */
+static NO_HOOK __attribute__((noinline)) void exit_slow(struct instrument_thread *t,
+                                                        void *function)
+{
+	uint32_t depth = t->depth;
+	if (t->capacity == 0) {
+		if (t == &not_started)
+			add(&counts.exits_unmatched);
 		return;
 	}
-	in_hook = 1;
+	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	struct instrument_thread *t = self;
-	if (!t || t == FAILED) {
-		if (!t)
-			add(&counts.exits_unmatched);
-	} else if (t->beyond) {
-		t->beyond--;
+	if (depth > t->capacity) {
+		t->depth = depth - 1; /* a call past the capacity */
 	} else {
-		uint32_t depth = t->depth;
 		uint32_t at = depth;
 		while (at > 0 && t->frames[at - 1].function != function)
 			at--;
@@ -196,20 +276,43 @@ NO_HOOK void tl_i_instrument_exit(void *function, void *call_site)
 				t->depth = depth;
 				add(&counts.frames_closed);
 			}
-			struct frame *f = &t->frames[at - 1];
+			const struct frame *f = &t->frames[at - 1];
 			t->depth = at - 1;
-			uint64_t ns = atomic_load_explicit(&min_ns, memory_order_relaxed);
-			if (f->recorded && f->session == tl_tracer_session()) {
-				if (ns && tl_now() - f->ts < min_raw(t, ns) &&
-				    tl_tracer_retract(&f->mark))
-					add(&counts.filtered);
-				else
-					tl_tracer_end(function_cat);
-			}
+			if (f->ts)
+				exit_recorded(t, f);
 		}
 	}
 	atomic_signal_fence(memory_order_seq_cst);
-	in_hook = 0;
+	t->busy = 0;
+}
+
+NO_HOOK void tl_i_instrument_exit(void *function, void *call_site)
+{
+	(void)call_site;
+	struct instrument_thread *t = self;
+	if (TL_UNLIKELY(t->busy)) {
+		add(&counts.reentered);
+		return;
+	}
+	uint32_t depth = t->depth;
+	/* depth - 1 wraps for 0: no frame */
+	if (TL_UNLIKELY(depth - 1 >= t->capacity || t->frames[depth - 1].function != function)) {
+		exit_slow(t, function);
+		return;
+	}
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	const struct frame *f = &t->frames[depth - 1];
+	t->depth = depth - 1;
+	if (f->ts) {
+		if (TL_UNLIKELY(atomic_load_explicit(&min_ns, memory_order_relaxed) != 0) ||
+		    TL_UNLIKELY(!tl_tracer_end_try(category(), f->session))) {
+			exit_recorded_slow(t, f);
+			return;
+		}
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
 }
 
 /* A number from the environment; fallback when unset or not a number. */
@@ -238,21 +341,36 @@ static NO_HOOK __attribute__((constructor(101))) void make_thread_key(void)
 
 NO_HOOK void tl_i_instrument_setup(void)
 {
-	function_cat = tl_category_get("function");
+	const tl_category *cat = tl_category_get("function");
+	if (cat)
+		atomic_store_explicit(&function_cat, cat, memory_order_relaxed);
 	if (env_number("TIMELINE_INSTRUMENT", 1) == 0)
 		tl_instrument_enable(false);
 	tl_instrument_set_min_duration_ns(env_number("TIMELINE_INSTRUMENT_MIN_NS", 0));
 	tl_instrument_set_max_depth((unsigned)env_number("TIMELINE_INSTRUMENT_MAX_DEPTH", 0));
 }
 
+/* Changes the settings word: bits `clear` off, `set` on, the recording
+ * depth made again from them. */
+static NO_HOOK void settings_change(uint64_t clear, uint64_t set)
+{
+	uint64_t old = atomic_load_explicit(&settings, memory_order_relaxed), word;
+	do {
+		word = (old & ~clear) | set;
+		uint64_t max = (word >> SETTING_MAX_SHIFT) & SETTING_DEPTH_MASK;
+		word = (word & ~(uint64_t)SETTING_DEPTH_MASK) | ((word & SETTING_OFF) ? 0 : max);
+	} while (!atomic_compare_exchange_weak_explicit(&settings, &old, word, memory_order_relaxed,
+	                                                memory_order_relaxed));
+}
+
 NO_HOOK void tl_instrument_enable(bool on)
 {
-	atomic_store_explicit(&enabled, on, memory_order_relaxed);
+	settings_change(SETTING_OFF, on ? 0 : SETTING_OFF);
 }
 
 NO_HOOK bool tl_instrument_enabled(void)
 {
-	return atomic_load_explicit(&enabled, memory_order_relaxed);
+	return !(atomic_load_explicit(&settings, memory_order_relaxed) & SETTING_OFF);
 }
 
 NO_HOOK void tl_instrument_set_min_duration_ns(uint64_t ns)
@@ -264,7 +382,8 @@ NO_HOOK void tl_instrument_set_max_depth(unsigned depth)
 {
 	if (depth == 0 || depth > TL_INSTRUMENT_STACK_MAX)
 		depth = TL_INSTRUMENT_STACK_MAX;
-	atomic_store_explicit(&max_depth, depth, memory_order_relaxed);
+	settings_change((uint64_t)SETTING_DEPTH_MASK << SETTING_MAX_SHIFT,
+	                (uint64_t)depth << SETTING_MAX_SHIFT);
 }
 
 NO_HOOK int tl_instrument_stats_get(tl_instrument_stats *out)
