@@ -46,20 +46,18 @@ static inline uint32_t tl_function_home(uintptr_t address)
 uint32_t tl_function_intern_slow(uintptr_t address, uint32_t home);
 
 /* The id of an address already interned at its home entry (every address
- * interned without a collision); TL_FUNCTION_NONE otherwise, and for NULL:
- * tl_function_intern then finds or makes it. One multiply, one load, two
- * compares. The id fits the 16 bits a function record's header gives the
- * low half of an id (record.h). */
+ * interned without a collision); TL_FUNCTION_NONE otherwise: then
+ * tl_function_intern finds or makes it. address must not be NULL. One
+ * multiply, one load, one compare. */
 static inline uint32_t tl_function_find(uintptr_t address)
 {
 	uint32_t home = tl_function_home(address);
-	if (__builtin_expect(atomic_load_explicit(&tl_function_addresses[home],
-	                                          memory_order_relaxed) == address && address,
-	                     1))
+	if (__builtin_expect(
+	        atomic_load_explicit(&tl_function_addresses[home], memory_order_relaxed) == address,
+	        1))
 		return home;
 	return TL_FUNCTION_NONE;
 }
-_Static_assert(TL_FUNCTION_TABLE_BITS <= 16, "a home entry's id fits 16 bits");
 
 /* The id of a code address, interning it on first use; TL_FUNCTION_NONE
  * for NULL or when the table has no room (counted). Any thread,
@@ -67,6 +65,8 @@ _Static_assert(TL_FUNCTION_TABLE_BITS <= 16, "a home entry's id fits 16 bits");
  * compares. */
 static inline uint32_t tl_function_intern(uintptr_t address)
 {
+	if (!address)
+		return TL_FUNCTION_NONE;
 	uint32_t id = tl_function_find(address);
 	if (__builtin_expect(id != TL_FUNCTION_NONE, 1))
 		return id;

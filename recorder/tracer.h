@@ -128,38 +128,74 @@ tl_timestamp tl_tracer_function_enter(const void *address, struct tl_thread_mark
 
 /* ---- inline forms -------------------------------------------------------------
  * For a tracer whose every call site is hot (the -finstrument-functions
- * hooks run around every call of a program): the function record and the
- * END written on the caller's side, and a retract of a function record.
- * Each takes the core's one reserve/commit pair (slot.h: enter the
- * thread's slot, check the session and the room, store, one release store
- * that commits and leaves). The two emitters are tries: they return false,
- * with nothing written, when the fast path does not apply (another clock
- * path, a new session or block, the thread's first event, the address not
- * interned yet, a signal handler inside an emit, a recorder that writes
- * through); the caller then calls the out-of-line emitter named, which
- * records the same event. So the caller's fast path makes no call, and
- * keeps its registers. Async-signal-safe and lock-free like the
- * out-of-line emitters. Defined at the end of this header.
+ * hooks run around every call of a program): a two-word record (a
+ * function record or an END) reserved, written and committed on the
+ * caller's side, through the core's one reserve/commit pair (slot.h: enter
+ * the thread's slot, check the session and the room, store, one release
+ * store that commits and leaves). Between the reserve and the commit the
+ * caller holds its thread's slot, as an emit does: it may do work of its
+ * own there that must not interleave with its thread's other events (a
+ * signal handler's emit on this thread goes to the next nesting level
+ * meanwhile, and tl_tracer_reserve2 on this thread answers BUSY), but
+ * must not emit, block or call into the library. Defined at the end of
+ * this header; async-signal-safe, lock-free.
  *
- *   tl_tracer_function_enter_try(address, &ts, &session): the record of
- *     tl_tracer_function_enter(address, NULL); true with its timestamp and
- *     session (tl_tracer_session()'s value) set when it was written.
- *     Else: tl_tracer_function_enter(address, NULL).
- *   tl_tracer_end_try(cat, session): the END of tl_tracer_end(cat) when
- *     session (the one the BEGIN went to) is the running one; true when
- *     done (written, or not to be written: that session is over). Else:
- *     tl_tracer_end(cat) when session == tl_tracer_session().
+ *   tl_tracer_reserve2(&r): RESERVED: the slot held, room for the record
+ *     in the running session (r.session), on the clock path these forms
+ *     read (the TSC where there is one); the caller then commits or
+ *     cancels. BUSY: the thread is inside an emit, a mark or a
+ *     reservation (a signal handler that interrupted one of them, or code
+ *     that one of them called). MISS: nothing held, the fast path does not
+ *     apply (the thread's first event, a new session or block, another
+ *     clock path, not running, a recorder that writes through): the
+ *     out-of-line emitter records the same event.
+ *   tl_tracer_commit_function(&r, id): writes the function record of id (a
+ *     TL_FUNCTION_ID of the address, see tl_tracer_function_id), commits
+ *     it, returns its timestamp: what tl_tracer_function_enter(address,
+ *     NULL) records.
+ *   tl_tracer_commit_end(&r, end): writes and commits tl_tracer_end(cat)'s
+ *     END, end being tl_tracer_prepare_end(cat) (a value made once: the
+ *     record's fixed part); returns its timestamp.
+ *   tl_tracer_reserved_clock(&r): reads the clock the reservation's
+ *     records take, for tl_tracer_commit_end_at.
+ *   tl_tracer_commit_end_at(&r, end, ts): the same END, at ts.
+ *   tl_tracer_retract_reserved(&r, ts): with the slot held, takes back the
+ *     thread's last record when it is the function record recorded at ts
+ *     in r.session (as tl_tracer_retract_function below); true: removed,
+ *     and the slot left; false: nothing changed, the slot still held.
+ *   tl_tracer_cancel(&r): leaves the slot, nothing written.
+ *   tl_tracer_function_id(address): the id of an address already in the
+ *     function table at its first probe (every address that did not
+ *     collide), else TL_TRACER_NO_ID: then tl_tracer_function_enter
+ *     interns it. address must not be NULL.
  *   tl_tracer_retract_function(ts, session): takes back the calling
  *     thread's last record when it is the function record recorded at ts
  *     in session, and that session still runs: tl_tracer_retract, the
  *     record itself standing for the mark (a record of this thread with
- *     the same timestamp is that record). Returns whether it was removed;
- *     no out-of-line form.
+ *     the same timestamp is that record). Returns whether it was removed.
  *   tl_tracer_now(): the raw clock, as tl_now() reads it.
  */
-static inline bool tl_tracer_function_enter_try(const void *address, tl_timestamp *ts,
-                                                uint32_t *session);
-static inline bool tl_tracer_end_try(const tl_category *cat, uint32_t session);
+struct tl_slot;
+typedef struct tl_tracer_reservation {
+	struct tl_slot *slot;
+	uint64_t pos;
+	uint32_t session;
+} tl_tracer_reservation;
+enum { TL_TRACER_RESERVED, TL_TRACER_BUSY, TL_TRACER_MISS };
+#define TL_TRACER_NO_ID UINT32_MAX
+
+static inline int tl_tracer_reserve2(tl_tracer_reservation *r);
+static inline tl_timestamp tl_tracer_commit_function(tl_tracer_reservation *r, uint32_t id);
+typedef uint64_t tl_tracer_prepared_end;
+static inline tl_tracer_prepared_end tl_tracer_prepare_end(const tl_category *cat);
+static inline tl_timestamp tl_tracer_commit_end(tl_tracer_reservation *r,
+                                                tl_tracer_prepared_end end);
+static inline tl_timestamp tl_tracer_reserved_clock(const tl_tracer_reservation *r);
+static inline void tl_tracer_commit_end_at(tl_tracer_reservation *r, tl_tracer_prepared_end end,
+                                           tl_timestamp ts);
+static inline bool tl_tracer_retract_reserved(tl_tracer_reservation *r, tl_timestamp ts);
+static inline void tl_tracer_cancel(tl_tracer_reservation *r);
+static inline uint32_t tl_tracer_function_id(const void *address);
 static inline bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session);
 static inline tl_timestamp tl_tracer_now(void);
 
@@ -342,82 +378,119 @@ static inline tl_timestamp tl_tracer_inline_clock(void)
 #endif
 }
 
-/* Reserves two words in the calling thread's block, the slot entered: a
- * record of two words, the session in *state. False, the slot left, when
- * the fast path does not apply. */
-static inline bool tl_tracer_inline_reserve(struct tl_slot *slot, uint64_t *pos, uint32_t *state)
+_Static_assert(TL_FUNCTION_NONE == TL_TRACER_NO_ID, "one value for no id");
+
+static inline int tl_tracer_reserve2(tl_tracer_reservation *r)
 {
-	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, pos)))
-		return false;
-	*state = atomic_load_explicit(&TL_TRACER_INLINE_STATE, memory_order_relaxed);
-	if (TL_LIKELY(slot->epoch == *state && *pos + tl_pos_step(2) <= slot->limit_pos))
-		return true;
-	tl_slot_commit_pos(slot, *pos);
-	return false;
+	struct tl_slot *slot = tl_self;
+	r->slot = slot;
+	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, &r->pos)))
+		/* the slot of unregistered threads is shared: its busy flag
+		 * may be another thread's */
+		return slot == &tl_slot_none ? TL_TRACER_MISS : TL_TRACER_BUSY;
+	uint32_t state = atomic_load_explicit(&TL_TRACER_INLINE_STATE, memory_order_relaxed);
+	r->session = state;
+	if (TL_LIKELY(slot->epoch == state && r->pos + tl_pos_step(2) <= slot->limit_pos))
+		return TL_TRACER_RESERVED;
+	tl_slot_commit_pos(slot, r->pos);
+	return TL_TRACER_MISS;
 }
 
-/* Writes the two-word record at pos and commits it (which leaves the
- * slot). The empty asm keeps the address computed before the clock read
- * (emit.c's reserve_at). */
-static inline tl_timestamp tl_tracer_inline_commit(struct tl_slot *slot, uint64_t pos,
-                                                   uint64_t header)
+/* Writes the two-word record at ts and commits it (which leaves the slot). */
+static inline void tl_tracer_commit2_at(tl_tracer_reservation *r, uint64_t header, tl_timestamp ts)
 {
-	_Atomic uint64_t *p = tl_pos_ptr(pos);
+	_Atomic uint64_t *p = tl_pos_ptr(r->pos);
+	atomic_store_explicit(p + 1, header, memory_order_relaxed);
+	atomic_store_explicit(p, ts, memory_order_relaxed);
+	tl_slot_commit_pos(r->slot, r->pos + tl_pos_step(2));
+}
+
+/* The same, at the clock's time. The empty asm keeps the address computed
+ * before the clock read (emit.c's reserve_at). */
+static inline tl_timestamp tl_tracer_commit2(tl_tracer_reservation *r, uint64_t header)
+{
+	_Atomic uint64_t *p = tl_pos_ptr(r->pos);
 	__asm__ volatile("" : "+r"(p));
 	tl_timestamp ts = tl_tracer_inline_clock();
 	atomic_store_explicit(p + 1, header, memory_order_relaxed);
 	atomic_store_explicit(p, ts, memory_order_relaxed);
-	tl_slot_commit_pos(slot, pos + tl_pos_step(2));
+	tl_slot_commit_pos(r->slot, r->pos + tl_pos_step(2));
 	return ts;
 }
 
-static inline bool tl_tracer_function_enter_try(const void *address, tl_timestamp *ts,
-                                                uint32_t *session)
+static inline tl_timestamp tl_tracer_commit_function(tl_tracer_reservation *r, uint32_t id)
 {
-	uint32_t id = tl_function_find((uintptr_t)address);
-	if (TL_UNLIKELY(id == TL_FUNCTION_NONE))
+	/* an id is below the table's capacity: the mask tells the compiler */
+	return tl_tracer_commit2(r, TL_REC_FUNCTION_HEADER(id & (TL_FUNCTION_TABLE_CAPACITY - 1)));
+}
+
+/* The header of the END. */
+static inline tl_tracer_prepared_end tl_tracer_prepare_end(const tl_category *cat)
+{
+	return TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0);
+}
+
+static inline tl_timestamp tl_tracer_commit_end(tl_tracer_reservation *r,
+                                                tl_tracer_prepared_end end)
+{
+	return tl_tracer_commit2(r, end);
+}
+
+static inline tl_timestamp tl_tracer_reserved_clock(const tl_tracer_reservation *r)
+{
+	(void)r;
+	return tl_tracer_inline_clock();
+}
+
+static inline void tl_tracer_commit_end_at(tl_tracer_reservation *r, tl_tracer_prepared_end end,
+                                           tl_timestamp ts)
+{
+	tl_tracer_commit2_at(r, end, ts);
+}
+
+/* Whether the last record before the position word pos is the function
+ * record at ts (a record of the block: the count is not 0). */
+static inline bool tl_tracer_last_is_function(uint64_t pos, tl_timestamp ts)
+{
+	/* a function record's header besides its id: phase, length, flags */
+	_Static_assert(TL_REC_PHASE_SHIFT == 16 && TL_REC_ARGTYPES_SHIFT == 48,
+	               "phase, length and flags are bits 16-47");
+	const _Atomic uint64_t *p = tl_pos_ptr(pos) - 2;
+	return tl_pos_records(pos) != 0 &&
+	       atomic_load_explicit(&p[0], memory_order_relaxed) == ts &&
+	       (uint32_t)(atomic_load_explicit(&p[1], memory_order_relaxed) >> 16) ==
+	           (uint32_t)(TL_REC_FUNCTION_HEADER(0) >> 16);
+}
+
+static inline bool tl_tracer_retract_reserved(tl_tracer_reservation *r, tl_timestamp ts)
+{
+	if (!tl_tracer_last_is_function(r->pos, ts))
 		return false;
-	struct tl_slot *slot = tl_self;
-	uint64_t pos;
-	uint32_t state;
-	if (TL_UNLIKELY(!tl_tracer_inline_reserve(slot, &pos, &state)))
-		return false;
-	*session = state;
-	*ts = tl_tracer_inline_commit(slot, pos, TL_REC_FUNCTION_HEADER(0) | id);
+	/* the position back over it, one record fewer; the store also leaves
+	 * the slot */
+	tl_slot_commit_pos(r->slot, r->pos - tl_pos_step(2));
 	return true;
 }
 
-static inline bool tl_tracer_end_try(const tl_category *cat, uint32_t session)
+static inline void tl_tracer_cancel(tl_tracer_reservation *r)
 {
-	struct tl_slot *slot = tl_self;
-	uint64_t pos;
-	uint32_t state;
-	if (TL_UNLIKELY(!tl_tracer_inline_reserve(slot, &pos, &state)))
-		return false;
-	if (TL_LIKELY(state == session))
-		tl_tracer_inline_commit(slot, pos, TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0));
-	else
-		tl_slot_commit_pos(slot, pos); /* the BEGIN's session is over */
-	return true;
+	tl_slot_commit_pos(r->slot, r->pos);
+}
+
+static inline uint32_t tl_tracer_function_id(const void *address)
+{
+	return tl_function_find((uintptr_t)address);
 }
 
 static inline bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session)
 {
-	/* what a function record's header holds besides its id */
-	const uint64_t kind_mask = TL_REC_HEADER(0xff, 0xffff, 0xff, 0, 0);
 	struct tl_slot *slot = tl_self;
 	uint64_t pos;
 	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, &pos)))
 		return false;
 	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
-	const _Atomic uint64_t *p = tl_pos_ptr(pos) - 2;
-	if (TL_LIKELY(session != 0 && slot->epoch == session && state == session &&
-	              tl_pos_records(pos) != 0 &&
-	              atomic_load_explicit(&p[0], memory_order_relaxed) == ts &&
-	              (atomic_load_explicit(&p[1], memory_order_relaxed) & kind_mask) ==
-	                  (TL_REC_FUNCTION_HEADER(0) & kind_mask))) {
-		/* the position back over it, one record fewer; the store also
-		 * leaves the slot */
+	if (session != 0 && slot->epoch == session && state == session &&
+	    tl_tracer_last_is_function(pos, ts)) {
 		tl_slot_commit_pos(slot, pos - tl_pos_step(2));
 		return true;
 	}

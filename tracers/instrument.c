@@ -42,57 +42,67 @@ struct frame {
 
 /*
  * A thread's state. depth counts the calls in progress, those past the
- * stack's capacity included (only the first `capacity` have a frame).
- * busy is the re-entry flag: set for the whole of a hook, so that a hook
- * call made inside a hook (a signal handler interrupting it, code the
- * hook calls being instrumented) is a counted drop; the signal fences
- * keep the compiler from moving the frame's stores out of it.
+ * stack's capacity included (only the first TL_INSTRUMENT_STACK_MAX have a
+ * frame). capacity is TL_INSTRUMENT_STACK_MAX, and 0 while a slow path
+ * changes the stack: a hook then finds no room and goes to its slow path,
+ * which sees the thread busy.
+ *
+ * The states are kept for the life of the process in one list: a thread
+ * that exits hands its state to the next thread that starts. So the
+ * counters of the hot paths are per state, written by its thread alone
+ * (while it holds its slot or its stack: no signal handler's hook can
+ * interleave) with no atomic read-modify-write, and summed by
+ * tl_instrument_stats_get.
  */
 struct instrument_thread {
-	uint32_t busy;
 	uint32_t depth;
-	uint32_t capacity;    /* TL_INSTRUMENT_STACK_MAX; 0 in the stand-ins below */
-	uint32_t min_session; /* the session min_raw was computed for */
-	uint64_t min_raw;     /* the minimum duration in raw clock units */
+	uint32_t capacity;
+	_Atomic uint32_t in_use;
+	uint32_t pad_;
+	uint64_t min_ns;  /* the minimum duration min_raw was computed for */
+	uint64_t min_raw; /* the minimum duration in raw clock units */
+	_Atomic uint64_t filtered, too_deep;
+	struct instrument_thread *next; /* the list of every state */
 	tl_clock_map map;
 	struct frame frames[];
 };
 
-#define THREAD_BYTES                                                                          \
+#define THREAD_BYTES                                                                               \
 	(sizeof(struct instrument_thread) + TL_INSTRUMENT_STACK_MAX * sizeof(struct frame))
 
 /* Stand-ins with no frame (capacity 0), so that the hooks' fast paths need
  * no NULL check: every thread starts on not_started and maps its stack at
- * its first call (starting meanwhile: a hook call then is a re-entry);
- * failed is a thread whose stack could not be mapped, or that exited.
- * Never written. */
-static struct instrument_thread not_started, failed, starting = {.busy = 1};
-static __thread struct instrument_thread *self
-    __attribute__((tls_model("initial-exec"))) = &not_started;
+ * its first call (on starting meanwhile, which is busy); failed is a
+ * thread whose stack could not be mapped, or that exited. Never written. */
+static struct instrument_thread not_started, starting, failed;
+static __thread struct instrument_thread *self __attribute__((tls_model("initial-exec"))) =
+    &not_started;
 
 /*
- * What the hooks read on every call, in one word: bits 0-15, the depth
- * below which calls are recorded (max_depth while on, 0 while off); bits
- * 16-31, max_depth; bit 32, off. Changed by compare-and-swap, so that two
- * settings made at once both hold (async-signal-safe).
+ * The switches. settings holds both, changed by compare-and-swap so that
+ * two changes made at once both hold: bits 0-15 max_depth, bit 16 off.
+ * record_below is what the hooks read: the depth below which calls are
+ * recorded (max_depth, or 0 while off), stored after settings by each
+ * change, which stores it again until it agrees with settings
+ * (async-signal-safe, and the last one stored is right).
  */
 #define SETTING_DEPTH_MASK 0xffffu
-#define SETTING_MAX_SHIFT 16
-#define SETTING_OFF ((uint64_t)1 << 32)
-static _Atomic uint64_t settings = TL_INSTRUMENT_STACK_MAX |
-                                   (uint64_t)TL_INSTRUMENT_STACK_MAX << SETTING_MAX_SHIFT;
+#define SETTING_OFF 0x10000u
+static _Atomic uint32_t settings = TL_INSTRUMENT_STACK_MAX;
+static _Atomic uint32_t record_below = TL_INSTRUMENT_STACK_MAX;
 _Static_assert(TL_INSTRUMENT_STACK_MAX <= SETTING_DEPTH_MASK, "a depth fits the settings");
 
 static _Atomic uint64_t min_ns;
 /* The category "function"; a disabled stand-in until the library's setup. */
 static const tl_category category_unset = {.enabled = 0, .index = 0, .name = "function"};
 static const tl_category *_Atomic function_cat = &category_unset;
+/* Its END, prepared (tl_tracer_end_prepare) at the library's setup. */
+static _Atomic uint64_t function_end;
 static pthread_key_t thread_key;
 static _Atomic bool have_key;
 
 static struct {
-	_Atomic uint64_t filtered, too_deep, reentered, frames_closed, exits_unmatched,
-	    threads_failed;
+	_Atomic uint64_t reentered, frames_closed, exits_unmatched, threads_failed;
 } counts;
 
 static NO_HOOK void add(_Atomic uint64_t *counter)
@@ -102,166 +112,248 @@ static NO_HOOK void add(_Atomic uint64_t *counter)
 
 static NO_HOOK const tl_category *category(void)
 {
-	return atomic_load_explicit(&function_cat, memory_order_relaxed);
+	return atomic_load_explicit(&function_cat, memory_order_acquire);
 }
 
-/* Ends a frame's slice when it was recorded in the running session. */
+/* A slow path's hold on its thread's stack: hook calls made meanwhile (a
+ * signal handler, code the slow path calls) are dropped as re-entered. */
+static NO_HOOK void hold(struct instrument_thread *t)
+{
+	t->capacity = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static NO_HOOK void release(struct instrument_thread *t)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	t->capacity = TL_INSTRUMENT_STACK_MAX;
+}
+
+/* The END of a recorded call when its session still runs: inline when it
+ * can, else the out-of-line emitter. */
 static NO_HOOK void frame_end(const struct frame *f)
 {
-	if (f->ts && !tl_tracer_end_try(category(), f->session) &&
-	    f->session == tl_tracer_session())
-		tl_tracer_end(category());
+	tl_tracer_reservation r;
+	switch (tl_tracer_reserve2(&r)) {
+	case TL_TRACER_RESERVED:
+		if (r.session == f->session)
+			tl_tracer_commit_end(
+			    &r, atomic_load_explicit(&function_end, memory_order_relaxed));
+		else
+			tl_tracer_cancel(&r); /* the entry's session is over */
+		break;
+	case TL_TRACER_MISS:
+		if (f->session == tl_tracer_session())
+			tl_tracer_end(category());
+		break;
+	default: /* BUSY: a hook's slow path holds no slot; not reached */
+		break;
+	}
 }
 
-/* Thread exit: the calls still open are closed, the stack unmapped. */
+/* Counts one on a state's own counter (its thread only, holding it). */
+static NO_HOOK void add_own(_Atomic uint64_t *counter)
+{
+	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+}
+
+/* Every thread state made so far, newest first; never shortened. */
+static _Atomic(struct instrument_thread *) all_threads;
+
+/* Thread exit: the calls still open are closed, the state handed back. */
 static NO_HOOK void thread_end(void *arg)
 {
 	struct instrument_thread *t = arg;
-	t->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	uint32_t depth = t->depth < t->capacity ? t->depth : t->capacity;
-	while (depth > 0) {
-		frame_end(&t->frames[--depth]);
-		add(&counts.frames_closed);
-	}
 	self = &failed; /* a later destructor's calls record nothing */
 	atomic_signal_fence(memory_order_seq_cst);
-	munmap(t, THREAD_BYTES);
+	uint32_t depth = t->depth < TL_INSTRUMENT_STACK_MAX ? t->depth : TL_INSTRUMENT_STACK_MAX;
+	while (depth > 0) {
+		const struct frame *f = &t->frames[--depth];
+		if (f->ts)
+			frame_end(f);
+		add(&counts.frames_closed);
+	}
+	t->depth = 0;
+	atomic_store_explicit(&t->in_use, 0, memory_order_release);
 }
 
-/* The thread's first call: maps its stack. Called with t == &not_started. */
+/* A state no thread uses, taken; else a new one, mapped (mmap:
+ * async-signal-safe) and added to the list. NULL when mapping failed. */
+static NO_HOOK struct instrument_thread *thread_take(void)
+{
+	for (struct instrument_thread *t = atomic_load_explicit(&all_threads, memory_order_acquire);
+	     t; t = t->next) {
+		uint32_t free = 0;
+		if (atomic_load_explicit(&t->in_use, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong_explicit(
+		        &t->in_use, &free, 1, memory_order_acquire, memory_order_relaxed))
+			return t;
+	}
+	void *p =
+	    mmap(NULL, THREAD_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	struct instrument_thread *t = p;
+	t->capacity = TL_INSTRUMENT_STACK_MAX;
+	atomic_store_explicit(&t->in_use, 1, memory_order_relaxed);
+	t->next = atomic_load_explicit(&all_threads, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&all_threads, &t->next, t,
+	                                              memory_order_release, memory_order_relaxed))
+		;
+	return t;
+}
+
+/* The thread's first call: takes a state. */
 static NO_HOOK struct instrument_thread *thread_start(void)
 {
 	self = &starting;
 	atomic_signal_fence(memory_order_seq_cst);
-	void *p = mmap(NULL, THREAD_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-	               -1, 0);
-	if (p == MAP_FAILED) {
+	struct instrument_thread *t = thread_take();
+	if (!t) {
 		add(&counts.threads_failed);
 		return self = &failed;
 	}
-	struct instrument_thread *t = p;
-	t->capacity = TL_INSTRUMENT_STACK_MAX;
 	if (atomic_load_explicit(&have_key, memory_order_acquire))
 		pthread_setspecific(thread_key, t);
 	atomic_signal_fence(memory_order_seq_cst);
 	return self = t;
 }
 
-/* The minimum duration in raw units, for the running session. */
-static NO_HOOK uint64_t min_raw(struct instrument_thread *t, uint64_t ns, uint32_t session)
+/* Whether min_raw is made for this minimum duration and clock (the map is
+ * made again for every session: tl_clock_generation). */
+static NO_HOOK bool min_raw_ready(const struct instrument_thread *t, uint64_t ns)
 {
-	if (TL_UNLIKELY(t->min_session != session || !tl_clock_map_current(&t->map))) {
+	return t->min_ns == ns && tl_clock_map_current(&t->map);
+}
+
+/* The minimum duration in raw units, for the clock in use. */
+static NO_HOOK uint64_t min_raw(struct instrument_thread *t, uint64_t ns)
+{
+	if (TL_UNLIKELY(!min_raw_ready(t, ns))) {
 		tl_clock_map_init(&t->map);
 		t->min_raw = tl_clock_map_span_raw_max(&t->map, (int64_t)ns);
-		t->min_session = session;
+		t->min_ns = ns;
 	}
 	return t->min_raw;
 }
 
-/* An entry the fast path does not take: the thread's first call, a thread
- * with no stack, a call past the stack's capacity. */
-static NO_HOOK __attribute__((noinline)) void enter_slow(struct instrument_thread *t,
-                                                         void *function)
+/* Whether a call at depth is to be recorded. */
+static NO_HOOK bool recording(uint32_t depth)
+{
+	return depth < atomic_load_explicit(&record_below, memory_order_relaxed) &&
+	       tl_category_enabled(category());
+}
+
+/* An entry the fast path does not take, because the stack has no room:
+ * the thread's first call, a thread with no stack, a slow path in
+ * progress, a call past the stack's capacity. */
+static NO_HOOK __attribute__((noinline)) void enter_slow(void *function,
+                                                         struct instrument_thread *t)
 {
 	if (t == &not_started) {
-		t = thread_start();
-		if (t != &failed)
+		if (thread_start() != &failed)
 			tl_i_instrument_enter(function, NULL);
-		return;
+	} else if (t == &failed) {
+	} else if (t->capacity == 0) {
+		add(&counts.reentered);
+	} else {
+		/* past the capacity: counted, no frame; its exit only counts down */
+		hold(t);
+		t->depth++;
+		if (!(atomic_load_explicit(&settings, memory_order_relaxed) & SETTING_OFF) &&
+		    tl_category_enabled(category()))
+			add_own(&t->too_deep);
+		release(t);
 	}
-	if (t == &failed)
-		return;
-	/* past the capacity: counted, no frame; its exit only counts down */
-	t->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	t->depth++;
-	add(&counts.too_deep);
-	atomic_signal_fence(memory_order_seq_cst);
-	t->busy = 0;
 }
 
-/* An entry whose record the inline form did not take: the out-of-line
- * one; then the hook's end. */
-static NO_HOOK __attribute__((noinline)) void enter_record_slow(struct instrument_thread *t,
-                                                                struct frame *f)
+/* An entry with room on the stack but no reservation: not recorded (off,
+ * too deep, the category disabled), re-entered (BUSY), or recorded by the
+ * out-of-line emitter (the fast path missed). */
+static NO_HOOK __attribute__((noinline)) void enter_unreserved(void *function,
+                                                               struct instrument_thread *t, int got)
 {
-	f->ts = tl_tracer_function_enter(f->function, NULL);
-	f->session = tl_tracer_session();
-	atomic_signal_fence(memory_order_seq_cst);
-	t->busy = 0;
-}
-
-NO_HOOK void tl_i_instrument_enter(void *function, void *call_site)
-{
-	(void)call_site;
-	struct instrument_thread *t = self;
-	if (TL_UNLIKELY(t->busy)) {
+	uint32_t depth = t->depth;
+	if (got == TL_TRACER_BUSY) {
 		add(&counts.reentered);
 		return;
 	}
-	uint32_t depth = t->depth;
-	if (TL_UNLIKELY(depth >= t->capacity)) {
-		enter_slow(t, function);
-		return;
-	}
-	t->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
+	hold(t);
 	struct frame *f = &t->frames[depth];
 	t->depth = depth + 1;
 	f->function = function;
 	f->ts = 0;
-	if (depth < (atomic_load_explicit(&settings, memory_order_relaxed) & SETTING_DEPTH_MASK)) {
-		if (TL_LIKELY(tl_category_enabled(category())) &&
-		    TL_UNLIKELY(!tl_tracer_function_enter_try(function, &f->ts, &f->session))) {
-			enter_record_slow(t, f);
-			return;
-		}
-	} else if (!(atomic_load_explicit(&settings, memory_order_relaxed) & SETTING_OFF) &&
+	if (recording(depth)) {
+		f->ts = tl_tracer_function_enter(function, NULL);
+		f->session = tl_tracer_session();
+	} else if (depth >= atomic_load_explicit(&record_below, memory_order_relaxed) &&
+	           !(atomic_load_explicit(&settings, memory_order_relaxed) & SETTING_OFF) &&
 	           tl_category_enabled(category())) {
-		add(&counts.too_deep);
+		add_own(&t->too_deep);
 	}
-	atomic_signal_fence(memory_order_seq_cst);
-	t->busy = 0;
+	release(t);
 }
 
-/* The exit of a recorded call, its frame popped: its END, or with a
- * minimum duration, its entry taken back when it was shorter. */
+/*
+ * The entry hook. Its fast path holds the thread's slot (a reservation of
+ * the tracer interface) while it pushes the frame and writes the record:
+ * a signal handler's hook call meanwhile finds the slot busy and is
+ * dropped as re-entered. Off the fast path a slow path holds the stack
+ * (hold) instead.
+ */
+NO_HOOK void tl_i_instrument_enter(void *function, void *call_site)
+{
+	(void)call_site;
+	struct instrument_thread *t = self;
+	uint32_t depth = t->depth;
+	if (TL_UNLIKELY(depth >= t->capacity)) {
+		enter_slow(function, t);
+		return;
+	}
+	int got = TL_TRACER_MISS;
+	uint32_t id;
+	tl_tracer_reservation r;
+	if (TL_LIKELY(recording(depth)) &&
+	    TL_LIKELY((id = tl_tracer_function_id(function)) != TL_TRACER_NO_ID) &&
+	    TL_LIKELY((got = tl_tracer_reserve2(&r)) == TL_TRACER_RESERVED)) {
+		struct frame *f = &t->frames[depth];
+		t->depth = depth + 1;
+		f->function = function;
+		f->session = r.session;
+		f->ts = tl_tracer_commit_function(&r, id);
+		return;
+	}
+	enter_unreserved(function, t, got);
+}
+
+/* The exit of a recorded call, its frame popped, the stack held: its END,
+ * or with a minimum duration, its entry taken back when it was shorter. */
 static NO_HOOK void exit_recorded(struct instrument_thread *t, const struct frame *f)
 {
 	uint64_t ns = atomic_load_explicit(&min_ns, memory_order_relaxed);
-	if (ns && tl_tracer_now() - f->ts < min_raw(t, ns, f->session) &&
+	if (ns && tl_tracer_now() - f->ts < min_raw(t, ns) &&
 	    tl_tracer_retract_function(f->ts, f->session))
-		add(&counts.filtered);
-	else if (!tl_tracer_end_try(category(), f->session) && f->session == tl_tracer_session())
-		tl_tracer_end(category());
-}
-
-/* exit_recorded, then the hook's end: a recorded call's exit off the fast
- * path (a minimum duration set, or the END's inline form missed). */
-static NO_HOOK __attribute__((noinline)) void exit_recorded_slow(struct instrument_thread *t,
-                                                                 const struct frame *f)
-{
-	exit_recorded(t, f);
-	atomic_signal_fence(memory_order_seq_cst);
-	t->busy = 0;
+		add_own(&t->filtered);
+	else
+		frame_end(f);
 }
 
 /* An exit the fast path does not take: no frame for it on top of the
  * stack (longjmp, an exception, an exit with no entry), past the
- * capacity, or a thread with no stack. */
-static NO_HOOK __attribute__((noinline)) void exit_slow(struct instrument_thread *t,
-                                                        void *function)
+ * capacity, a slow path in progress, or a thread with no stack. */
+static NO_HOOK __attribute__((noinline)) void exit_slow(void *function, struct instrument_thread *t)
 {
 	uint32_t depth = t->depth;
 	if (t->capacity == 0) {
 		if (t == &not_started)
 			add(&counts.exits_unmatched);
+		else if (t != &failed)
+			add(&counts.reentered);
 		return;
 	}
-	t->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	if (depth > t->capacity) {
+	hold(t);
+	if (depth > TL_INSTRUMENT_STACK_MAX) {
 		t->depth = depth - 1; /* a call past the capacity */
 	} else {
 		uint32_t at = depth;
@@ -272,8 +364,10 @@ static NO_HOOK __attribute__((noinline)) void exit_slow(struct instrument_thread
 		} else {
 			/* the frames above it were skipped: closed now */
 			while (depth > at) {
-				frame_end(&t->frames[--depth]);
+				const struct frame *f = &t->frames[--depth];
 				t->depth = depth;
+				if (f->ts)
+					frame_end(f);
 				add(&counts.frames_closed);
 			}
 			const struct frame *f = &t->frames[at - 1];
@@ -282,37 +376,72 @@ static NO_HOOK __attribute__((noinline)) void exit_slow(struct instrument_thread
 				exit_recorded(t, f);
 		}
 	}
-	atomic_signal_fence(memory_order_seq_cst);
-	t->busy = 0;
+	release(t);
 }
 
+/* The exit of a recorded call on top of the stack, with no reservation:
+ * re-entered (BUSY: the frame stays, for a later exit to close), or a
+ * minimum duration set, or the fast path missed. */
+static NO_HOOK __attribute__((noinline)) void exit_unreserved(struct instrument_thread *t, int got)
+{
+	if (got == TL_TRACER_BUSY) {
+		add(&counts.reentered);
+		return;
+	}
+	hold(t);
+	const struct frame *f = &t->frames[--t->depth];
+	exit_recorded(t, f);
+	release(t);
+}
+
+/* The exit hook: as the entry hook, its fast path holds the thread's slot
+ * while it pops the frame and writes the END. */
 NO_HOOK void tl_i_instrument_exit(void *function, void *call_site)
 {
 	(void)call_site;
 	struct instrument_thread *t = self;
-	if (TL_UNLIKELY(t->busy)) {
-		add(&counts.reentered);
-		return;
-	}
 	uint32_t depth = t->depth;
 	/* depth - 1 wraps for 0: no frame */
 	if (TL_UNLIKELY(depth - 1 >= t->capacity || t->frames[depth - 1].function != function)) {
-		exit_slow(t, function);
+		exit_slow(function, t);
 		return;
 	}
-	t->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
 	const struct frame *f = &t->frames[depth - 1];
-	t->depth = depth - 1;
-	if (f->ts) {
-		if (TL_UNLIKELY(atomic_load_explicit(&min_ns, memory_order_relaxed) != 0) ||
-		    TL_UNLIKELY(!tl_tracer_end_try(category(), f->session))) {
-			exit_recorded_slow(t, f);
+	if (!f->ts) {
+		t->depth = depth - 1;
+		return;
+	}
+	tl_tracer_reservation r;
+	int got = tl_tracer_reserve2(&r);
+	if (TL_LIKELY(got == TL_TRACER_RESERVED)) {
+		uint64_t ns = atomic_load_explicit(&min_ns, memory_order_relaxed);
+		if (TL_LIKELY(r.session == f->session && ns == 0)) {
+			t->depth = depth - 1;
+			tl_tracer_commit_end(
+			    &r, atomic_load_explicit(&function_end, memory_order_relaxed));
 			return;
 		}
+		if (r.session != f->session) {
+			t->depth = depth - 1;
+			tl_tracer_cancel(&r); /* the entry's session is over */
+			return;
+		}
+		if (TL_LIKELY(min_raw_ready(t, ns))) {
+			/* one clock read, for the test and the END */
+			t->depth = depth - 1;
+			tl_timestamp now = tl_tracer_reserved_clock(&r);
+			if (now - f->ts < t->min_raw && tl_tracer_retract_reserved(&r, f->ts))
+				add_own(&t->filtered);
+			else
+				tl_tracer_commit_end_at(
+				    &r, atomic_load_explicit(&function_end, memory_order_relaxed),
+				    now);
+			return;
+		}
+		tl_tracer_cancel(&r); /* min_raw to make: off the fast path */
+		got = TL_TRACER_MISS;
 	}
-	atomic_signal_fence(memory_order_seq_cst);
-	t->busy = 0;
+	exit_unreserved(t, got);
 }
 
 /* A number from the environment; fallback when unset or not a number. */
@@ -342,25 +471,33 @@ static NO_HOOK __attribute__((constructor(101))) void make_thread_key(void)
 NO_HOOK void tl_i_instrument_setup(void)
 {
 	const tl_category *cat = tl_category_get("function");
-	if (cat)
-		atomic_store_explicit(&function_cat, cat, memory_order_relaxed);
+	if (cat) {
+		/* the END before the category: no call is recorded before */
+		atomic_store_explicit(&function_end, tl_tracer_prepare_end(cat),
+		                      memory_order_relaxed);
+		atomic_store_explicit(&function_cat, cat, memory_order_release);
+	}
 	if (env_number("TIMELINE_INSTRUMENT", 1) == 0)
 		tl_instrument_enable(false);
 	tl_instrument_set_min_duration_ns(env_number("TIMELINE_INSTRUMENT_MIN_NS", 0));
 	tl_instrument_set_max_depth((unsigned)env_number("TIMELINE_INSTRUMENT_MAX_DEPTH", 0));
 }
 
-/* Changes the settings word: bits `clear` off, `set` on, the recording
- * depth made again from them. */
-static NO_HOOK void settings_change(uint64_t clear, uint64_t set)
+/* Changes the settings: bits `clear` off, `set` on; then record_below. */
+static NO_HOOK void settings_change(uint32_t clear, uint32_t set)
 {
-	uint64_t old = atomic_load_explicit(&settings, memory_order_relaxed), word;
+	uint32_t old = atomic_load_explicit(&settings, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&settings, &old, (old & ~clear) | set,
+	                                              memory_order_relaxed, memory_order_relaxed))
+		;
+	uint32_t seen = atomic_load_explicit(&settings, memory_order_relaxed), now;
 	do {
-		word = (old & ~clear) | set;
-		uint64_t max = (word >> SETTING_MAX_SHIFT) & SETTING_DEPTH_MASK;
-		word = (word & ~(uint64_t)SETTING_DEPTH_MASK) | ((word & SETTING_OFF) ? 0 : max);
-	} while (!atomic_compare_exchange_weak_explicit(&settings, &old, word, memory_order_relaxed,
-	                                                memory_order_relaxed));
+		atomic_store_explicit(&record_below,
+		                      (seen & SETTING_OFF) ? 0 : seen & SETTING_DEPTH_MASK,
+		                      memory_order_relaxed);
+		now = seen;
+		seen = atomic_load_explicit(&settings, memory_order_relaxed);
+	} while (seen != now);
 }
 
 NO_HOOK void tl_instrument_enable(bool on)
@@ -382,16 +519,20 @@ NO_HOOK void tl_instrument_set_max_depth(unsigned depth)
 {
 	if (depth == 0 || depth > TL_INSTRUMENT_STACK_MAX)
 		depth = TL_INSTRUMENT_STACK_MAX;
-	settings_change((uint64_t)SETTING_DEPTH_MASK << SETTING_MAX_SHIFT,
-	                (uint64_t)depth << SETTING_MAX_SHIFT);
+	settings_change(SETTING_DEPTH_MASK, depth);
 }
 
 NO_HOOK int tl_instrument_stats_get(tl_instrument_stats *out)
 {
 	if (!out || out->struct_size < sizeof *out)
 		return -EINVAL;
-	out->filtered = atomic_load_explicit(&counts.filtered, memory_order_relaxed);
-	out->too_deep = atomic_load_explicit(&counts.too_deep, memory_order_relaxed);
+	out->filtered = 0;
+	out->too_deep = 0;
+	for (struct instrument_thread *t = atomic_load_explicit(&all_threads, memory_order_acquire);
+	     t; t = t->next) {
+		out->filtered += atomic_load_explicit(&t->filtered, memory_order_relaxed);
+		out->too_deep += atomic_load_explicit(&t->too_deep, memory_order_relaxed);
+	}
 	out->reentered = atomic_load_explicit(&counts.reentered, memory_order_relaxed);
 	out->frames_closed = atomic_load_explicit(&counts.frames_closed, memory_order_relaxed);
 	out->exits_unmatched = atomic_load_explicit(&counts.exits_unmatched, memory_order_relaxed);
