@@ -146,9 +146,13 @@ tl_timestamp tl_tracer_function_enter(const void *address, struct tl_thread_mark
  *     cancels. BUSY: the thread is inside an emit, a mark or a
  *     reservation (a signal handler that interrupted one of them, or code
  *     that one of them called). MISS: nothing held, the fast path does not
- *     apply (the thread's first event, a new session or block, another
- *     clock path, not running, a recorder that writes through): the
- *     out-of-line emitter records the same event.
+ *     apply (the thread's first event, a new session or block, a session
+ *     whose clock is clock_gettime where there is a TSC, not running, a
+ *     recorder that writes through): the out-of-line emitter records the
+ *     same event.
+ *   tl_tracer_reserve2_any(&r): the same, also on the clock_gettime path
+ *     where there is a TSC: the commit then calls clock_gettime, which a
+ *     caller's fast path may not want (a call: registers to keep).
  *   tl_tracer_commit_function(&r, id): writes the function record of id (a
  *     TL_FUNCTION_ID of the address, see tl_tracer_function_id), commits
  *     it, returns its timestamp: what tl_tracer_function_enter(address,
@@ -180,11 +184,13 @@ typedef struct tl_tracer_reservation {
 	struct tl_slot *slot;
 	uint64_t pos;
 	uint32_t session;
+	bool vdso; /* the session's clock is clock_gettime */
 } tl_tracer_reservation;
 enum { TL_TRACER_RESERVED, TL_TRACER_BUSY, TL_TRACER_MISS };
 #define TL_TRACER_NO_ID UINT32_MAX
 
 static inline int tl_tracer_reserve2(tl_tracer_reservation *r);
+static inline int tl_tracer_reserve2_any(tl_tracer_reservation *r);
 static inline tl_timestamp tl_tracer_commit_function(tl_tracer_reservation *r, uint32_t id);
 typedef uint64_t tl_tracer_prepared_end;
 static inline tl_tracer_prepared_end tl_tracer_prepare_end(const tl_category *cat);
@@ -358,29 +364,23 @@ void tl_timestamps_to_ns(const tl_timestamp *raw, int64_t *ns, size_t n);
 
 #pragma GCC visibility push(hidden)
 
-/* The clock path the inline forms take: the TSC where there is one, else
- * clock_gettime; a session on the other path fails the state check and
- * takes the out-of-line function. */
-#if TL_HAVE_TSC
-#define TL_TRACER_INLINE_STATE tl_tsc_state
-#else
-#define TL_TRACER_INLINE_STATE tl_vdso_state
-#endif
-
-static inline tl_timestamp tl_tracer_inline_clock(void)
+/* The clock of a reservation's session: the TSC (where there is one: the
+ * state word tl_tsc_state) or clock_gettime (tl_vdso_state). */
+static inline tl_timestamp tl_tracer_inline_clock(const tl_tracer_reservation *r)
 {
 #if TL_HAVE_TSC
-	return __rdtsc();
-#else
+	if (TL_LIKELY(!r->vdso))
+		return __rdtsc();
+#endif
+	(void)r;
 	struct timespec ts;
 	clock_gettime(tl_clock_id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-#endif
 }
 
-_Static_assert(TL_FUNCTION_NONE == TL_TRACER_NO_ID, "one value for no id");
-
-static inline int tl_tracer_reserve2(tl_tracer_reservation *r)
+/* tl_tracer_reserve2 and _any: any_clock, whether sessions on the
+ * clock_gettime path are taken where there is a TSC. */
+static inline int tl_tracer_reserve2_path(tl_tracer_reservation *r, bool any_clock)
 {
 	struct tl_slot *slot = tl_self;
 	r->slot = slot;
@@ -388,13 +388,38 @@ static inline int tl_tracer_reserve2(tl_tracer_reservation *r)
 		/* the slot of unregistered threads is shared: its busy flag
 		 * may be another thread's */
 		return slot == &tl_slot_none ? TL_TRACER_MISS : TL_TRACER_BUSY;
-	uint32_t state = atomic_load_explicit(&TL_TRACER_INLINE_STATE, memory_order_relaxed);
+	uint32_t state;
+#if TL_HAVE_TSC
+	state = atomic_load_explicit(&tl_tsc_state, memory_order_relaxed);
 	r->session = state;
+	r->vdso = false;
 	if (TL_LIKELY(slot->epoch == state && r->pos + tl_pos_step(2) <= slot->limit_pos))
 		return TL_TRACER_RESERVED;
+#else
+	any_clock = true;
+#endif
+	if (any_clock) {
+		state = atomic_load_explicit(&tl_vdso_state, memory_order_relaxed);
+		r->session = state;
+		r->vdso = true;
+		if (slot->epoch == state && r->pos + tl_pos_step(2) <= slot->limit_pos)
+			return TL_TRACER_RESERVED;
+	}
 	tl_slot_commit_pos(slot, r->pos);
 	return TL_TRACER_MISS;
 }
+
+static inline int tl_tracer_reserve2(tl_tracer_reservation *r)
+{
+	return tl_tracer_reserve2_path(r, false);
+}
+
+static inline int tl_tracer_reserve2_any(tl_tracer_reservation *r)
+{
+	return tl_tracer_reserve2_path(r, true);
+}
+
+_Static_assert(TL_FUNCTION_NONE == TL_TRACER_NO_ID, "one value for no id");
 
 /* Writes the two-word record at ts and commits it (which leaves the slot). */
 static inline void tl_tracer_commit2_at(tl_tracer_reservation *r, uint64_t header, tl_timestamp ts)
@@ -411,7 +436,7 @@ static inline tl_timestamp tl_tracer_commit2(tl_tracer_reservation *r, uint64_t 
 {
 	_Atomic uint64_t *p = tl_pos_ptr(r->pos);
 	__asm__ volatile("" : "+r"(p));
-	tl_timestamp ts = tl_tracer_inline_clock();
+	tl_timestamp ts = tl_tracer_inline_clock(r);
 	atomic_store_explicit(p + 1, header, memory_order_relaxed);
 	atomic_store_explicit(p, ts, memory_order_relaxed);
 	tl_slot_commit_pos(r->slot, r->pos + tl_pos_step(2));
@@ -438,8 +463,7 @@ static inline tl_timestamp tl_tracer_commit_end(tl_tracer_reservation *r,
 
 static inline tl_timestamp tl_tracer_reserved_clock(const tl_tracer_reservation *r)
 {
-	(void)r;
-	return tl_tracer_inline_clock();
+	return tl_tracer_inline_clock(r);
 }
 
 static inline void tl_tracer_commit_end_at(tl_tracer_reservation *r, tl_tracer_prepared_end end,

@@ -134,7 +134,7 @@ static NO_HOOK void release(struct instrument_thread *t)
 static NO_HOOK void frame_end(const struct frame *f)
 {
 	tl_tracer_reservation r;
-	switch (tl_tracer_reserve2(&r)) {
+	switch (tl_tracer_reserve2_any(&r)) {
 	case TL_TRACER_RESERVED:
 		if (r.session == f->session)
 			tl_tracer_commit_end(
@@ -285,8 +285,15 @@ static NO_HOOK __attribute__((noinline)) void enter_unreserved(void *function,
 	f->function = function;
 	f->ts = 0;
 	if (recording(depth)) {
-		f->ts = tl_tracer_function_enter(function, NULL);
-		f->session = tl_tracer_session();
+		tl_tracer_reservation r;
+		uint32_t id = tl_tracer_function_id(function);
+		if (id != TL_TRACER_NO_ID && tl_tracer_reserve2_any(&r) == TL_TRACER_RESERVED) {
+			f->session = r.session;
+			f->ts = tl_tracer_commit_function(&r, id);
+		} else {
+			f->ts = tl_tracer_function_enter(function, NULL);
+			f->session = tl_tracer_session();
+		}
 	} else if (depth >= atomic_load_explicit(&record_below, memory_order_relaxed) &&
 	           !(atomic_load_explicit(&settings, memory_order_relaxed) & SETTING_OFF) &&
 	           tl_category_enabled(category())) {
@@ -407,7 +414,8 @@ NO_HOOK void tl_i_instrument_exit(void *function, void *call_site)
 		return;
 	}
 	const struct frame *f = &t->frames[depth - 1];
-	if (!f->ts) {
+	tl_timestamp entry_ts = f->ts;
+	if (!entry_ts) {
 		t->depth = depth - 1;
 		return;
 	}
@@ -430,7 +438,7 @@ NO_HOOK void tl_i_instrument_exit(void *function, void *call_site)
 			/* one clock read, for the test and the END */
 			t->depth = depth - 1;
 			tl_timestamp now = tl_tracer_reserved_clock(&r);
-			if (now - f->ts < t->min_raw && tl_tracer_retract_reserved(&r, f->ts))
+			if (now - entry_ts < t->min_raw && tl_tracer_retract_reserved(&r, entry_ts))
 				add_own(&t->filtered);
 			else
 				tl_tracer_commit_end_at(
