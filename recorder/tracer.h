@@ -178,6 +178,9 @@ tl_timestamp tl_tracer_function_enter(const void *address, struct tl_thread_mark
  *     record itself standing for the mark (a record of this thread with
  *     the same timestamp is that record). Returns whether it was removed.
  *   tl_tracer_now(): the raw clock, as tl_now() reads it.
+ *   tl_tracer_thread_busy(): whether the calling thread is inside an emit,
+ *     a mark or a reservation (what makes tl_tracer_reserve2 answer BUSY):
+ *     a signal handler that interrupted one, or code that one called.
  */
 struct tl_slot;
 typedef struct tl_tracer_reservation {
@@ -204,6 +207,7 @@ static inline void tl_tracer_cancel(tl_tracer_reservation *r);
 static inline uint32_t tl_tracer_function_id(const void *address);
 static inline bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session);
 static inline tl_timestamp tl_tracer_now(void);
+static inline bool tl_tracer_thread_busy(void);
 
 /* Addresses that got no id because the function table was full, since the
  * process started. */
@@ -339,6 +343,10 @@ static inline tl_timestamp tl_clock_map_raw(const tl_clock_map *map, int64_t ns)
 
 /* The longest raw span that tl_clock_map_span_ns takes to ns or less. */
 uint64_t tl_clock_map_span_raw_max(const tl_clock_map *map, int64_t ns);
+
+/* The shortest raw span that tl_clock_map_span_ns takes to ns or more (0
+ * for ns <= 0): a span is shorter than ns exactly when it is below it. */
+uint64_t tl_clock_map_span_raw_min(const tl_clock_map *map, int64_t ns);
 
 /*
  * The exact conversion for many timestamps: ns[i] = tl_timestamp_to_ns(raw[i])
@@ -525,6 +533,14 @@ static inline bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session)
 static inline tl_timestamp tl_tracer_now(void)
 {
 	return tl_clock_read();
+}
+
+static inline bool tl_tracer_thread_busy(void)
+{
+	const struct tl_slot *slot = tl_self;
+	/* the slot of unregistered threads is shared: its flag may be another
+	 * thread's, and a thread is registered before it holds a slot */
+	return slot != &tl_slot_none && tl_slot_busy(slot);
 }
 
 #pragma GCC visibility pop

@@ -232,7 +232,7 @@ static NO_HOOK uint64_t min_raw(struct instrument_thread *t, uint64_t ns)
 {
 	if (TL_UNLIKELY(!min_raw_ready(t, ns))) {
 		tl_clock_map_init(&t->map);
-		t->min_raw = tl_clock_map_span_raw_max(&t->map, (int64_t)ns);
+		t->min_raw = tl_clock_map_span_raw_min(&t->map, (int64_t)ns);
 		t->min_ns = ns;
 	}
 	return t->min_raw;
@@ -255,7 +255,7 @@ static NO_HOOK __attribute__((noinline)) void enter_slow(void *function,
 		if (thread_start() != &failed)
 			tl_i_instrument_enter(function, NULL);
 	} else if (t == &failed) {
-	} else if (t->capacity == 0) {
+	} else if (t->capacity == 0 || tl_tracer_thread_busy()) {
 		add(&counts.reentered);
 	} else {
 		/* past the capacity: counted, no frame; its exit only counts down */
@@ -275,7 +275,7 @@ static NO_HOOK __attribute__((noinline)) void enter_unreserved(void *function,
                                                                struct instrument_thread *t, int got)
 {
 	uint32_t depth = t->depth;
-	if (got == TL_TRACER_BUSY) {
+	if (got == TL_TRACER_BUSY || tl_tracer_thread_busy()) {
 		add(&counts.reentered);
 		return;
 	}
@@ -359,6 +359,12 @@ static NO_HOOK __attribute__((noinline)) void exit_slow(void *function, struct i
 			add(&counts.reentered);
 		return;
 	}
+	if (tl_tracer_thread_busy()) {
+		/* inside a hook's reservation or an emit: its entry was not
+		 * pushed either */
+		add(&counts.reentered);
+		return;
+	}
 	hold(t);
 	if (depth > TL_INSTRUMENT_STACK_MAX) {
 		t->depth = depth - 1; /* a call past the capacity */
@@ -401,6 +407,19 @@ static NO_HOOK __attribute__((noinline)) void exit_unreserved(struct instrument_
 	release(t);
 }
 
+/* The exit of a call not recorded, on top of the stack: popped, unless
+ * the thread is inside a hook or an emit (then its entry was dropped
+ * too, and the frame on top is another call's). */
+static NO_HOOK __attribute__((noinline)) void exit_unrecorded(struct instrument_thread *t,
+                                                              uint32_t depth)
+{
+	if (tl_tracer_thread_busy()) {
+		add(&counts.reentered);
+		return;
+	}
+	t->depth = depth - 1;
+}
+
 /* The exit hook: as the entry hook, its fast path holds the thread's slot
  * while it pops the frame and writes the END. */
 NO_HOOK void tl_i_instrument_exit(void *function, void *call_site)
@@ -416,7 +435,7 @@ NO_HOOK void tl_i_instrument_exit(void *function, void *call_site)
 	const struct frame *f = &t->frames[depth - 1];
 	tl_timestamp entry_ts = f->ts;
 	if (!entry_ts) {
-		t->depth = depth - 1;
+		exit_unrecorded(t, depth);
 		return;
 	}
 	tl_tracer_reservation r;
