@@ -5,15 +5,25 @@
  * records, retract, the clock map.
  *
  * Each thread keeps a shadow stack of its calls in memory of its own,
- * mapped at its first call (mmap: async-signal-safe) and unmapped at its
- * exit. Every call within TL_INSTRUMENT_STACK_MAX is pushed, recorded or
- * not, so that an exit always finds its own entry: exits are matched by
- * function address from the top down; the frames above a match were
- * skipped (longjmp, an exception unwinding code built without the hooks)
- * and are closed then. A per-thread flag set for the whole of a hook turns
- * a hook call made inside a hook (a signal handler interrupting it, code
- * the hook calls being instrumented) into a counted drop; the signal
- * fences keep the compiler from moving the frame's stores out of it.
+ * mapped at its first call (mmap: async-signal-safe) and handed at its
+ * exit to the next thread that starts. Every call within
+ * TL_INSTRUMENT_STACK_MAX is pushed, recorded or not, so that an exit
+ * always finds its own entry: exits are matched by function address from
+ * the top down; the frames above a match were skipped (longjmp, an
+ * exception unwinding code built without the hooks) and are closed then.
+ *
+ * The hooks' fast paths write their record inline through a reservation
+ * of the tracer interface (tl_tracer_reserve2) and push or pop their frame
+ * while they hold it: the thread's slot is then busy, as in an emit, and
+ * that is the re-entry guard. A hook call made while its thread is inside
+ * a hook or an emit (a signal handler interrupting one, code one calls
+ * being instrumented) finds the slot busy (tl_tracer_reserve2 answers
+ * BUSY, tl_tracer_thread_busy says so) and is a counted drop, enter and
+ * exit alike; every path that changes the stack without a reservation
+ * checks it first. Slow paths hold the stack instead (hold: its capacity
+ * 0, which sends any hook call made meanwhile to a slow path that drops
+ * it); the signal fences keep the compiler from moving the frame's
+ * stores out of either.
  *
  * Nothing here may be built with -finstrument-functions: every function
  * carries no_instrument_function, so that a build that adds the flag to
