@@ -12,11 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
-volatile int instrumented_sink;
+_Atomic int instrumented_sink; /* threads call the same functions */
 
 void instrumented_leaf(void)
 {
-	instrumented_sink++;
+	atomic_fetch_add_explicit(&instrumented_sink, 1, memory_order_relaxed);
 }
 
 void instrumented_caller(void)
@@ -29,7 +29,7 @@ void instrumented_recurse(int n)
 {
 	if (n > 0)
 		instrumented_recurse(n - 1);
-	instrumented_sink++;
+	atomic_fetch_add_explicit(&instrumented_sink, 1, memory_order_relaxed);
 }
 
 void instrumented_spin_ns(long ns)
@@ -82,7 +82,7 @@ void instrumented_thread_exit(void)
 
 void instrumented_callback(void)
 {
-	instrumented_sink++;
+	atomic_fetch_add_explicit(&instrumented_sink, 1, memory_order_relaxed);
 }
 
 static void on_signal(int sig)

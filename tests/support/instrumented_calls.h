@@ -2,7 +2,7 @@
 #ifndef TL_TEST_INSTRUMENTED_CALLS_H
 #define TL_TEST_INSTRUMENTED_CALLS_H
 
-extern volatile int instrumented_sink;
+extern _Atomic int instrumented_sink;
 
 void instrumented_leaf(void);
 void instrumented_caller(void); /* calls instrumented_leaf twice */
