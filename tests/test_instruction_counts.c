@@ -34,7 +34,7 @@
 /* An instrumented call (entry and exit hooks, an empty function), besides
  * its two clock reads: on the TSC path the hooks write their records
  * inline (92 with gcc 12 -O2); on the vDSO path they take the general
- * path, which calls clock_gettime (215). A call taken back by the minimum
+ * path, which calls clock_gettime (216). A call taken back by the minimum
  * duration costs at most 1.2 times a recorded one on either path. */
 #define LIMIT_CALL_TSC 96.0
 #define LIMIT_CALL_VDSO 225.0
