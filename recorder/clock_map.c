@@ -114,3 +114,10 @@ uint64_t tl_clock_map_span_raw_max(const tl_clock_map *map, int64_t ns)
 		t++;
 	return t;
 }
+
+uint64_t tl_clock_map_span_raw_min(const tl_clock_map *map, int64_t ns)
+{
+	if (ns <= 0)
+		return 0;
+	return tl_clock_map_span_raw_max(map, ns - 1) + 1;
+}

@@ -98,7 +98,7 @@ static bool maps_cover(uint64_t address)
 	return false;
 }
 
-uint32_t tl_tracer_function_id(const void *address)
+uint32_t tl_tracer_function_intern(const void *address)
 {
 	return tl_function_intern((uintptr_t)address);
 }

@@ -45,18 +45,32 @@ static inline uint32_t tl_function_home(uintptr_t address)
 
 uint32_t tl_function_intern_slow(uintptr_t address, uint32_t home);
 
-/* The id of a code address, interning it on first use; TL_FUNCTION_NONE
- * for NULL or when the table has no room (counted). Any thread,
- * async-signal-safe, lock-free; on a hit one multiply, one load, one
- * compare. */
-static inline uint32_t tl_function_intern(uintptr_t address)
+/* The id of an address already interned at its home entry (every address
+ * interned without a collision); TL_FUNCTION_NONE otherwise: then
+ * tl_function_intern finds or makes it. address must not be NULL. One
+ * multiply, one load, one compare. */
+static inline uint32_t tl_function_find(uintptr_t address)
 {
 	uint32_t home = tl_function_home(address);
-	if (__builtin_expect(atomic_load_explicit(&tl_function_addresses[home],
-	                                          memory_order_relaxed) == address && address,
-	                     1))
+	if (__builtin_expect(
+	        atomic_load_explicit(&tl_function_addresses[home], memory_order_relaxed) == address,
+	        1))
 		return home;
-	return tl_function_intern_slow(address, home);
+	return TL_FUNCTION_NONE;
+}
+
+/* The id of a code address, interning it on first use; TL_FUNCTION_NONE
+ * for NULL or when the table has no room (counted). Any thread,
+ * async-signal-safe, lock-free; on a hit one multiply, one load, two
+ * compares. */
+static inline uint32_t tl_function_intern(uintptr_t address)
+{
+	if (!address)
+		return TL_FUNCTION_NONE;
+	uint32_t id = tl_function_find(address);
+	if (__builtin_expect(id != TL_FUNCTION_NONE, 1))
+		return id;
+	return tl_function_intern_slow(address, tl_function_home(address));
 }
 
 /* The address of an id; 0 when the id names no entry. */

@@ -127,6 +127,89 @@ void tl_tracer_begin_numbered(const tl_category *cat, const char *name, uint64_t
  */
 tl_timestamp tl_tracer_function_enter(const void *address, struct tl_thread_mark *mark);
 
+/* ---- inline forms -------------------------------------------------------------
+ * For a tracer whose every call site is hot (the -finstrument-functions
+ * hooks run around every call of a program): a two-word record (a
+ * function record or an END) reserved, written and committed on the
+ * caller's side, through the core's one reserve/commit pair (slot.h: enter
+ * the thread's slot, check the session and the room, store, one release
+ * store that commits and leaves). Between the reserve and the commit the
+ * caller holds its thread's slot, as an emit does: it may do work of its
+ * own there that must not interleave with its thread's other events (a
+ * signal handler's emit on this thread goes to the next nesting level
+ * meanwhile, and tl_tracer_reserve2 on this thread answers BUSY), but
+ * must not emit, block or call into the library. Defined at the end of
+ * this header; async-signal-safe, lock-free.
+ *
+ *   tl_tracer_reserve2(&r): RESERVED: the slot held, room for the record
+ *     in the running session (r.session), on the clock path these forms
+ *     read (the TSC where there is one); the caller then commits or
+ *     cancels. BUSY: the thread is inside an emit, a mark or a
+ *     reservation (a signal handler that interrupted one of them, or code
+ *     that one of them called). MISS: nothing held, the fast path does not
+ *     apply (the thread's first event, a new session or block, a session
+ *     whose clock is clock_gettime where there is a TSC, not running, a
+ *     recorder that writes through): the out-of-line emitter records the
+ *     same event.
+ *   tl_tracer_reserve2_any(&r): the same, also on the clock_gettime path
+ *     where there is a TSC: the commit then calls clock_gettime, which a
+ *     caller's fast path may not want (a call: registers to keep).
+ *   tl_tracer_commit_function(&r, id): writes the function record of id (a
+ *     TL_FUNCTION_ID of the address, see tl_tracer_function_id), commits
+ *     it, returns its timestamp: what tl_tracer_function_enter(address,
+ *     NULL) records.
+ *   tl_tracer_commit_end(&r, end): writes and commits tl_tracer_end(cat)'s
+ *     END, end being tl_tracer_prepare_end(cat) (a value made once: the
+ *     record's fixed part); returns its timestamp.
+ *   tl_tracer_reserved_clock(&r): reads the clock the reservation's
+ *     records take, for tl_tracer_commit_end_at.
+ *   tl_tracer_commit_end_at(&r, end, ts): the same END, at ts.
+ *   tl_tracer_retract_reserved(&r, ts): with the slot held, takes back the
+ *     thread's last record when it is the function record recorded at ts
+ *     in r.session (as tl_tracer_retract_function below); true: removed,
+ *     and the slot left; false: nothing changed, the slot still held.
+ *   tl_tracer_cancel(&r): leaves the slot, nothing written.
+ *   tl_tracer_function_id(address): the id of an address already in the
+ *     function table at its first probe (every address that did not
+ *     collide), else TL_TRACER_NO_ID: then tl_tracer_function_enter
+ *     interns it. address must not be NULL.
+ *   tl_tracer_retract_function(ts, session): takes back the calling
+ *     thread's last record when it is the function record recorded at ts
+ *     in session, and that session still runs: tl_tracer_retract, the
+ *     record itself standing for the mark (a record of this thread with
+ *     the same timestamp is that record). Returns whether it was removed.
+ *   tl_tracer_now(): the raw clock, as tl_now() reads it.
+ *   tl_tracer_thread_busy(): whether the calling thread is inside an emit,
+ *     a mark or a reservation (what makes tl_tracer_reserve2 answer BUSY):
+ *     a signal handler that interrupted one, or code that one called.
+ */
+struct tl_slot;
+typedef struct tl_tracer_reservation {
+	struct tl_slot *slot;
+	uint64_t pos;
+	uint32_t session;
+	bool vdso; /* the session's clock is clock_gettime */
+} tl_tracer_reservation;
+enum { TL_TRACER_RESERVED, TL_TRACER_BUSY, TL_TRACER_MISS };
+#define TL_TRACER_NO_ID UINT32_MAX
+
+static inline int tl_tracer_reserve2(tl_tracer_reservation *r);
+static inline int tl_tracer_reserve2_any(tl_tracer_reservation *r);
+static inline tl_timestamp tl_tracer_commit_function(tl_tracer_reservation *r, uint32_t id);
+typedef uint64_t tl_tracer_prepared_end;
+static inline tl_tracer_prepared_end tl_tracer_prepare_end(const tl_category *cat);
+static inline tl_timestamp tl_tracer_commit_end(tl_tracer_reservation *r,
+                                                tl_tracer_prepared_end end);
+static inline tl_timestamp tl_tracer_reserved_clock(const tl_tracer_reservation *r);
+static inline void tl_tracer_commit_end_at(tl_tracer_reservation *r, tl_tracer_prepared_end end,
+                                           tl_timestamp ts);
+static inline bool tl_tracer_retract_reserved(tl_tracer_reservation *r, tl_timestamp ts);
+static inline void tl_tracer_cancel(tl_tracer_reservation *r);
+static inline uint32_t tl_tracer_function_id(const void *address);
+static inline bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session);
+static inline tl_timestamp tl_tracer_now(void);
+static inline bool tl_tracer_thread_busy(void);
+
 /* Addresses that got no id because the function table was full, since the
  * process started. */
 uint64_t tl_tracer_functions_unnamed(void);
@@ -136,7 +219,7 @@ uint64_t tl_tracer_functions_unnamed(void);
  * function. Async-signal-safe, lock-free. The names of ids in this
  * process: recorder/function_names.h (tl_function_name_cached from any
  * path, tl_function_name_resolve outside signal handlers). */
-uint32_t tl_tracer_function_id(const void *address);
+uint32_t tl_tracer_function_intern(const void *address);
 
 /* Function ids are below this: the function table's capacity, for a
  * tracer's table by id. */
@@ -273,6 +356,10 @@ static inline tl_timestamp tl_clock_map_raw(const tl_clock_map *map, int64_t ns)
 /* The longest raw span that tl_clock_map_span_ns takes to ns or less. */
 uint64_t tl_clock_map_span_raw_max(const tl_clock_map *map, int64_t ns);
 
+/* The shortest raw span that tl_clock_map_span_ns takes to ns or more (0
+ * for ns <= 0): a span is shorter than ns exactly when it is below it. */
+uint64_t tl_clock_map_span_raw_min(const tl_clock_map *map, int64_t ns);
+
 /*
  * The exact conversion for many timestamps: ns[i] = tl_timestamp_to_ns(raw[i])
  * for i < n, all with one set of calibration pairs (tl_timestamp_to_ns
@@ -282,6 +369,191 @@ uint64_t tl_clock_map_span_raw_max(const tl_clock_map *map, int64_t ns);
  * may be the same array. Async-signal-safe; any thread.
  */
 void tl_timestamps_to_ns(const tl_timestamp *raw, int64_t *ns, size_t n);
+
+/* ---- the inline forms' definitions ----------------------------------------------
+ * The core's own headers, for these definitions only: a tracer uses what
+ * this header declares.
+ */
+#pragma GCC visibility pop
+
+#include "recorder/clock.h"
+#include "recorder/function_table.h"
+#include "recorder/record.h"
+#include "recorder/session.h"
+#include "recorder/slot.h"
+
+#pragma GCC visibility push(hidden)
+
+/* The clock of a reservation's session: the TSC (where there is one: the
+ * state word tl_tsc_state) or clock_gettime (tl_vdso_state). */
+static inline tl_timestamp tl_tracer_inline_clock(const tl_tracer_reservation *r)
+{
+#if TL_HAVE_TSC
+	if (TL_LIKELY(!r->vdso))
+		return __rdtsc();
+#endif
+	(void)r;
+	struct timespec ts;
+	clock_gettime(tl_clock_id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* tl_tracer_reserve2 and _any: any_clock, whether sessions on the
+ * clock_gettime path are taken where there is a TSC. */
+static inline int tl_tracer_reserve2_path(tl_tracer_reservation *r, bool any_clock)
+{
+	struct tl_slot *slot = tl_self;
+	r->slot = slot;
+	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, &r->pos)))
+		/* the slot of unregistered threads is shared: its busy flag
+		 * may be another thread's */
+		return slot == &tl_slot_none ? TL_TRACER_MISS : TL_TRACER_BUSY;
+	uint32_t state;
+#if TL_HAVE_TSC
+	state = atomic_load_explicit(&tl_tsc_state, memory_order_relaxed);
+	r->session = state;
+	r->vdso = false;
+	if (TL_LIKELY(slot->epoch == state && r->pos + tl_pos_step(2) <= slot->limit_pos))
+		return TL_TRACER_RESERVED;
+#else
+	any_clock = true;
+#endif
+	if (any_clock) {
+		state = atomic_load_explicit(&tl_vdso_state, memory_order_relaxed);
+		r->session = state;
+		r->vdso = true;
+		if (slot->epoch == state && r->pos + tl_pos_step(2) <= slot->limit_pos)
+			return TL_TRACER_RESERVED;
+	}
+	tl_slot_commit_pos(slot, r->pos);
+	return TL_TRACER_MISS;
+}
+
+static inline int tl_tracer_reserve2(tl_tracer_reservation *r)
+{
+	return tl_tracer_reserve2_path(r, false);
+}
+
+static inline int tl_tracer_reserve2_any(tl_tracer_reservation *r)
+{
+	return tl_tracer_reserve2_path(r, true);
+}
+
+_Static_assert(TL_FUNCTION_NONE == TL_TRACER_NO_ID, "one value for no id");
+
+/* Writes the two-word record at ts and commits it (which leaves the slot). */
+static inline void tl_tracer_commit2_at(tl_tracer_reservation *r, uint64_t header, tl_timestamp ts)
+{
+	_Atomic uint64_t *p = tl_pos_ptr(r->pos);
+	atomic_store_explicit(p + 1, header, memory_order_relaxed);
+	atomic_store_explicit(p, ts, memory_order_relaxed);
+	tl_slot_commit_pos(r->slot, r->pos + tl_pos_step(2));
+}
+
+/* The same, at the clock's time. The empty asm keeps the address computed
+ * before the clock read (emit.c's reserve_at). */
+static inline tl_timestamp tl_tracer_commit2(tl_tracer_reservation *r, uint64_t header)
+{
+	_Atomic uint64_t *p = tl_pos_ptr(r->pos);
+	__asm__ volatile("" : "+r"(p));
+	tl_timestamp ts = tl_tracer_inline_clock(r);
+	atomic_store_explicit(p + 1, header, memory_order_relaxed);
+	atomic_store_explicit(p, ts, memory_order_relaxed);
+	tl_slot_commit_pos(r->slot, r->pos + tl_pos_step(2));
+	return ts;
+}
+
+static inline tl_timestamp tl_tracer_commit_function(tl_tracer_reservation *r, uint32_t id)
+{
+	/* an id is below the table's capacity: the mask tells the compiler */
+	return tl_tracer_commit2(r, TL_REC_FUNCTION_HEADER(id & (TL_FUNCTION_TABLE_CAPACITY - 1)));
+}
+
+/* The header of the END. */
+static inline tl_tracer_prepared_end tl_tracer_prepare_end(const tl_category *cat)
+{
+	return TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0);
+}
+
+static inline tl_timestamp tl_tracer_commit_end(tl_tracer_reservation *r,
+                                                tl_tracer_prepared_end end)
+{
+	return tl_tracer_commit2(r, end);
+}
+
+static inline tl_timestamp tl_tracer_reserved_clock(const tl_tracer_reservation *r)
+{
+	return tl_tracer_inline_clock(r);
+}
+
+static inline void tl_tracer_commit_end_at(tl_tracer_reservation *r, tl_tracer_prepared_end end,
+                                           tl_timestamp ts)
+{
+	tl_tracer_commit2_at(r, end, ts);
+}
+
+/* Whether the last record before the position word pos is the function
+ * record at ts (a record of the block: the count is not 0). */
+static inline bool tl_tracer_last_is_function(uint64_t pos, tl_timestamp ts)
+{
+	/* a function record's header besides its id: phase, length, flags */
+	_Static_assert(TL_REC_PHASE_SHIFT == 16 && TL_REC_ARGTYPES_SHIFT == 48,
+	               "phase, length and flags are bits 16-47");
+	const _Atomic uint64_t *p = tl_pos_ptr(pos) - 2;
+	return tl_pos_records(pos) != 0 &&
+	       atomic_load_explicit(&p[0], memory_order_relaxed) == ts &&
+	       (uint32_t)(atomic_load_explicit(&p[1], memory_order_relaxed) >> 16) ==
+	           (uint32_t)(TL_REC_FUNCTION_HEADER(0) >> 16);
+}
+
+static inline bool tl_tracer_retract_reserved(tl_tracer_reservation *r, tl_timestamp ts)
+{
+	if (!tl_tracer_last_is_function(r->pos, ts))
+		return false;
+	/* the position back over it, one record fewer; the store also leaves
+	 * the slot */
+	tl_slot_commit_pos(r->slot, r->pos - tl_pos_step(2));
+	return true;
+}
+
+static inline void tl_tracer_cancel(tl_tracer_reservation *r)
+{
+	tl_slot_commit_pos(r->slot, r->pos);
+}
+
+static inline uint32_t tl_tracer_function_id(const void *address)
+{
+	return tl_function_find((uintptr_t)address);
+}
+
+static inline bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session)
+{
+	struct tl_slot *slot = tl_self;
+	uint64_t pos;
+	if (TL_UNLIKELY(!tl_slot_enter_pos(slot, &pos)))
+		return false;
+	uint32_t state = atomic_load_explicit(&tl_state, memory_order_relaxed);
+	if (session != 0 && slot->epoch == session && state == session &&
+	    tl_tracer_last_is_function(pos, ts)) {
+		tl_slot_commit_pos(slot, pos - tl_pos_step(2));
+		return true;
+	}
+	tl_slot_commit_pos(slot, pos);
+	return false;
+}
+
+static inline tl_timestamp tl_tracer_now(void)
+{
+	return tl_clock_read();
+}
+
+static inline bool tl_tracer_thread_busy(void)
+{
+	const struct tl_slot *slot = tl_self;
+	/* the slot of unregistered threads is shared: its flag may be another
+	 * thread's, and a thread is registered before it holds a slot */
+	return slot != &tl_slot_none && tl_slot_busy(slot);
+}
 
 #pragma GCC visibility pop
 

@@ -279,6 +279,27 @@ static void test_ticks_conversion_interpolates_between_pairs(void **state)
 	assert_int_equal(tl_clock_ticks_to_ns(p, 0, 1234), 1234);  /* already ns */
 }
 
+/* A minimum duration's boundary (the instrument filter: a call shorter
+ * than ns is one whose raw span is below tl_clock_map_span_raw_min): the
+ * span one tick shorter converts to less than ns, the span itself to ns or
+ * more, for a map of TSC ticks at an uneven rate and for nanoseconds. */
+static void test_span_raw_min_is_the_shortest_span_reaching_ns(void **state)
+{
+	(void)state;
+	tl_clock_map ticks = {.ticks = true, .ns_per_tick = 1.0 / 2.8937};
+	tl_clock_map ns = {.ticks = false};
+	const int64_t minimums[] = {1, 2, 3, 7, 1000, 123457, 50 * 1000 * 1000};
+	for (size_t i = 0; i < sizeof minimums / sizeof minimums[0]; i++) {
+		int64_t min = minimums[i];
+		uint64_t raw = tl_clock_map_span_raw_min(&ticks, min);
+		assert_true(raw > 0);
+		assert_true(tl_clock_map_span_ns(&ticks, raw - 1) < min);
+		assert_true(tl_clock_map_span_ns(&ticks, raw) >= min);
+		assert_int_equal(tl_clock_map_span_raw_min(&ns, min), (uint64_t)min);
+	}
+	assert_int_equal(tl_clock_map_span_raw_min(&ticks, 0), 0);
+}
+
 int main(void)
 {
 	tl_test_clear_environment();
@@ -295,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_ticks_conversion_interpolates_between_pairs),
 		cmocka_unit_test(test_ticks_conversion_rounds_like_a_128_bit_division),
 		cmocka_unit_test(test_clock_converter_converts_as_ticks_to_ns),
+		cmocka_unit_test(test_span_raw_min_is_the_shortest_span_reaching_ns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

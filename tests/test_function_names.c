@@ -289,7 +289,7 @@ static void test_in_process_name_is_resolved_once(void **state)
 {
 	(void)state;
 	skip_without_symbols();
-	uint32_t id = tl_tracer_function_id((const void *)pie_function);
+	uint32_t id = tl_tracer_function_intern((const void *)pie_function);
 	const char *name = tl_function_name_resolve(id);
 	assert_non_null(name);
 	assert_string_equal(name, "pie_function");

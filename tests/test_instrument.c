@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "support/instrumented_calls.h"
@@ -232,6 +233,192 @@ static void test_fork_child_records_its_own_calls(void **state)
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_int_equal(snapshot_calls(NULL), 3); /* the parent's */
+}
+
+/* The function slices of one thread of a model: fails when an END comes
+ * with no call open; returns the BEGINs, *open the calls left open. */
+static size_t thread_calls(const tl_model *m, uint32_t tid, long *open)
+{
+	size_t begins = 0;
+	long depth = 0;
+	for (size_t i = 0; i < m->nevents; i++) {
+		const tl_model_event *e = &m->events[i];
+		if (e->tid != tid || !is_function(e))
+			continue;
+		if (e->phase == 'B') {
+			begins++;
+			depth++;
+		} else if (e->phase == 'E') {
+			if (depth == 0)
+				fail_msg("thread %u: a call's END with no call open", tid);
+			depth--;
+		}
+	}
+	*open = depth;
+	return begins;
+}
+
+/* Every thread's calls balanced: returns their sum. */
+static size_t all_threads_balanced(const tl_model *m)
+{
+	size_t calls = 0;
+	for (size_t t = 0; t < m->nthreads; t++) {
+		long open;
+		calls += thread_calls(m, m->threads[t].tid, &open);
+		if (open != 0)
+			fail_msg("thread %u: %ld calls left open", m->threads[t].tid, open);
+	}
+	return calls;
+}
+
+static void test_call_chain_beyond_the_stack_is_balanced(void **state)
+{
+	(void)state;
+	uint64_t before = stats().too_deep;
+	instrumented_recurse(TL_INSTRUMENT_STACK_MAX + 88); /* 601 nested calls */
+	instrumented_caller(); /* the depth back at 0: recorded as usual */
+	size_t depth;
+	assert_int_equal(snapshot_calls(&depth), TL_INSTRUMENT_STACK_MAX + 3);
+	assert_int_equal(depth, TL_INSTRUMENT_STACK_MAX);
+	assert_int_equal(stats().too_deep - before, 89);
+}
+
+/* Calls spinning from 0 to twice the minimum: every call kept lasted the
+ * minimum or more (in the snapshot's nanoseconds: on the vDSO path the
+ * clock's own; a TSC tick converted twice may round 1 ns down), and every
+ * call is either kept or counted as filtered. */
+static void test_min_duration_keeps_no_call_shorter_than_it(void **state)
+{
+	(void)state;
+	const long min = 20 * 1000, calls = 100;
+	tl_instrument_set_min_duration_ns((uint64_t)min);
+	uint64_t before = stats().filtered;
+	for (long i = 0; i < calls; i++)
+		instrumented_spin_ns(i * 2 * min / calls);
+	tl_instrument_set_min_duration_ns(0);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	long kept = 0, slack = tl_test_tsc_expected() ? 1 : 0;
+	int64_t begin = 0;
+	for (size_t i = 0; i < m.nevents; i++) {
+		const tl_model_event *e = &m.events[i];
+		if (!is_function(e))
+			continue;
+		if (e->phase == 'B') {
+			begin = e->ts_ns;
+			kept++;
+		} else if (e->phase == 'E' && e->ts_ns - begin < min - slack) {
+			fail_msg("a call of %lld ns kept, minimum %ld ns",
+			         (long long)(e->ts_ns - begin), min);
+		}
+	}
+	tl_model_free(&m);
+	uint64_t filtered = stats().filtered - before;
+	assert_int_equal(kept + (long)filtered, calls);
+	assert_true(filtered > 0);
+	assert_true(kept > 0);
+}
+
+static void test_threads_record_their_calls_balanced(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	tl_test_init(TL_RECORDER_ENDLESS, 64u << 20); /* nothing overwritten */
+	instrumented_threads(4, 1000);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	/* instrumented_threads, and on each thread its body (call_times)
+	 * and 1000 callers of three calls each */
+	assert_int_equal(all_threads_balanced(&m), 1 + 4 * (1 + 3000));
+	tl_model_free(&m);
+}
+
+static void test_fork_inside_a_call_leaves_the_child_balanced(void **state)
+{
+	(void)state;
+	instrumented_caller();
+	int pid = instrumented_fork(); /* the call's exit runs in both */
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		instrumented_caller();
+		tl_model m;
+		unsigned char *data;
+		size_t len;
+		if (tl_snapshot_to_memory(&data, &len) != 0 ||
+		    tl_model_read_binary(data, len, &m, NULL, 0) != 0)
+			_exit(2);
+		/* the child's own calls only: no END for the fork's entry,
+		 * which is the parent's; nothing left open */
+		size_t begins = 0;
+		long depth = 0;
+		for (size_t i = 0; i < m.nevents; i++) {
+			if (!is_function(&m.events[i]))
+				continue;
+			begins += m.events[i].phase == 'B';
+			depth += m.events[i].phase == 'B' ? 1 : m.events[i].phase == 'E' ? -1 : 0;
+			if (depth < 0)
+				_exit(3);
+		}
+		_exit(depth == 0 && begins == 3 ? 0 : 4);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* the parent's: the first caller's three, and the fork call */
+	assert_int_equal(snapshot_calls(NULL), 4);
+}
+
+static void test_signal_storm_leaves_calls_balanced(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	tl_test_init(TL_RECORDER_ENDLESS, 64u << 20); /* nothing overwritten */
+	uint64_t before = stats().reentered;
+	unsigned long taken = instrumented_signal_storm(100000, 5000);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	size_t calls = all_threads_balanced(&m);
+	tl_model_free(&m);
+	/* instrumented_signal_storm, the thread's body (storm_body) and its
+	 * target, 100000 callers; each handler and its leaf, unless they ran
+	 * inside a hook: then both calls were dropped, enter and exit alike
+	 * (four hook calls counted) */
+	uint64_t reentered = stats().reentered - before;
+	printf("signals taken %lu, hook calls re-entered %llu\n", taken,
+	       (unsigned long long)reentered);
+	assert_true(taken > 0);
+	assert_int_equal(reentered % 4, 0);
+	assert_int_equal(calls + reentered / 2, 3 + 3 * 100000 + 2 * taken);
+}
+
+static void test_snapshot_while_threads_call_converts_balanced(void **state)
+{
+	(void)state;
+	tl_shutdown();
+	tl_test_init(TL_RECORDER_ENDLESS, 64u << 20); /* nothing overwritten */
+	instrumented_busy_start(3);
+	struct timespec pause = {0, 20 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	unsigned char *data;
+	size_t len;
+	assert_int_equal(tl_snapshot_to_memory(&data, &len), 0);
+	unsigned long made = instrumented_busy_stop();
+	tl_model m;
+	char err[256];
+	assert_int_equal(tl_model_read_binary(data, len, &m, err, sizeof err), 0);
+	free(data);
+	/* on every thread, no END without its BEGIN; open at the snapshot at
+	 * most the three calls a thread nests (body, caller, leaf) */
+	size_t calls = 0;
+	for (size_t t = 0; t < m.nthreads; t++) {
+		long open;
+		calls += thread_calls(&m, m.threads[t].tid, &open);
+		assert_true(open >= 0 && open <= 3);
+	}
+	assert_true(calls > 0);
+	assert_true(calls <= made + 3 * 3 + 1);
+	tl_model_free(&m);
 }
 
 static unsigned callbacks;
@@ -503,6 +690,18 @@ int main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_anr_dump_names_the_stalled_function, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(test_call_chain_beyond_the_stack_is_balanced, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_min_duration_keeps_no_call_shorter_than_it,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads_record_their_calls_balanced, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_fork_inside_a_call_leaves_the_child_balanced,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_signal_storm_leaves_calls_balanced, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_while_threads_call_converts_balanced,
+		                                setup, teardown),
 #ifdef TL_INSTRUMENTED_EXAMPLE
 		cmocka_unit_test_setup_teardown(test_convert_names_the_example_functions, setup,
 		                                teardown),

@@ -31,7 +31,6 @@ struct pattern_set {
 	struct pattern_set *older; /* kept reachable, never freed */
 };
 
-_Atomic bool tl_instrument_patterns_set;
 static _Atomic(struct pattern_set *) current;
 static _Atomic uint32_t verdicts[TL_TRACER_FUNCTION_IDS];
 static pthread_mutex_t setting = PTHREAD_MUTEX_INITIALIZER;
@@ -102,7 +101,7 @@ NO_HOOK bool tl_instrument_patterns_allow(const void *address)
 	const struct pattern_set *set = atomic_load_explicit(&current, memory_order_acquire);
 	if (!set)
 		return true;
-	uint32_t id = tl_tracer_function_id(address);
+	uint32_t id = tl_tracer_function_intern(address);
 	if (id >= TL_TRACER_FUNCTION_IDS)
 		return set->ninclude == 0;
 	uint32_t verdict = atomic_load_explicit(&verdicts[id], memory_order_relaxed);
@@ -169,7 +168,7 @@ NO_HOOK int tl_instrument_set_patterns(const char *include, const char *exclude)
 	set->older = all_sets;
 	all_sets = set;
 	atomic_store_explicit(&current, any ? set : NULL, memory_order_release);
-	atomic_store_explicit(&tl_instrument_patterns_set, any, memory_order_relaxed);
+	tl_i_instrument_patterns_changed(any);
 	pthread_mutex_unlock(&setting);
 	return rc;
 }

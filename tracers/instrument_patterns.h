@@ -11,9 +11,6 @@
 
 #pragma GCC visibility push(hidden)
 
-/* Whether any pattern is set: one relaxed load, for the hooks' fast path. */
-extern _Atomic bool tl_instrument_patterns_set;
-
 /*
  * Whether the calls of the function at `address` are recorded under the
  * patterns: its verdict from the table; on the function's first call
@@ -24,6 +21,10 @@ extern _Atomic bool tl_instrument_patterns_set;
  * lock-free, no allocation.
  */
 bool tl_instrument_patterns_allow(const void *address);
+
+/* Tells the hooks (instrument.c) whether any pattern is set: while one
+ * is, their fast path leaves every decision to their slow path. */
+void tl_i_instrument_patterns_changed(bool any);
 
 /* Whether name matches the glob pattern (`*`, `?`, `[...]` with ranges
  * and `!`), whole. Async-signal-safe. */

@@ -14,8 +14,9 @@
  * when the file has none (docs/instrument.md, "Names").
  *
  * The hooks record nothing before tl_init() or after tl_shutdown(), nor
- * while the "function" category is disabled. A call made inside a hook (a
- * signal handler that interrupts it) is dropped and counted; each thread
+ * while the "function" category is disabled. A call made inside a hook or
+ * an emit of the library (a signal handler that interrupts it) is dropped
+ * and counted; each thread
  * matches exits against a shadow stack of its calls, so longjmp, C++
  * exceptions and thread exit leave no slice open (what was skipped is
  * closed and counted).
@@ -88,7 +89,8 @@ typedef struct tl_instrument_stats {
 	size_t struct_size;         /* set by the caller: sizeof(tl_instrument_stats) */
 	uint64_t filtered;          /* calls shorter than the minimum duration, taken back */
 	uint64_t too_deep;          /* calls beyond the maximum depth, not recorded */
-	uint64_t reentered;         /* hook calls inside a hook (signal handlers), dropped */
+	uint64_t reentered;         /* hook calls inside a hook or an emit (signal
+	                               handlers), dropped */
 	uint64_t frames_closed;     /* calls closed for their caller's exit (longjmp,
 	                               exceptions) or at their thread's exit */
 	uint64_t exits_unmatched;   /* exits of calls the shadow stack does not hold */

@@ -56,6 +56,10 @@
 #define TARGET_LOOPER_OVER_BEGIN_END 1.3
 #define TARGET_SYSTRACE_ON_OVER_RAW 1.05
 #define TARGET_SYSTRACE_OFF_OVER_CLOCK 3.0
+#define TARGET_CALL_OVER_BEGIN_END 1.3
+#define TARGET_FILTERED_OVER_CALL 1.2
+#define TARGET_CALL_BYTES_PER_EVENT 16.0
+#define TARGET_UFTRACE_OVER_CALL 5.0
 
 typedef struct bench_config {
 	int reps;
@@ -93,6 +97,8 @@ enum event_kind {
 	EVENT_COUNTER,
 	EVENT_FRAME,
 	EVENT_LOOPER,
+	EVENT_CALL,
+	EVENT_FILTERED,
 	EVENT_COUNT
 };
 
@@ -109,6 +115,9 @@ static const struct event_spec {
     [EVENT_COUNTER] = {"counter", "counter i64", bench_events_counter, false, 64},
     [EVENT_FRAME] = {"frame_begin_end", "frame begin+end", bench_frame_begin_end, true, 80},
     [EVENT_LOOPER] = {"looper_dispatch", "looper dispatch", bench_looper_dispatch, true, 24},
+    /* an instrumented call: its entry and exit are the pair */
+    [EVENT_CALL] = {"instrumented_call", "instrumented call", bench_instrument_call, true, 16},
+    [EVENT_FILTERED] = {"filtered_call", "filtered call", bench_instrument_filtered, true, 16},
 };
 
 enum recorder_index { REC_RING, REC_ENDLESS, REC_STARTUP, REC_COUNT };
@@ -576,10 +585,11 @@ typedef struct target {
 	double limit;
 	const char *unit;
 	double floor_ratio; /* 2-thread targets: the same ratio for the floor */
+	double at_least;    /* a lower bound instead of limit (NAN: none) */
 } target;
 
-#define TARGETS_PER_RECORDER (5 + EVENT_COUNT)
-#define MAX_TARGETS (BENCH_PATH_COUNT * (REC_COUNT * TARGETS_PER_RECORDER + 2))
+#define TARGETS_PER_RECORDER (7 + EVENT_COUNT)
+#define MAX_TARGETS (BENCH_PATH_COUNT * (REC_COUNT * TARGETS_PER_RECORDER + 2) + 2)
 
 /* How much the machine alone slows a loop down when two threads run it. */
 static double floor_two_threads_over_one(int path, enum event_kind ev)
@@ -595,7 +605,20 @@ static target *target_add(target *t, int path, double value, double limit, const
 	t->limit = limit;
 	t->unit = unit;
 	t->floor_ratio = NAN;
+	t->at_least = NAN;
 	return t;
+}
+
+/* The bytes per entry or exit of an instrumented call (measured once). */
+static double call_bytes = NAN;
+
+/* The first measured path: targets measured once go with it. */
+static int first_path(void)
+{
+	for (int p = 0; p < BENCH_PATH_COUNT; p++)
+		if (paths[p].available)
+			return p;
+	return BENCH_PATH_VDSO;
 }
 
 /* The targets of every measured path: per recorder, then systrace's. */
@@ -626,6 +649,17 @@ static size_t collect_targets(target *out)
 			               TARGET_LOOPER_OVER_BEGIN_END, "x");
 			snprintf(t->name, sizeof t->name, "looper dispatch / two plain events, %s",
 			         name);
+			if (rec == REC_RING) {
+				double call = event_ns(p, rec, EVENT_CALL, 1);
+				t = target_add(&out[n++], p, call / plain, TARGET_CALL_OVER_BEGIN_END,
+				               "x");
+				snprintf(t->name, sizeof t->name,
+				         "instrumented call / begin+end, %s", name);
+				t = target_add(&out[n++], p, event_ns(p, rec, EVENT_FILTERED, 1) / call,
+				               TARGET_FILTERED_OVER_CALL, "x");
+				snprintf(t->name, sizeof t->name,
+				         "filtered call / instrumented call, %s", name);
+			}
 			for (int ev = 0; ev < EVENT_COUNT; ev++) {
 				t = target_add(&out[n++], p, over_one_thread(p, rec, ev),
 				               TARGET_TWO_THREADS_OVER_ONE, "x");
@@ -633,6 +667,15 @@ static size_t collect_targets(target *out)
 				snprintf(t->name, sizeof t->name, "%s, %s, 2 threads / 1 thread",
 				         event_specs[ev].label, name);
 			}
+		}
+		if (p == first_path()) {
+			target *t = target_add(&out[n++], p, call_bytes, TARGET_CALL_BYTES_PER_EVENT,
+			                       "B");
+			snprintf(t->name, sizeof t->name, "instrumented call, bytes per entry or exit");
+			t = target_add(&out[n++], p, bench_uftrace_over_ours(), 0, "x");
+			t->at_least = TARGET_UFTRACE_OVER_CALL;
+			snprintf(t->name, sizeof t->name,
+			         "uftrace record / instrumented call (same loop)");
 		}
 		double on = bench_systrace_on_over_raw((enum bench_path)p);
 		double off = bench_systrace_off_over_clock((enum bench_path)p);
@@ -651,6 +694,8 @@ static size_t collect_targets(target *out)
 
 static bool target_met(const target *t)
 {
+	if (!isnan(t->at_least))
+		return !isnan(t->value) && t->value >= t->at_least;
 	return !isnan(t->value) && t->value <= t->limit;
 }
 
@@ -762,7 +807,10 @@ static void print_targets(const target *targets, size_t ntargets, unsigned preem
 		const target *t = &targets[i];
 		char value[32], limit[32];
 		snprintf(value, sizeof value, "%.2f %s", t->value, t->unit);
-		snprintf(limit, sizeof limit, "<= %.2f %s", t->limit, t->unit);
+		if (!isnan(t->at_least))
+			snprintf(limit, sizeof limit, ">= %.2f %s", t->at_least, t->unit);
+		else
+			snprintf(limit, sizeof limit, "<= %.2f %s", t->limit, t->unit);
 		printf("%-50s %-5s %10s %10s  %-6s", t->name, path_specs[t->path].label, value,
 		       limit, target_met(t) ? "PASS" : "MISS");
 		if (!isnan(t->floor_ratio))
@@ -878,13 +926,15 @@ static void print_json(const bench_config *cfg, const target *targets, size_t nt
 		printf("%s{\"name\":\"%s\",\"path\":\"%s\"", i ? "," : "", targets[i].name,
 		       path_specs[targets[i].path].key);
 		json_number("value", targets[i].value);
-		json_number("limit", targets[i].limit);
+		json_number("limit", isnan(targets[i].at_least) ? targets[i].limit : NAN);
+		json_number("at_least", targets[i].at_least);
 		json_number("floor_ratio", targets[i].floor_ratio);
 		printf(",\"unit\":\"%s\",\"met\":%s}", targets[i].unit,
 		       target_met(&targets[i]) ? "true" : "false");
 	}
 	printf("]");
 	bench_systrace_print_json();
+	bench_uftrace_print_json();
 	printf("}\n");
 }
 
@@ -897,7 +947,9 @@ static void usage(FILE *out)
 	        "       timeline-bench --callgrind-kernel KERNEL N\n"
 	        "\n"
 	        "Measures ns per event of the ring, endless and startup recorders with 1 and\n"
-	        "2 threads, next to the floors (clock read, clock read + 32-byte store), and\n"
+	        "2 threads, next to the floors (clock read, clock read + 32-byte store), the\n"
+	        "instrumented calls of timeline::instrument (and, when uftrace is installed,\n"
+	        "uftrace record on the same loop), and\n"
 	        "of the systrace recorder next to raw write(2) and snprintf + write(2) on a\n"
 	        "private tracefs instance (as root; skipped otherwise), on both of the\n"
 	        "library's clock paths: the TSC (where the kernel's clocksource is the TSC;\n"
@@ -964,6 +1016,8 @@ int main(int argc, char **argv)
 
 	measure_all(&cfg);
 	bench_systrace_measure(cfg.reps, cfg.run_ns);
+	call_bytes = bench_instrument_bytes_per_event();
+	bench_uftrace_measure(cfg.reps < 5 ? cfg.reps : 5);
 
 	target targets[MAX_TARGETS];
 	size_t ntargets = collect_targets(targets);
@@ -972,6 +1026,7 @@ int main(int argc, char **argv)
 		unsigned preempted = 0;
 		print_table(&cfg, &preempted);
 		bench_systrace_print_table();
+		bench_uftrace_print_table();
 		print_targets(targets, ntargets, preempted);
 		printf("measured in %.1f s\n\n", seconds);
 	}

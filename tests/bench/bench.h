@@ -84,6 +84,10 @@ void bench_frame_release(bench_thread *thread);
  * minimum duration that takes every one back (bench_instrument.c). */
 void bench_instrument_call(uint64_t iters, bench_thread *thread);
 void bench_instrument_filtered(uint64_t iters, bench_thread *thread);
+/* The bytes an instrumented call's entry or exit adds to its thread's
+ * records on average, over 40000 calls in a session of its own (endless
+ * recorder); NAN when it cannot be measured. */
+double bench_instrument_bytes_per_event(void);
 /* The library's own hot-path clock read, eight times per iteration. */
 void bench_events_clock_read(uint64_t iters, bench_thread *thread);
 
@@ -124,6 +128,16 @@ void bench_systrace_print_json(void);
  * library's clock read. NAN when not measured. */
 double bench_systrace_on_over_raw(enum bench_path path);
 double bench_systrace_off_over_clock(enum bench_path path);
+
+/* uftrace record on the loop of bench_loop.c beside the same loop with
+ * the library's hooks (bench_uftrace.c): measured when uftrace is
+ * installed, else skipped with the reason; printed after the systrace
+ * rows, and as an "uftrace" member of the JSON object. */
+void bench_uftrace_measure(int reps);
+void bench_uftrace_print_table(void);
+void bench_uftrace_print_json(void);
+/* uftrace's ns per call over ours; NAN when not measured. */
+double bench_uftrace_over_ours(void);
 
 /* Prepares and frees a thread's state. Returns 0 or -ENOMEM. */
 int bench_thread_init(bench_thread *thread, unsigned index);

@@ -2,7 +2,7 @@
 #ifndef TL_TEST_INSTRUMENTED_CALLS_H
 #define TL_TEST_INSTRUMENTED_CALLS_H
 
-extern volatile int instrumented_sink;
+extern _Atomic int instrumented_sink;
 
 void instrumented_leaf(void);
 void instrumented_caller(void); /* calls instrumented_leaf twice */
@@ -15,5 +15,17 @@ void instrumented_thread_exit(void);
 void instrumented_callback(void);
 /* raises SIGUSR1, whose (instrumented) handler calls instrumented_leaf */
 void instrumented_raise(void);
+/* fork() inside an instrumented call: returns in the parent and the child */
+int instrumented_fork(void);
+/* threads threads, each calling instrumented_caller `calls` times, joined */
+void instrumented_threads(int threads, int calls);
+/* threads (at most 8) that call instrumented_caller until
+ * instrumented_busy_stop, which joins them; the calls they made */
+void instrumented_busy_start(int threads);
+unsigned long instrumented_busy_stop(void);
+/* a thread calling instrumented_caller `calls` times while this one sends
+ * it `signals` SIGUSR1s, whose instrumented handler calls instrumented_leaf;
+ * returns the signals its handler took */
+unsigned long instrumented_signal_storm(int calls, int signals);
 
 #endif

@@ -13,6 +13,10 @@ packages+=(protobuf-compiler)
 # elfutils' libelf reads the symbol tables that name instrumented functions
 # (libdw-dev brings libelf-dev, which is what the build links).
 packages+=(libdw-dev)
+# uftrace: timeline-bench times `uftrace record` on the loop its
+# instrumented calls run (tests/bench/bench_uftrace.c); without it that
+# comparison is skipped.
+packages+=(uftrace)
 # The aarch64 gate: Debian's cross compilers, qemu-user to run the suites,
 # and the arm64 libraries from the multiarch archive (libstdc++6:arm64 runs
 # the C++ suite; cmake/toolchain-aarch64-linux-gnu.cmake says why the
