@@ -36,10 +36,18 @@ struct tl_stream {
 	uint32_t functions_seen;
 };
 
+/* The staging buffer's alignment, and that of its size. */
+#define TL_STREAM_ALIGN 4096
+
 /* Starts a file on fd: header, process, clock, categories, threads, the
- * function table and the executable mappings.
- * 0 or -errno (the stream is then unusable; tl_stream_close frees it). */
-int tl_stream_open(struct tl_stream *st, int fd);
+ * function table and the executable mappings. The stream stages what it
+ * writes in a buffer of staging_bytes (a multiple of TL_STREAM_ALIGN; 0:
+ * a small default), aligned to TL_STREAM_ALIGN, and hands it to
+ * write_out (snapshot_writer.h) when set, else writes it with write(2)
+ * at every call. 0 or -errno (the stream is then unusable;
+ * tl_stream_close frees it). */
+int tl_stream_open(struct tl_stream *st, int fd, int (*write_out)(struct tl_snapshot_sink *),
+                   size_t staging_bytes);
 /* Writes what changed since the last call: new categories, renamed or new
  * threads, new calibration pairs, per-thread drop counts, new function
  * table entries. 0 or -errno. */
