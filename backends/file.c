@@ -249,7 +249,8 @@ static int write_out(struct tl_snapshot_sink *s)
 	s->written = f->base + s->buf_len;
 	if (all)
 		f->synced = s->written;
-	if (f->final && direct && ftruncate(f->fd, (off_t)s->written) != 0)
+	/* the padding and the room made ahead go, whatever wrote them */
+	if (f->final && ftruncate(f->fd, (off_t)s->written) != 0)
 		return -errno;
 	return 0;
 }
