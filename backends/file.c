@@ -47,7 +47,7 @@
 #define DRAIN_PERIOD_NS (100 * 1000 * 1000)
 #define DEFAULT_KEEP 2
 /* Direct writes: the staging buffer, written once half full. */
-#define STAGING_BYTES (4u * 1024 * 1024)
+#define STAGING_BYTES (2u * 1024 * 1024)
 /* Direct: the file is made longer ahead by this much. */
 #define EXTEND_BYTES (16u * 1024 * 1024)
 /* What is staged reaches the file this long after the drain goes idle. */
