@@ -16,12 +16,15 @@
  * A regular file is written with O_DIRECT where its file system allows
  * it: the drain encodes blocks into a staging buffer of STAGING_BYTES and
  * writes whole sectors of it to the disk, without a copy into the page
- * cache (on the 2-core machine of docs/bench.md that copy cost the drain
- * six times more than the write itself). What is staged reaches the file
- * within SYNC_NS of the drain finding nothing more to write, at tl_flush,
- * and at the end: the last partial sector is then written ended by a
- * PADDING chunk, which later writes cover. Elsewhere (tmpfs, a pipe) each
- * block is written with write(2) as it is encoded.
+ * cache (on the 2-core machine of docs/bench.md that copy cost eight
+ * times the system time of the write itself). Half a buffer is written
+ * asynchronously (Linux AIO) while the drain encodes into a second one;
+ * the file is made longer ahead, as ext4 waits for a write that extends
+ * it. What is staged reaches the file within SYNC_NS of the drain finding
+ * nothing more to write, at tl_flush, and at the end: the last partial
+ * sector is then written ended by a PADDING chunk, which later writes
+ * cover; the end cuts the file to its size. Elsewhere (tmpfs, a pipe)
+ * each block is written with write(2) as it is encoded.
  *
  * A forked child records in memory only: the drain thread is the parent's.
  */
@@ -72,11 +75,11 @@ struct file_recorder {
 	 * sectors (base stays a multiple of TL_STREAM_ALIGN). */
 	bool direct;
 	uint64_t base;
-	uint64_t synced;  /* the stream's bytes up to here are in the file */
-	int64_t synced_at; /* CLOCK_MONOTONIC ns of the last sync */
-	uint64_t extended; /* direct: the file's size, ahead of what is written */
-	bool sync;        /* write_out writes all that is staged */
-	bool final;       /* ... and ends the file there (END was staged) */
+	uint64_t synced;     /* the stream's bytes up to here are in the file */
+	int64_t synced_at;   /* CLOCK_MONOTONIC ns of the last sync */
+	uint64_t extended;   /* direct: the file's size, ahead of what is written */
+	bool sync;           /* write_out writes all that is staged */
+	bool final;          /* ... and ends the file there (END was staged) */
 	unsigned char *tail; /* direct: the last partial sector, padded */
 	/* Direct: a second staging buffer, swapped with the stream's at each
 	 * write so that the drain encodes into one while the disk takes the
