@@ -44,7 +44,6 @@
 #include <unistd.h>
 
 #include "recorder/recorder.h"
-#include "recorder/snapshot_format.h"
 
 /* The drain wakes at least this often (new names, drop counts). */
 #define DRAIN_PERIOD_NS (100 * 1000 * 1000)
@@ -55,7 +54,6 @@
 #define EXTEND_BYTES (16u * 1024 * 1024)
 /* What is staged reaches the file this long after the drain goes idle. */
 #define SYNC_NS (10 * 1000 * 1000)
-#define CHUNK_HEADER_BYTES 16 /* snapshot_format.h: type, reserved, payload size */
 
 /* What was written of a block: its hand-out seq and records written
  * (written by the drain, read by stats). */
@@ -233,14 +231,10 @@ static int write_out(struct tl_snapshot_sink *s)
 	if (direct && all) {
 		/* the partial sector, then a PADDING chunk to the sector's end */
 		size_t part = len - whole;
-		size_t padded = (part + CHUNK_HEADER_BYTES + TL_STREAM_ALIGN - 1) /
+		size_t padded = (part + TL_STREAM_PADDING_MIN + TL_STREAM_ALIGN - 1) /
 		                TL_STREAM_ALIGN * TL_STREAM_ALIGN;
 		memcpy(f->tail, s->buf + whole, part);
-		memset(f->tail + part, 0, padded - part);
-		uint32_t type = TL_CHUNK_PADDING;
-		uint64_t payload = padded - part - CHUNK_HEADER_BYTES;
-		memcpy(f->tail + part, &type, 4);
-		memcpy(f->tail + part + 8, &payload, 8);
+		tl_stream_padding(f->tail + part, padded - part);
 		iov[1].iov_len = padded;
 	}
 	rc = write_fully(f, iov, 2, f->base);

@@ -868,6 +868,15 @@ int tl_stream_open(struct tl_stream *st, int fd, int (*write_out)(struct tl_snap
 	return tl_stream_metadata(st);
 }
 
+void tl_stream_padding(void *at, size_t bytes)
+{
+	uint32_t head[4] = {TL_CHUNK_PADDING, 0, 0, 0};
+	uint64_t payload = bytes - TL_STREAM_PADDING_MIN;
+	memcpy(&head[2], &payload, 8);
+	memset(at, 0, bytes);
+	memcpy(at, head, sizeof head);
+}
+
 /* A CLOCK chunk when calibration pairs were added since the last one (a
  * pair is taken at most every second). */
 static void stream_clock(struct tl_stream *st)

@@ -11,6 +11,7 @@
 #ifndef TIMELINE_SNAPSHOT_STREAM_H
 #define TIMELINE_SNAPSHOT_STREAM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "recorder/function_table.h"
@@ -48,6 +49,10 @@ struct tl_stream {
  * tl_stream_close frees it). */
 int tl_stream_open(struct tl_stream *st, int fd, int (*write_out)(struct tl_snapshot_sink *),
                    size_t staging_bytes);
+/* Fills `bytes` at `at` (a multiple of 8, at least TL_STREAM_PADDING_MIN)
+ * with a PADDING chunk: bytes that readers skip. */
+#define TL_STREAM_PADDING_MIN 16
+void tl_stream_padding(void *at, size_t bytes);
 /* Writes what changed since the last call: new categories, renamed or new
  * threads, new calibration pairs, per-thread drop counts, new function
  * table entries. 0 or -errno. */
