@@ -49,7 +49,9 @@
 #define DRAIN_PERIOD_NS (100 * 1000 * 1000)
 #define DEFAULT_KEEP 2
 /* Direct writes: the staging buffer, written once half full. */
-#define STAGING_BYTES (2u * 1024 * 1024)
+#define STAGING_BYTES (1u * 1024 * 1024)
+/* Direct: writes in flight at most. */
+#define IN_FLIGHT 3
 /* Direct: the file is made longer ahead by this much. */
 #define EXTEND_BYTES (16u * 1024 * 1024)
 /* What is staged reaches the file this long after the drain goes idle. */
@@ -79,12 +81,16 @@ struct file_recorder {
 	bool sync;           /* write_out writes all that is staged */
 	bool final;          /* ... and ends the file there (END was staged) */
 	unsigned char *tail; /* direct: the last partial sector, padded */
-	/* Direct: a second staging buffer, swapped with the stream's at each
-	 * write so that the drain encodes into one while the disk takes the
-	 * other (an asynchronous write, Linux AIO; 0: none, written in place) */
-	unsigned char *spare;
+	/* Direct: staging buffers besides the stream's, swapped with it at
+	 * each write so that the drain encodes into one while the disk takes
+	 * the others (asynchronous writes, Linux AIO; aio 0: none, each
+	 * written in place); flight[i], when busy, writes spare[i]. */
+	unsigned char *spare[IN_FLIGHT];
 	aio_context_t aio;
-	struct iocb pending; /* the write in flight, when aio_fildes >= 0 */
+	struct flight {
+		struct iocb cb;
+		bool busy;
+	} flight[IN_FLIGHT];
 	struct written *written; /* per pool block */
 	_Atomic uint64_t records; /* streamed, all files */
 	_Atomic uint64_t progress; /* odd while `written` and `records` change */
@@ -140,51 +146,85 @@ static int write_fully(struct file_recorder *f, struct iovec *iov, int n, uint64
 	return 0;
 }
 
-/* Waits for the write in flight, if any; a short or refused one is done
- * again in place. 0 or -errno. */
-static int wait_pending(struct file_recorder *f)
+/* Waits for at least one of the writes in flight (none: returns at
+ * once); a short or refused one is done again in place. 0 or -errno. */
+static int wait_some(struct file_recorder *f)
 {
-	if (f->pending.aio_fildes == (uint32_t)-1)
+	int busy = 0;
+	for (int i = 0; i < IN_FLIGHT; i++)
+		busy += f->flight[i].busy;
+	if (!busy)
 		return 0;
-	struct io_event ev;
+	struct io_event ev[IN_FLIGHT];
 	long got;
 	do
-		got = syscall(SYS_io_getevents, f->aio, 1, 1, &ev, NULL);
+		got = syscall(SYS_io_getevents, f->aio, 1, IN_FLIGHT, ev, NULL);
 	while (got < 0 && errno == EINTR);
-	uint64_t done = got == 1 && ev.res >= 0 ? (uint64_t)ev.res : 0;
-	struct iocb cb = f->pending;
-	f->pending.aio_fildes = (uint32_t)-1;
-	if (got != 1)
+	if (got < 1)
 		return -errno;
-	if (done == cb.aio_nbytes)
-		return 0;
-	struct iovec rest = {(unsigned char *)(uintptr_t)cb.aio_buf + done, cb.aio_nbytes - done};
-	return write_fully(f, &rest, 1, (uint64_t)cb.aio_offset + done);
+	int rc = 0;
+	for (long e = 0; e < got; e++) {
+		struct flight *w = (struct flight *)(uintptr_t)ev[e].obj;
+		uint64_t done = ev[e].res >= 0 ? (uint64_t)ev[e].res : 0;
+		w->busy = false;
+		if (done == w->cb.aio_nbytes || rc)
+			continue;
+		struct iovec rest = {(unsigned char *)(uintptr_t)w->cb.aio_buf + done,
+		                     w->cb.aio_nbytes - done};
+		rc = write_fully(f, &rest, 1, (uint64_t)w->cb.aio_offset + done);
+	}
+	return rc;
 }
 
-/* Writes buf[0, len) at `at` without waiting, when the kernel takes it:
- * a write that extends the file is done synchronously (ext4), so the file
- * is made longer ahead, by EXTEND_BYTES at a time. 0 or -errno. */
-static int write_async(struct file_recorder *f, unsigned char *buf, size_t len, uint64_t at)
+/* Waits for every write in flight. 0 or -errno. */
+static int wait_all(struct file_recorder *f)
 {
-	int rc = wait_pending(f);
-	if (rc)
-		return rc;
+	int rc = 0;
+	for (int i = 0; i < IN_FLIGHT; i++)
+		while (f->flight[i].busy) {
+			int r = wait_some(f);
+			if (r && !rc)
+				rc = r;
+		}
+	return rc;
+}
+
+/* Writes the stream's buf[0, len) at `at` without waiting, and gives the
+ * stream a free buffer of the same size in its place, where the `keep`
+ * bytes after len are copied. A write that extends the file is done
+ * synchronously (ext4), so the file is made longer ahead, by EXTEND_BYTES
+ * at a time. 0 or -errno. */
+static int write_async(struct file_recorder *f, struct tl_snapshot_sink *s, size_t len,
+                       size_t keep, uint64_t at)
+{
+	int i = 0, rc;
+	while (f->flight[i].busy)
+		if (++i == IN_FLIGHT) {
+			if ((rc = wait_some(f)) != 0)
+				return rc;
+			i = 0;
+		}
 	if (at + len > f->extended) {
 		f->extended = at + len + EXTEND_BYTES;
 		if (ftruncate(f->fd, (off_t)f->extended) != 0)
 			return -errno;
 	}
-	struct iocb cb = {.aio_fildes = (uint32_t)f->fd,
-	                  .aio_lio_opcode = IOCB_CMD_PWRITE,
-	                  .aio_buf = (uint64_t)(uintptr_t)buf,
-	                  .aio_nbytes = len,
-	                  .aio_offset = (int64_t)at};
-	f->pending = cb;
-	struct iocb *list[1] = {&f->pending};
-	if (syscall(SYS_io_submit, f->aio, 1, list) == 1)
+	unsigned char *buf = s->buf;
+	memcpy(f->spare[i], buf + len, keep);
+	s->buf = f->spare[i];
+	f->spare[i] = buf;
+	struct flight *w = &f->flight[i];
+	w->cb = (struct iocb){.aio_data = (uint64_t)(uintptr_t)w,
+	                      .aio_fildes = (uint32_t)f->fd,
+	                      .aio_lio_opcode = IOCB_CMD_PWRITE,
+	                      .aio_buf = (uint64_t)(uintptr_t)buf,
+	                      .aio_nbytes = len,
+	                      .aio_offset = (int64_t)at};
+	struct iocb *list[1] = {&w->cb};
+	if (syscall(SYS_io_submit, f->aio, 1, list) == 1) {
+		w->busy = true;
 		return 0;
-	f->pending.aio_fildes = (uint32_t)-1;
+	}
 	struct iovec iov = {buf, len};
 	return write_fully(f, &iov, 1, at);
 }
@@ -209,22 +249,18 @@ static int write_out(struct tl_snapshot_sink *s)
 		return 0;
 	}
 	size_t whole = direct ? len - len % TL_STREAM_ALIGN : len;
-	if (!all && f->aio && f->spare) {
+	if (!all && f->aio) {
 		/* the whole sectors go to the disk while the stream goes on in
-		 * the other buffer */
-		int rc = write_async(f, s->buf, whole, f->base);
+		 * another buffer */
+		int rc = write_async(f, s, whole, len - whole, f->base);
 		if (rc)
 			return rc;
-		memcpy(f->spare, s->buf + whole, len - whole);
-		unsigned char *in_flight = s->buf;
-		s->buf = f->spare;
-		f->spare = in_flight;
 		f->base += whole;
 		s->buf_len = len - whole;
 		s->written = f->base + s->buf_len;
 		return 0;
 	}
-	int rc = wait_pending(f);
+	int rc = wait_all(f);
 	if (rc)
 		return rc;
 	struct iovec iov[2] = {{s->buf, whole}, {f->tail, 0}};
@@ -256,15 +292,14 @@ static int write_out(struct tl_snapshot_sink *s)
  * one. 0 or -ENOMEM. */
 static int output_init(struct file_recorder *f)
 {
-	f->pending.aio_fildes = (uint32_t)-1;
 	f->tail = aligned_alloc(TL_STREAM_ALIGN, 2 * TL_STREAM_ALIGN);
 	if (!f->tail)
 		return -ENOMEM;
-	if (syscall(SYS_io_setup, 1, &f->aio) != 0) {
+	for (int i = 0; i < IN_FLIGHT; i++)
+		if (!(f->spare[i] = aligned_alloc(TL_STREAM_ALIGN, STAGING_BYTES)))
+			return 0; /* written in place */
+	if (syscall(SYS_io_setup, IN_FLIGHT, &f->aio) != 0)
 		f->aio = 0;
-		return 0;
-	}
-	f->spare = aligned_alloc(TL_STREAM_ALIGN, STAGING_BYTES);
 	return 0;
 }
 
@@ -272,7 +307,8 @@ static void output_free(struct file_recorder *f)
 {
 	if (f->aio)
 		syscall(SYS_io_destroy, f->aio);
-	free(f->spare);
+	for (int i = 0; i < IN_FLIGHT; i++)
+		free(f->spare[i]);
 	free(f->tail);
 }
 
@@ -308,7 +344,7 @@ static void write_failed(struct file_recorder *f, int rc)
 	       "file recorder: writing %s: %s; the file ends here, later events are counted as "
 	       "dropped",
 	       f->path, strerror(-rc));
-	wait_pending(f);
+	wait_all(f);
 	tl_stream_close(&f->stream, 0, 0, 0);
 	close(f->fd);
 	f->fd = -1;
@@ -702,9 +738,11 @@ static void file_fork_child(struct tl_recorder *rec)
 	f->stream.sink.buf = NULL; /* the parent's buffers: not freed here */
 	f->stream.sink.scratch = NULL;
 	f->tail = NULL;
-	f->spare = NULL;
-	f->aio = 0; /* the parent's */
-	f->pending.aio_fildes = (uint32_t)-1;
+	for (int i = 0; i < IN_FLIGHT; i++) { /* the parent's */
+		f->spare[i] = NULL;
+		f->flight[i].busy = false;
+	}
+	f->aio = 0;
 	sem_init(&f->wake, 0, 0);
 	pthread_mutex_init(&f->write_lock, NULL);
 }
