@@ -424,17 +424,12 @@ struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old,
 	bool locked = pool->retired && pool_lock(pool);
 	if (old && (locked || !pool->retired))
 		retire(pool, old, locked);
-	/* a drained pool gives the block drained last first: still in the
-	 * caches, where a block never used is not */
-	struct tl_block *b = NULL;
-	if (locked && (pool->flags & TL_POOL_DRAINED) && pool->nfreed > 0) {
+	struct tl_block *b = claim_fresh(pool, slot);
+	if (!b && locked && (pool->flags & TL_POOL_DRAINED) && pool->nfreed > 0) {
 		b = tl_pool_block(pool, pool->freed[--pool->nfreed]);
 		atomic_fetch_sub_explicit(&pool->free, 1, memory_order_relaxed);
 		block_assign(pool, b, slot);
-	}
-	if (!b)
-		b = claim_fresh(pool, slot);
-	if (!b && locked && (pool->flags & TL_POOL_REUSE_OLDEST) && pool->nretired > 0) {
+	} else if (!b && locked && (pool->flags & TL_POOL_REUSE_OLDEST) && pool->nretired > 0) {
 		b = reuse(pool, tl_pool_block(pool, heap_pop(pool)), slot);
 	}
 	if (old && !locked && pool->retired) {
