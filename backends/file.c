@@ -205,7 +205,11 @@ static int write_async(struct file_recorder *f, struct tl_snapshot_sink *s, size
 			i = 0;
 		}
 	if (at + len > f->extended) {
-		f->extended = at + len + EXTEND_BYTES;
+		/* not far beyond a size limit: the file is ended there */
+		uint64_t ahead = EXTEND_BYTES;
+		if (f->max_bytes && ahead > f->max_bytes)
+			ahead = f->max_bytes;
+		f->extended = at + len + ahead;
 		if (ftruncate(f->fd, (off_t)f->extended) != 0)
 			return -errno;
 	}
