@@ -189,6 +189,7 @@ void tl_pool_reset(struct tl_pool *pool)
 	pool->retired_head = 0;
 	pool->nfreed = 0;
 	atomic_store(&pool->waiting, 0);
+	atomic_store(&pool->free, 0);
 	atomic_store(&pool->overwritten, 0);
 	atomic_store(&pool->dropped, 0);
 }
@@ -414,6 +415,11 @@ static struct tl_block *reserve_block(struct tl_pool *pool, const struct tl_slot
 struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old,
 				    const struct tl_slot *slot)
 {
+	/* a drained pool with none to give: refused without the lock */
+	if (!old && (pool->flags & TL_POOL_DRAINED) &&
+	    atomic_load_explicit(&pool->free, memory_order_relaxed) == 0 &&
+	    atomic_load_explicit(&pool->handed, memory_order_relaxed) >= pool->nblocks)
+		return NULL;
 	/* Only a ring's retired blocks need the lock. */
 	bool locked = pool->retired && pool_lock(pool);
 	if (old && (locked || !pool->retired))
@@ -421,6 +427,7 @@ struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old,
 	struct tl_block *b = claim_fresh(pool, slot);
 	if (!b && locked && (pool->flags & TL_POOL_DRAINED) && pool->nfreed > 0) {
 		b = tl_pool_block(pool, pool->freed[--pool->nfreed]);
+		atomic_fetch_sub_explicit(&pool->free, 1, memory_order_relaxed);
 		block_assign(pool, b, slot);
 	} else if (!b && locked && (pool->flags & TL_POOL_REUSE_OLDEST) && pool->nretired > 0) {
 		b = reuse(pool, tl_pool_block(pool, heap_pop(pool)), slot);
@@ -458,6 +465,7 @@ void tl_pool_drain_done(struct tl_pool *pool, struct tl_block *b)
 	if (!pool_lock(pool))
 		return;
 	pool->freed[pool->nfreed++] = b->index;
+	atomic_fetch_add_explicit(&pool->free, 1, memory_order_relaxed);
 	pool_unlock(pool);
 }
 

@@ -52,6 +52,10 @@ struct tl_pool {
 	/* Drained: the blocks waiting for the drain (nretired), readable
 	 * without the lock so that the drain can look before it sleeps. */
 	_Atomic uint32_t waiting;
+	/* Drained: the drained blocks not handed out again (nfreed), readable
+	 * without the lock so that a thread refused a block does not take the
+	 * lock again for every event while none is free. */
+	_Atomic uint32_t free;
 	/* Blocks a signal handler retired while its own thread held the lock
 	 * (index + 1; 0: empty entry), put in the heap by the next holder. */
 	_Atomic uint32_t deferred[TL_POOL_DEFERRED];

@@ -50,6 +50,10 @@ static int sink_flush(struct tl_snapshot_sink *s)
 {
 	if (s->error || s->buf_len == 0)
 		return s->error;
+	if (s->fd >= 0 && s->write_out) {
+		s->error = s->write_out(s);
+		return s->error;
+	}
 	if (s->fd >= 0) {
 		size_t off = 0;
 		while (off < s->buf_len) {
@@ -397,8 +401,16 @@ static size_t transcode_plain(struct tl_snapshot_sink *s, const uint64_t *rec, s
 		return 0;
 	const char *name = (const char *)(uintptr_t)rec[2];
 	if (name != s->last_name) {
+		/* and its words as written, when they are few: copied word by
+		 * word below rather than measured and copied again */
 		s->last_name = name;
 		s->last_name_len = kept_length(name);
+		s->last_name_nwords = 0;
+		if (string_words(s->last_name_len) <= TL_SINK_NAME_WORDS) {
+			unsigned char *w = (unsigned char *)s->last_name_words;
+			put_string(&w, name ? name : "", s->last_name_len);
+			s->last_name_nwords = string_words(s->last_name_len);
+		}
 	}
 	size_t words = 2 + string_words(s->last_name_len);
 	if (words * 8 > room)
@@ -408,7 +420,11 @@ static size_t transcode_plain(struct tl_snapshot_sink *s, const uint64_t *rec, s
 		 ((uint64_t)words << TL_REC_WORDS_SHIFT) | ((uint64_t)flags << TL_REC_FLAGS_SHIFT);
 	put_word(&p, rec[0]);
 	put_word(&p, header);
-	put_string(&p, name ? name : "", s->last_name_len);
+	if (s->last_name_nwords)
+		for (size_t i = 0; i < s->last_name_nwords; i++)
+			put_word(&p, s->last_name_words[i]);
+	else
+		put_string(&p, name ? name : "", s->last_name_len);
 	return words;
 }
 
@@ -834,12 +850,14 @@ int tl_snapshot_to_memory(unsigned char **data, size_t *len)
 
 #define STREAM_CALIBRATION_NS 1000000000
 
-int tl_stream_open(struct tl_stream *st, int fd)
+int tl_stream_open(struct tl_stream *st, int fd, int (*write_out)(struct tl_snapshot_sink *),
+                   size_t staging_bytes)
 {
 	memset(st, 0, sizeof *st);
 	st->sink.fd = fd;
-	st->sink.buf = malloc(STAGING_BYTES);
-	st->sink.buf_cap = STAGING_BYTES;
+	st->sink.write_out = write_out;
+	st->sink.buf_cap = staging_bytes ? staging_bytes : STAGING_BYTES;
+	st->sink.buf = aligned_alloc(TL_STREAM_ALIGN, st->sink.buf_cap);
 	st->sink.scratch_words = TL_BLOCK_MAX_BYTES / 8;
 	st->sink.scratch = malloc(TL_BLOCK_MAX_BYTES);
 	if (!st->sink.buf || !st->sink.scratch)
@@ -848,6 +866,15 @@ int tl_stream_open(struct tl_stream *st, int fd)
 	write_process(&st->sink);
 	write_mappings(&st->sink);
 	return tl_stream_metadata(st);
+}
+
+void tl_stream_padding(void *at, size_t bytes)
+{
+	uint32_t head[4] = {TL_CHUNK_PADDING, 0, 0, 0};
+	uint64_t payload = bytes - TL_STREAM_PADDING_MIN;
+	memcpy(&head[2], &payload, 8);
+	memset(at, 0, bytes);
+	memcpy(at, head, sizeof head);
 }
 
 /* A CLOCK chunk when calibration pairs were added since the last one (a

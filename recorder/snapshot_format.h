@@ -107,6 +107,12 @@ enum tl_snapshot_chunk {
 	 * address - start + file_offset of path.
 	 */
 	TL_CHUNK_MAPPING = 11,
+	/*
+	 * Zero bytes that carry nothing: a file recorder writing whole disk
+	 * sectors ends what it has written so far with one, up to the next
+	 * sector, and writes over it as the file goes on. Readers skip it.
+	 */
+	TL_CHUNK_PADDING = 12,
 };
 
 #define TL_SNAPSHOT_STATS_COUNT 12

@@ -11,6 +11,7 @@
 #ifndef TIMELINE_SNAPSHOT_STREAM_H
 #define TIMELINE_SNAPSHOT_STREAM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "recorder/function_table.h"
@@ -36,10 +37,22 @@ struct tl_stream {
 	uint32_t functions_seen;
 };
 
+/* The staging buffer's alignment, and that of its size. */
+#define TL_STREAM_ALIGN 4096
+
 /* Starts a file on fd: header, process, clock, categories, threads, the
- * function table and the executable mappings.
- * 0 or -errno (the stream is then unusable; tl_stream_close frees it). */
-int tl_stream_open(struct tl_stream *st, int fd);
+ * function table and the executable mappings. The stream stages what it
+ * writes in a buffer of staging_bytes (a multiple of TL_STREAM_ALIGN; 0:
+ * a small default), aligned to TL_STREAM_ALIGN, and hands it to
+ * write_out (snapshot_writer.h) when set, else writes it with write(2)
+ * at every call. 0 or -errno (the stream is then unusable;
+ * tl_stream_close frees it). */
+int tl_stream_open(struct tl_stream *st, int fd, int (*write_out)(struct tl_snapshot_sink *),
+                   size_t staging_bytes);
+/* Fills `bytes` at `at` (a multiple of 8, at least TL_STREAM_PADDING_MIN)
+ * with a PADDING chunk: bytes that readers skip. */
+#define TL_STREAM_PADDING_MIN 16
+void tl_stream_padding(void *at, size_t bytes);
 /* Writes what changed since the last call: new categories, renamed or new
  * threads, new calibration pairs, per-thread drop counts, new function
  * table entries. 0 or -errno. */

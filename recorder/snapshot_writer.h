@@ -11,6 +11,8 @@
 
 #pragma GCC visibility push(hidden)
 
+#define TL_SINK_NAME_WORDS 8
+
 struct tl_snapshot_sink {
 	int fd;              /* >= 0: write(2) to it */
 	unsigned char *mem;  /* fd < 0: malloc'd growing buffer */
@@ -23,6 +25,15 @@ struct tl_snapshot_sink {
 	uint64_t written;    /* bytes written to fd */
 	const char *last_name; /* the last kept name written, and its length */
 	size_t last_name_len;
+	/* and its words as written when they fit (0: they do not) */
+	size_t last_name_nwords;
+	uint64_t last_name_words[TL_SINK_NAME_WORDS];
+	/* fd >= 0 and set: called instead of write(2) whenever the staging
+	 * buffer is flushed. It writes what it chooses of buf, leaves the rest
+	 * (less than half of buf_cap) at the start of buf (it may swap buf for
+	 * a buffer of its own of the same size and alignment), sets buf_len,
+	 * and keeps `written` the bytes given to it in all. 0 or -errno. */
+	int (*write_out)(struct tl_snapshot_sink *sink);
 };
 int tl_snapshot_write(struct tl_snapshot_sink *sink);
 /* The child of a fork: forget a snapshot another thread had in progress. */

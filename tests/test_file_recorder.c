@@ -220,9 +220,67 @@ static void test_a_killed_writers_file_still_converts(void **state)
 	assert_false(m.complete);
 	print_message("killed writer: %zu events read; %s\n", m.nevents, err);
 	assert_non_null(strstr(err, "truncated"));
+	assert_null(strstr(err, "undecodable"));
 	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "before kill"), 100000);
 	assert_true(thread_named(&m, "doomed writer"));
 	tl_model_free(&m);
+}
+
+/* Blocks that filled reach the file by themselves, with no tl_flush. */
+static void test_full_blocks_reach_the_file_without_a_flush(void **state)
+{
+	(void)state;
+	start(1024 * 1024, 0, 0);
+	tl_thread_set_name("unflushed writer");
+	for (int i = 0; i < 2000; i++) {
+		TL_TRACE_EVENT_BEGIN0("file", "unflushed");
+		TL_TRACE_EVENT_END0("file", "unflushed");
+	}
+	size_t found = 0;
+	for (int wait = 0; wait < 500 && found == 0; wait++) {
+		usleep(10 * 1000);
+		tl_model m;
+		char err[256] = "";
+		if (tl_model_read_binary_file(file_path, &m, err, sizeof err) != 0)
+			continue;
+		found = tl_test_count_events(&m, TL_PHASE_BEGIN, "unflushed");
+		if (found)
+			assert_true(thread_named(&m, "unflushed writer"));
+		tl_model_free(&m);
+	}
+	print_message("%zu of 2000 pairs in the file before any flush\n", found);
+	assert_true(found > 0);
+}
+
+/* A file ended by tl_shutdown stops at its END chunk: nothing after it,
+ * however its blocks were written. */
+static void test_a_finished_file_ends_with_its_end_chunk(void **state)
+{
+	(void)state;
+	start(64u * 1024 * 1024, 0, 0); /* room for all: the drain never drops */
+	for (int i = 0; i < 300000; i++) {
+		TL_TRACE_EVENT_BEGIN0("file", "to the end");
+		TL_TRACE_EVENT_END0("file", "to the end");
+	}
+	tl_shutdown();
+	size_t len = 0;
+	char *whole = tl_test_read_file(file_path, &len);
+	assert_non_null(whole);
+	assert_true(len >= 16);
+	uint32_t type;
+	uint64_t payload;
+	memcpy(&type, whole + len - 16, 4);
+	memcpy(&payload, whole + len - 8, 8);
+	assert_int_equal(type, 7); /* END */
+	assert_int_equal(payload, 0);
+	tl_model m;
+	char err[256] = "";
+	assert_int_equal(tl_model_read_binary(whole, len, &m, err, sizeof err), 0);
+	assert_string_equal(err, "");
+	assert_true(m.complete);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "to the end"), 300000);
+	tl_model_free(&m);
+	free(whole);
 }
 
 /* A program that exits without tl_shutdown() still ends its file whole. */
@@ -523,6 +581,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_flush_writes_partly_filled_blocks_and_nothing_twice,
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_still_converts, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_full_blocks_reach_the_file_without_a_flush, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_a_finished_file_ends_with_its_end_chunk, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_without_shutdown_ends_the_file_whole, setup,
 	                                    teardown),
