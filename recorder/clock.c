@@ -10,7 +10,7 @@
 #include "recorder/tracer.h"
 
 _Atomic int tl_clock_use_tsc;
-clockid_t tl_clock_id = CLOCK_BOOTTIME;
+_Atomic clockid_t tl_clock_id = CLOCK_BOOTTIME;
 
 /*
  * Calibration pairs. Slot 0 holds the pair taken at init and is never
@@ -30,7 +30,7 @@ static atomic_flag pairs_writing = ATOMIC_FLAG_INIT;
 static int64_t read_ns(void)
 {
 	struct timespec ts;
-	clock_gettime(tl_clock_id, &ts);
+	clock_gettime(tl_clock_id_get(), &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -157,7 +157,7 @@ tl_clock_pair tl_clock_calibrate(int store, int64_t min_interval_ns)
  * it in the forms' state words (session.h). */
 void tl_clock_init(clockid_t id, int allow_tsc)
 {
-	tl_clock_id = id;
+	atomic_store_explicit(&tl_clock_id, id, memory_order_relaxed);
 	tl_clock_use_tsc = allow_tsc && tl_clock_tsc_usable();
 	atomic_fetch_add_explicit(&tl_clock_generation, 1, memory_order_relaxed);
 	for (int i = 0; i < TL_CLOCK_PAIRS; i++)

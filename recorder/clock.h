@@ -40,7 +40,15 @@ static inline int tl_clock_tsc_chosen(void)
 {
 	return atomic_load_explicit(&tl_clock_use_tsc, memory_order_relaxed);
 }
-extern clockid_t tl_clock_id;
+/* The session's clock (CLOCK_BOOTTIME or CLOCK_MONOTONIC): written by
+ * tl_init, read by any thread (a watchdog may read it while a new session
+ * starts), so atomic; read with tl_clock_id_get. */
+extern _Atomic clockid_t tl_clock_id;
+
+static inline clockid_t tl_clock_id_get(void)
+{
+	return atomic_load_explicit(&tl_clock_id, memory_order_relaxed);
+}
 
 /* The hot-path read. Async-signal-safe. */
 static inline uint64_t tl_clock_read(void)
@@ -50,7 +58,7 @@ static inline uint64_t tl_clock_read(void)
 		return __rdtsc();
 #endif
 	struct timespec ts;
-	clock_gettime(tl_clock_id, &ts);
+	clock_gettime(tl_clock_id_get(), &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 

@@ -135,7 +135,7 @@ static ALWAYS_INLINE uint64_t clock_read(enum clock_path path)
 #endif
 	(void)path;
 	struct timespec ts;
-	clock_gettime(tl_clock_id, &ts);
+	clock_gettime(tl_clock_id_get(), &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 

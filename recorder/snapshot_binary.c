@@ -207,7 +207,7 @@ static uint64_t write_clock(struct tl_snapshot_sink *s, int64_t min_interval_ns,
 	*npairs = n;
 	uint64_t payload = 16 + 32 + n * 16;
 	chunk_begin(s, TL_CHUNK_CLOCK, payload);
-	sink_u32(s, (uint32_t)tl_clock_id);
+	sink_u32(s, (uint32_t)tl_clock_id_get());
 	sink_u32(s, (uint32_t)tl_clock_is_tsc());
 	sink_u32(s, (uint32_t)n);
 	sink_u32(s, 0);

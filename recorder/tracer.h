@@ -394,7 +394,7 @@ static inline tl_timestamp tl_tracer_inline_clock(const tl_tracer_reservation *r
 #endif
 	(void)r;
 	struct timespec ts;
-	clock_gettime(tl_clock_id, &ts);
+	clock_gettime(tl_clock_id_get(), &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
