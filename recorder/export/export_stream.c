@@ -1,6 +1,7 @@
 /*
  * What the streaming exporters share (export_stream.h): the list of
- * threads, and the strings of the events being written.
+ * threads, the strings of the events being written, the queue of items
+ * waiting for their place, and the sources of items merged across threads.
  */
 #include "recorder/export/export_stream.h"
 
@@ -309,4 +310,115 @@ void tl_item_queue_free(tl_item_queue *q)
 	free(q->heap);
 	q->run = q->heap = NULL;
 	q->head = q->n = q->cap = q->nheap = q->heap_cap = 0;
+}
+
+/* ---- a thread's source of items, and the heap of sources ----------------- */
+
+void tl_stream_source_init(tl_stream_source *src, size_t index, size_t size,
+                           int (*compare)(const void *, const void *))
+{
+	memset(src, 0, sizeof *src);
+	src->index = index;
+	tl_item_queue_init(&src->items, size, compare);
+}
+
+int tl_stream_source_start(tl_stream_source *src, tl_snapshot_read *r,
+                           const tl_thread_survey *survey, const tl_slice_stream_ops *ops,
+                           void *ctx)
+{
+	int rc = tl_slice_stream_init(&src->match, r, survey, ops, ctx);
+	src->matching = rc == 0;
+	return rc;
+}
+
+int tl_stream_source_ready(tl_stream_source *src)
+{
+	for (;;) {
+		const void *first = tl_item_queue_first(&src->items);
+		if (first) {
+			int64_t ts_ns;
+			memcpy(&ts_ns, first, sizeof ts_ns);
+			if (src->done || ts_ns < src->floor)
+				return 1;
+		}
+		if (src->done)
+			return 0;
+		int more = tl_slice_stream_step(&src->match);
+		if (more < 0)
+			return more;
+		if (src->error)
+			return src->error;
+		src->done = !more;
+		src->floor = tl_slice_stream_floor(&src->match);
+	}
+}
+
+void tl_stream_source_free(tl_stream_source *src)
+{
+	if (src->matching)
+		tl_slice_stream_free(&src->match);
+	src->matching = 0;
+	tl_item_queue_free(&src->items);
+}
+
+int tl_source_heap_init(tl_source_heap *h, size_t max,
+                        int (*before)(const tl_stream_source *, const tl_stream_source *))
+{
+	h->heap = malloc((max + 1) * sizeof *h->heap);
+	h->n = 0;
+	h->before = before;
+	return h->heap ? 0 : -ENOMEM;
+}
+
+int tl_source_heap_add(tl_source_heap *h, tl_stream_source *src)
+{
+	int ready = tl_stream_source_ready(src);
+	if (ready <= 0)
+		return ready;
+	size_t i = h->n++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!h->before(src, h->heap[parent]))
+			break;
+		h->heap[i] = h->heap[parent];
+		i = parent;
+	}
+	h->heap[i] = src;
+	return 0;
+}
+
+static void sift_down(tl_source_heap *h, size_t i)
+{
+	tl_stream_source *moving = h->heap[i];
+	for (;;) {
+		size_t child = 2 * i + 1;
+		if (child >= h->n)
+			break;
+		if (child + 1 < h->n && h->before(h->heap[child + 1], h->heap[child]))
+			child++;
+		if (!h->before(h->heap[child], moving))
+			break;
+		h->heap[i] = h->heap[child];
+		i = child;
+	}
+	h->heap[i] = moving;
+}
+
+int tl_source_heap_next(tl_source_heap *h)
+{
+	int ready = tl_stream_source_ready(h->heap[0]);
+	if (ready < 0)
+		return ready;
+	if (!ready)
+		h->heap[0] = h->heap[--h->n];
+	if (h->n)
+		sift_down(h, 0);
+	return 0;
+}
+
+void tl_source_heap_free(tl_source_heap *h)
+{
+	free(h->heap);
+	h->heap = NULL;
+	h->n = 0;
 }
