@@ -1255,7 +1255,8 @@ struct pf_stream {
 	/* stream_flow from the first pass to the plan, then stream_slice_flow */
 	void *flows;
 	size_t nflows, flows_cap;
-	int error; /* -ENOMEM while writing */
+	size_t flows_before; /* of the thread in its first pass */
+	int error;           /* -ENOMEM while writing */
 };
 
 static int grow_array(void **array, size_t *cap, size_t need, size_t size)
@@ -1330,49 +1331,31 @@ static const tl_slice_stream_ops note_ops = {
     .close = note_close,
 };
 
+/* Forgets what a first pass noted of the source's thread, to run it again. */
+static void forget_notes(void *ctx)
+{
+	pf_source *src = ctx;
+	src->nnotes = 0;
+	src->ps->nflows = src->ps->flows_before;
+}
+
 static int compare_note(const void *pa, const void *pb)
 {
 	const stream_note *a = pa, *b = pb;
 	return a->slice < b->slice ? -1 : a->slice > b->slice;
 }
 
-static void add_counts(tl_match_counts *totals, const tl_match_counts *c)
-{
-	totals->unmatched_begin += c->unmatched_begin;
-	totals->unmatched_end += c->unmatched_end;
-	totals->too_deep += c->too_deep;
-	totals->flow_markers += c->flow_markers;
-	totals->flows_dropped += c->flows_dropped;
-	totals->events_unknown += c->events_unknown;
-}
-
 /* The first pass over a thread. 0 or -ENOMEM. */
 static int survey_source(pf_source *src, tl_snapshot_thread *t, tl_match_counts *totals)
 {
 	pf_stream *ps = src->ps;
-	size_t flows_before = ps->nflows;
-	/* fed by the survey, unless the thread has COMPLETE events: then run
-	 * again, once they are sorted */
-	tl_slice_stream match;
-	tl_slice_stream_init(&match, NULL, &src->survey, &note_ops, src);
-	int rc = tl_thread_survey_run(ps->r, t, &src->survey, &match);
-	if (rc == 0 && !src->survey.fed) {
-		tl_slice_stream_free(&match);
-		src->nnotes = 0;
-		ps->nflows = flows_before;
-		rc = tl_slice_stream_init(&match, ps->r, &src->survey, &note_ops, src);
-		if (rc == 0)
-			rc = tl_slice_stream_run(&match);
-	}
+	ps->flows_before = ps->nflows;
+	int rc = tl_stream_first_run(ps->r, t, &src->survey, &note_ops, src, forget_notes, totals);
 	if (rc == 0)
 		rc = src->base.error;
-	if (rc == 0) {
-		add_counts(totals, &match.counts);
-		/* noted at the closes: in the order slices open */
-		if (src->nnotes > 1)
-			qsort(src->notes, src->nnotes, sizeof *src->notes, compare_note);
-	}
-	tl_slice_stream_free(&match);
+	/* noted at the closes: in the order slices open */
+	if (rc == 0 && src->nnotes > 1)
+		qsort(src->notes, src->nnotes, sizeof *src->notes, compare_note);
 	tl_snapshot_thread_release(t);
 	return rc;
 }

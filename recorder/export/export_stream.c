@@ -128,6 +128,36 @@ void tl_stream_decode(tl_snapshot_read *r, tl_stream_strings *strings, const uin
 	tl_snapshot_read_event(r, rec, tid, with_args, tl_stream_strings_store, strings, e);
 }
 
+int tl_stream_first_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_survey *survey,
+                        const tl_slice_stream_ops *ops, void *ctx, void (*forget)(void *ctx),
+                        tl_match_counts *totals)
+{
+	tl_slice_stream match;
+	tl_slice_stream_init(&match, NULL, survey, ops, ctx);
+	int rc = tl_thread_survey_run(r, t, survey, &match);
+	if (rc == 0 && !survey->fed) {
+		tl_slice_stream_free(&match);
+		forget(ctx);
+		rc = tl_slice_stream_init(&match, r, survey, ops, ctx);
+		if (rc == 0)
+			rc = tl_slice_stream_run(&match);
+	}
+	if (rc == 0 && totals)
+		tl_stream_add_counts(totals, &match.counts);
+	tl_slice_stream_free(&match);
+	return rc;
+}
+
+void tl_stream_add_counts(tl_match_counts *totals, const tl_match_counts *c)
+{
+	totals->unmatched_begin += c->unmatched_begin;
+	totals->unmatched_end += c->unmatched_end;
+	totals->too_deep += c->too_deep;
+	totals->flow_markers += c->flow_markers;
+	totals->flows_dropped += c->flows_dropped;
+	totals->events_unknown += c->events_unknown;
+}
+
 /* ---- sorting through an index --------------------------------------------- */
 
 /* The end of the run of ascending items that starts at lo. */

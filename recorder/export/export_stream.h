@@ -181,6 +181,21 @@ static inline tl_stream_source *tl_source_heap_top(const tl_source_heap *h)
 int tl_source_heap_next(tl_source_heap *h);
 void tl_source_heap_free(tl_source_heap *h);
 
+/*
+ * Surveys thread t of r into *survey (tl_thread_survey_run) and runs a
+ * first matching over it, calling back ops with ctx: fed by the survey as
+ * it reads, unless the thread has COMPLETE events; then forget(ctx) drops
+ * what that run noted, and the matching runs again over the sorted events.
+ * The run's counts are added to totals when not NULL. 0 or -ENOMEM; free
+ * *survey with tl_thread_survey_free.
+ */
+int tl_stream_first_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_survey *survey,
+                        const tl_slice_stream_ops *ops, void *ctx, void (*forget)(void *ctx),
+                        tl_match_counts *totals);
+
+/* Adds the counts c to totals. */
+void tl_stream_add_counts(tl_match_counts *totals, const tl_match_counts *c);
+
 /* Whether record rec has arguments. */
 static inline int tl_stream_has_args(const uint64_t *rec)
 {
