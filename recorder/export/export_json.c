@@ -70,6 +70,21 @@
 
 enum { CLASS_END, CLASS_COMPLETE, CLASS_OTHER };
 
+/* The order of a thread's lines, from a model or streamed: by time; at an
+ * equal time by class, the longer COMPLETE first; then in the matching's
+ * order. */
+static inline int compare_line_place(int64_t ts_a, int cls_a, int64_t dur_a, uint64_t order_a,
+                                     int64_t ts_b, int cls_b, int64_t dur_b, uint64_t order_b)
+{
+	if (ts_a != ts_b)
+		return ts_a < ts_b ? -1 : 1;
+	if (cls_a != cls_b)
+		return cls_a < cls_b ? -1 : 1;
+	if (cls_a == CLASS_COMPLETE && dur_a != dur_b)
+		return dur_a > dur_b ? -1 : 1;
+	return order_a < order_b ? -1 : order_a > order_b;
+}
+
 /* One line of a thread's output, sorted before writing. */
 typedef struct json_record {
 	int64_t ts_ns;
@@ -550,13 +565,8 @@ static void write_event(json_writer *w, const tl_model_event *ev)
 static int compare_record(const void *pa, const void *pb)
 {
 	const json_record *a = pa, *b = pb;
-	if (a->ts_ns != b->ts_ns)
-		return a->ts_ns < b->ts_ns ? -1 : 1;
-	if (a->cls != b->cls)
-		return a->cls < b->cls ? -1 : 1;
-	if (a->cls == CLASS_COMPLETE && a->dur_ns != b->dur_ns)
-		return a->dur_ns > b->dur_ns ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	return compare_line_place(a->ts_ns, a->cls, a->dur_ns, a->order, b->ts_ns, b->cls,
+	                          b->dur_ns, b->order);
 }
 
 static void write_thread_events(json_writer *w, const tl_match_thread *t, json_record *records)
@@ -1057,13 +1067,8 @@ static void forget_notes(void *ctx)
 static int compare_item(const void *pa, const void *pb)
 {
 	const json_item *a = pa, *b = pb;
-	if (a->ts_ns != b->ts_ns)
-		return a->ts_ns < b->ts_ns ? -1 : 1;
-	if (a->cls != b->cls)
-		return a->cls < b->cls ? -1 : 1;
-	if (a->cls == CLASS_COMPLETE && a->dur_ns != b->dur_ns)
-		return a->dur_ns > b->dur_ns ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	return compare_line_place(a->ts_ns, a->cls, a->dur_ns, a->order, b->ts_ns, b->cls,
+	                          b->dur_ns, b->order);
 }
 
 static void push_item(json_stream *js, const json_item *item)
