@@ -535,9 +535,7 @@ int tl_export_ftrace_stream(tl_snapshot_read *r, int fd, tl_export_counts *count
 	}
 	if (rc == 0) {
 		tl_out_init(out, fd);
-		/* the blocks lost, as tl_snapshot_read_finish will count them */
-		tl_stats stats = r->model->stats;
-		stats.blocks_torn += r->bad_blocks;
+		tl_stats stats = tl_stream_stats(r);
 		write_head(out, r->model, &stats, nlines, unmatched_begin, unmatched_end);
 		rc = merge_sources(r, out, sources, nsources);
 		int written = tl_out_flush(out);

@@ -1280,9 +1280,7 @@ int tl_export_json_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
 	if (rc == 0 && js.error)
 		rc = js.error;
 	if (rc == 0) {
-		/* the blocks lost, as tl_snapshot_read_finish will count them */
-		tl_stats stats = r->model->stats;
-		stats.blocks_torn += r->bad_blocks;
+		tl_stats stats = tl_stream_stats(r);
 		write_end(&js.w, &stats, &totals);
 		rc = tl_out_flush(out);
 	}

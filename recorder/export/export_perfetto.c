@@ -1709,9 +1709,7 @@ int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *cou
 		rc = merge_sources(&ps, sources, nsources);
 	}
 	if (rc == 0 && !ps.w.err) {
-		/* the blocks lost, as tl_snapshot_read_finish will count them */
-		tl_stats stats = r->model->stats;
-		stats.blocks_torn += r->bad_blocks;
+		tl_stats stats = tl_stream_stats(r);
 		write_metadata(&ps.w, &stats, &totals);
 	}
 	if (rc == 0)

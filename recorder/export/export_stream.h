@@ -193,6 +193,15 @@ int tl_stream_first_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_su
                         const tl_slice_stream_ops *ops, void *ctx, void (*forget)(void *ctx),
                         tl_match_counts *totals);
 
+/* The stats of r's model with the blocks lost counted as torn, as
+ * tl_snapshot_read_finish will count them. */
+static inline tl_stats tl_stream_stats(const tl_snapshot_read *r)
+{
+	tl_stats stats = r->model->stats;
+	stats.blocks_torn += r->bad_blocks;
+	return stats;
+}
+
 /* Adds the counts c to totals. */
 void tl_stream_add_counts(tl_match_counts *totals, const tl_match_counts *c);
 
