@@ -361,16 +361,9 @@ int tl_stream_source_start(tl_stream_source *src, tl_snapshot_read *r,
 	return rc;
 }
 
-int tl_stream_source_ready(tl_stream_source *src)
+int tl_stream_source_step(tl_stream_source *src)
 {
 	for (;;) {
-		const void *first = tl_item_queue_first(&src->items);
-		if (first) {
-			int64_t ts_ns;
-			memcpy(&ts_ns, first, sizeof ts_ns);
-			if (src->done || ts_ns < src->floor)
-				return 1;
-		}
 		if (src->done)
 			return 0;
 		int more = tl_slice_stream_step(&src->match);
@@ -380,6 +373,12 @@ int tl_stream_source_ready(tl_stream_source *src)
 			return src->error;
 		src->done = !more;
 		src->floor = tl_slice_stream_floor(&src->match);
+		const void *first = tl_item_queue_first(&src->items);
+		if (first) {
+			memcpy(&src->first_ns, first, sizeof src->first_ns);
+			if (src->done || src->first_ns < src->floor)
+				return 1;
+		}
 	}
 }
 
@@ -400,6 +399,15 @@ int tl_source_heap_init(tl_source_heap *h, size_t max,
 	return h->heap ? 0 : -ENOMEM;
 }
 
+/* Whether source a's first item goes before b's. */
+static inline int heap_before(const tl_source_heap *h, const tl_stream_source *a,
+                              const tl_stream_source *b)
+{
+	if (a->first_ns != b->first_ns)
+		return a->first_ns < b->first_ns;
+	return h->before(a, b);
+}
+
 int tl_source_heap_add(tl_source_heap *h, tl_stream_source *src)
 {
 	int ready = tl_stream_source_ready(src);
@@ -408,7 +416,7 @@ int tl_source_heap_add(tl_source_heap *h, tl_stream_source *src)
 	size_t i = h->n++;
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (!h->before(src, h->heap[parent]))
+		if (!heap_before(h, src, h->heap[parent]))
 			break;
 		h->heap[i] = h->heap[parent];
 		i = parent;
@@ -424,9 +432,9 @@ static void sift_down(tl_source_heap *h, size_t i)
 		size_t child = 2 * i + 1;
 		if (child >= h->n)
 			break;
-		if (child + 1 < h->n && h->before(h->heap[child + 1], h->heap[child]))
+		if (child + 1 < h->n && heap_before(h, h->heap[child + 1], h->heap[child]))
 			child++;
-		if (!h->before(h->heap[child], moving))
+		if (!heap_before(h, h->heap[child], moving))
 			break;
 		h->heap[i] = h->heap[child];
 		i = child;

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "recorder/export/slice_match.h"
 #include "recorder/export/slice_stream.h"
@@ -131,6 +132,7 @@ typedef struct tl_stream_source {
 	int matching;        /* match initialised */
 	tl_item_queue items; /* waiting for their place */
 	int64_t floor;       /* of the matching, as last stepped */
+	int64_t first_ns;    /* the first item's timestamp, once ready */
 	int done;            /* the matching has ended */
 	int error;           /* -ENOMEM from a callback */
 } tl_stream_source;
@@ -149,15 +151,29 @@ static inline void tl_stream_source_push(tl_stream_source *src, const void *item
 	if (tl_item_queue_push(&src->items, item))
 		src->error = -ENOMEM;
 }
-/* Runs the matching until the first item can be written
- * (tl_item_queue_first): 1, or 0 when none is left, or -ENOMEM. */
-int tl_stream_source_ready(tl_stream_source *src);
+/* tl_stream_source_ready when the first item is not ready yet. */
+int tl_stream_source_step(tl_stream_source *src);
+
+/* Runs the matching until the first item (tl_item_queue_first) can be
+ * written, its timestamp in src->first_ns: 1, or 0 when none is left, or
+ * -ENOMEM. */
+static inline int tl_stream_source_ready(tl_stream_source *src)
+{
+	const void *first = tl_item_queue_first(&src->items);
+	if (first) {
+		memcpy(&src->first_ns, first, sizeof src->first_ns);
+		if (src->done || src->first_ns < src->floor)
+			return 1;
+	}
+	return tl_stream_source_step(src);
+}
 /* Frees the matching (when started) and the queue. */
 void tl_stream_source_free(tl_stream_source *src);
 
 /*
- * Sources with an item ready, by their first items: before(a, b) tells
- * whether a's goes first (a strict total order, the sources' index last).
+ * Sources with an item ready, by their first items: by time (first_ns),
+ * and at an equal time as before(a, b) tells, whether a's goes first (a
+ * strict total order, the sources' index last).
  */
 typedef struct tl_source_heap {
 	tl_stream_source **heap;

@@ -73,7 +73,7 @@ static void close_ended(matcher *m, int64_t ts, int inclusive)
 {
 	while (m->depth) {
 		const tl_slice *top = &m->out->slices[m->stack[m->depth - 1]];
-		if (!tl_match_closes_before(top->flags, top->end_ns, ts, inclusive))
+		if (tl_match_stays_open(top->flags, top->end_ns, ts, inclusive))
 			return;
 		close_top(m);
 	}

@@ -118,14 +118,12 @@ void tl_slice_match_free(tl_slice_match *match);
  */
 
 /* Whether the slice on top of the stack, with flags and ending at end_ns,
- * is closed before what comes at ts: a COMPLETE one that ended before ts,
- * or at ts unless inclusive (a flow event binds to a slice ending with it).
- * A slice from BEGIN stays until its END. */
-static inline int tl_match_closes_before(unsigned flags, int64_t end_ns, int64_t ts, int inclusive)
+ * stays open when something comes at ts: a slice from BEGIN stays until its
+ * END; a COMPLETE one closes once it ended before ts, or at ts unless
+ * inclusive (a flow event binds to a slice ending with it). */
+static inline int tl_match_stays_open(unsigned flags, int64_t end_ns, int64_t ts, int inclusive)
 {
-	if (!(flags & TL_SLICE_COMPLETE))
-		return 0;
-	return end_ns < ts || (end_ns == ts && !inclusive);
+	return !(flags & TL_SLICE_COMPLETE) || end_ns > ts || (inclusive && end_ns == ts);
 }
 
 /* Whether a COMPLETE slice starting at start_ns is processed before an
