@@ -365,19 +365,14 @@ typedef struct stream_line {
 	const uint64_t *rec; /* the event, or the BEGIN or COMPLETE event of an open */
 	tl_match_item_kind kind;
 } stream_line;
-_Static_assert(sizeof(stream_line) % 8 == 0 && sizeof(stream_line) <= TL_ITEM_QUEUE_SLOT,
-               "a queue's item");
+_Static_assert(sizeof(stream_line) % 8 == 0 && sizeof(stream_line) <= TL_ITEM_QUEUE_SLOT &&
+                   offsetof(stream_line, ts_ns) == 0,
+               "a source's item");
 
 typedef struct line_source {
-	thread_prefix prefix; /* prefix.thread: the thread */
-	size_t index;         /* of the thread, in order of tid */
+	tl_stream_source base; /* first: its matching, its lines waiting for their place */
+	thread_prefix prefix;  /* prefix.thread: the thread */
 	tl_thread_survey survey;
-	tl_slice_stream match;
-	int matching;        /* match initialised */
-	tl_item_queue lines; /* waiting for their place */
-	int64_t floor;
-	int done;
-	int error;
 	uint64_t nlines;
 } line_source;
 
@@ -413,8 +408,7 @@ static int compare_stream_line(const void *pa, const void *pb)
 
 static void push_line(line_source *src, const stream_line *line)
 {
-	if (tl_item_queue_push(&src->lines, line))
-		src->error = -ENOMEM;
+	tl_stream_source_push(&src->base, line);
 }
 
 static void line_open(void *ctx, const tl_stream_slice *s, uint64_t order)
@@ -449,76 +443,33 @@ static const tl_slice_stream_ops line_ops = {
     .event = line_event,
 };
 
-/* Runs the source's matching until its next line can be written: 1, or 0
- * when it has none left, or -ENOMEM. */
-static int source_ready(line_source *src)
-{
-	for (;;) {
-		const stream_line *first = tl_item_queue_first(&src->lines);
-		if (first && (src->done || first->ts_ns < src->floor))
-			return 1;
-		if (src->done)
-			return 0;
-		int more = tl_slice_stream_step(&src->match);
-		if (more < 0)
-			return more;
-		if (src->error)
-			return src->error;
-		src->done = !more;
-		src->floor = tl_slice_stream_floor(&src->match);
-	}
-}
-
 /* The heap of sources by their next line, then by thread. */
-static int source_before(const line_source *a, const line_source *b)
+static int source_before(const tl_stream_source *a, const tl_stream_source *b)
 {
-	const stream_line *la = tl_item_queue_first(&a->lines);
-	const stream_line *lb = tl_item_queue_first(&b->lines);
+	const stream_line *la = tl_item_queue_first(&a->items);
+	const stream_line *lb = tl_item_queue_first(&b->items);
 	if (la->ts_ns != lb->ts_ns)
 		return la->ts_ns < lb->ts_ns;
 	return a->index < b->index;
 }
 
-static void sift_down(line_source **heap, size_t n, size_t i)
-{
-	line_source *moving = heap[i];
-	for (;;) {
-		size_t child = 2 * i + 1;
-		if (child >= n)
-			break;
-		if (child + 1 < n && source_before(heap[child + 1], heap[child]))
-			child++;
-		if (!source_before(heap[child], moving))
-			break;
-		heap[i] = heap[child];
-		i = child;
-	}
-	heap[i] = moving;
-}
-
 /* Writes every source's lines in order. 0 or -ENOMEM. */
 static int merge_sources(tl_snapshot_read *r, tl_out *out, line_source *sources, size_t n)
 {
-	line_source **heap = malloc((n + 1) * sizeof *heap);
+	tl_source_heap heap;
 	tl_stream_strings strings = {0};
-	size_t nheap = 0;
-	int rc = heap ? 0 : -ENOMEM;
+	int rc = tl_source_heap_init(&heap, n, source_before);
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		rc = tl_slice_stream_init(&sources[i].match, r, &sources[i].survey, &line_ops,
-		                          &sources[i]);
-		sources[i].matching = rc == 0;
-		int ready = rc ? rc : source_ready(&sources[i]);
-		if (ready < 0)
-			rc = ready;
-		else if (ready)
-			heap[nheap++] = &sources[i];
+		rc = tl_stream_source_start(&sources[i].base, r, &sources[i].survey, &line_ops,
+		                            &sources[i]);
+		if (rc == 0)
+			rc = tl_source_heap_add(&heap, &sources[i].base);
 	}
-	for (size_t i = nheap / 2; rc == 0 && i-- > 0;)
-		sift_down(heap, nheap, i);
-	while (rc == 0 && nheap && !out->err) {
-		line_source *src = heap[0];
+	tl_stream_source *top;
+	while (rc == 0 && (top = tl_source_heap_top(&heap)) && !out->err) {
+		line_source *src = (line_source *)top;
 		stream_line line;
-		tl_item_queue_pop(&src->lines, &line);
+		tl_item_queue_pop(&top->items, &line);
 		tl_model_event ev;
 		if (line.rec) {
 			rc = tl_stream_strings_reset(&strings, &line.rec, 1);
@@ -527,16 +478,10 @@ static int merge_sources(tl_snapshot_read *r, tl_out *out, line_source *sources,
 			tl_stream_decode(r, &strings, line.rec, src->prefix.thread->tid, 0, &ev);
 		}
 		write_line(out, &src->prefix, line.ts_ns, line.kind, line.rec ? &ev : NULL);
-		int ready = source_ready(src);
-		if (ready < 0)
-			rc = ready;
-		else if (!ready)
-			heap[0] = heap[--nheap];
-		if (nheap)
-			sift_down(heap, nheap, 0);
+		rc = tl_source_heap_next(&heap);
 	}
 	tl_stream_strings_free(&strings);
-	free(heap);
+	tl_source_heap_free(&heap);
 	return rc;
 }
 
@@ -583,17 +528,14 @@ int tl_export_ftrace_stream(tl_snapshot_read *r, int fd, tl_export_counts *count
 		if (!threads[t].snapshot)
 			continue;
 		line_source *src = &sources[nsources++];
-		tl_item_queue_init(&src->lines, sizeof(stream_line), compare_stream_line);
+		tl_stream_source_init(&src->base, t, sizeof(stream_line), compare_stream_line);
 		src->prefix.thread = &threads[t].info;
-		src->index = t;
 		rc = survey_source(r, src, threads[t].snapshot, &unmatched_begin, &unmatched_end);
 		nlines += src->nlines;
 	}
 	if (rc == 0) {
 		tl_out_init(out, fd);
-		/* the blocks lost, as tl_snapshot_read_finish will count them */
-		tl_stats stats = r->model->stats;
-		stats.blocks_torn += r->bad_blocks;
+		tl_stats stats = tl_stream_stats(r);
 		write_head(out, r->model, &stats, nlines, unmatched_begin, unmatched_end);
 		rc = merge_sources(r, out, sources, nsources);
 		int written = tl_out_flush(out);
@@ -605,9 +547,7 @@ int tl_export_ftrace_stream(tl_snapshot_read *r, int fd, tl_export_counts *count
 		counts->unmatched_end = unmatched_end;
 	}
 	for (size_t i = 0; i < nsources; i++) {
-		if (sources[i].matching)
-			tl_slice_stream_free(&sources[i].match);
-		tl_item_queue_free(&sources[i].lines);
+		tl_stream_source_free(&sources[i].base);
 		tl_thread_survey_free(&sources[i].survey);
 		tl_snapshot_thread_release(sources[i].survey.thread);
 	}

@@ -70,6 +70,21 @@
 
 enum { CLASS_END, CLASS_COMPLETE, CLASS_OTHER };
 
+/* The order of a thread's lines, from a model or streamed: by time; at an
+ * equal time by class, the longer COMPLETE first; then in the matching's
+ * order. */
+static inline int compare_line_place(int64_t ts_a, int cls_a, int64_t dur_a, uint64_t order_a,
+                                     int64_t ts_b, int cls_b, int64_t dur_b, uint64_t order_b)
+{
+	if (ts_a != ts_b)
+		return ts_a < ts_b ? -1 : 1;
+	if (cls_a != cls_b)
+		return cls_a < cls_b ? -1 : 1;
+	if (cls_a == CLASS_COMPLETE && dur_a != dur_b)
+		return dur_a > dur_b ? -1 : 1;
+	return order_a < order_b ? -1 : order_a > order_b;
+}
+
 /* One line of a thread's output, sorted before writing. */
 typedef struct json_record {
 	int64_t ts_ns;
@@ -550,13 +565,8 @@ static void write_event(json_writer *w, const tl_model_event *ev)
 static int compare_record(const void *pa, const void *pb)
 {
 	const json_record *a = pa, *b = pb;
-	if (a->ts_ns != b->ts_ns)
-		return a->ts_ns < b->ts_ns ? -1 : 1;
-	if (a->cls != b->cls)
-		return a->cls < b->cls ? -1 : 1;
-	if (a->cls == CLASS_COMPLETE && a->dur_ns != b->dur_ns)
-		return a->dur_ns > b->dur_ns ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	return compare_line_place(a->ts_ns, a->cls, a->dur_ns, a->order, b->ts_ns, b->cls,
+	                          b->dur_ns, b->order);
 }
 
 static void write_thread_events(json_writer *w, const tl_match_thread *t, json_record *records)
@@ -951,13 +961,14 @@ typedef struct json_item {
 	unsigned char kind;
 	unsigned char flags; /* TL_SLICE_* of an open */
 } json_item;
-_Static_assert(sizeof(json_item) % 8 == 0 && sizeof(json_item) <= TL_ITEM_QUEUE_SLOT,
-               "a queue's item");
+_Static_assert(sizeof(json_item) % 8 == 0 && sizeof(json_item) <= TL_ITEM_QUEUE_SLOT &&
+                   offsetof(json_item, ts_ns) == 0,
+               "a source's item");
 
 typedef struct json_stream {
 	tl_snapshot_read *r;
 	json_writer w;
-	int error; /* -ENOMEM from a callback */
+	int error; /* -ENOMEM from the first run's callbacks, or while writing */
 	uint32_t tid;
 	uint64_t first_index; /* the thread's first event among all of them */
 	/* every thread's first index and tid, for the flow events' tids */
@@ -972,10 +983,11 @@ typedef struct json_stream {
 	json_slice_end *ends;
 	size_t nends, ends_cap, next_end;
 
-	tl_item_queue items; /* waiting for their place */
+	tl_stream_source source; /* the thread's matching and items, on the second run */
 
 	json_flow *flows;
 	size_t nflows, flows_cap;
+	size_t flows_before; /* of the thread being written */
 
 	tl_stream_strings strings;
 } json_stream;
@@ -1044,22 +1056,24 @@ static const tl_slice_stream_ops note_ops = {
     .flow = note_flow,
 };
 
+/* Forgets what a first run noted of the thread, to run it again. */
+static void forget_notes(void *ctx)
+{
+	json_stream *js = ctx;
+	js->nends = 0;
+	js->nflows = js->flows_before;
+}
+
 static int compare_item(const void *pa, const void *pb)
 {
 	const json_item *a = pa, *b = pb;
-	if (a->ts_ns != b->ts_ns)
-		return a->ts_ns < b->ts_ns ? -1 : 1;
-	if (a->cls != b->cls)
-		return a->cls < b->cls ? -1 : 1;
-	if (a->cls == CLASS_COMPLETE && a->dur_ns != b->dur_ns)
-		return a->dur_ns > b->dur_ns ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	return compare_line_place(a->ts_ns, a->cls, a->dur_ns, a->order, b->ts_ns, b->cls,
+	                          b->dur_ns, b->order);
 }
 
 static void push_item(json_stream *js, const json_item *item)
 {
-	if (tl_item_queue_push(&js->items, item))
-		js->error = -ENOMEM;
+	tl_stream_source_push(&js->source, item);
 }
 
 /* Second run: the items. */
@@ -1153,19 +1167,6 @@ static void write_item(json_stream *js, const json_item *item)
 	}
 }
 
-/* Writes the items that nothing still to come can precede (all, when
- * done). */
-static void write_items(json_stream *js, int64_t floor, int done)
-{
-	const json_item *first;
-	while ((first = tl_item_queue_first(&js->items)) && (done || first->ts_ns < floor) &&
-	       !js->error && !js->w.out->err) {
-		json_item item;
-		tl_item_queue_pop(&js->items, &item);
-		write_item(js, &item);
-	}
-}
-
 static int compare_slice_end(const void *pa, const void *pb)
 {
 	const json_slice_end *a = pa, *b = pb;
@@ -1180,51 +1181,35 @@ static int export_thread(json_stream *js, tl_snapshot_thread *t, tl_match_counts
 	js->starts[js->nstarts++] = (struct json_thread_start){js->first_index, t->tid};
 	js->tid = t->tid;
 	js->nends = js->next_end = 0;
-	size_t flows_before = js->nflows;
+	js->flows_before = js->nflows;
 
-	/* The first run is fed by the survey, unless the thread has COMPLETE
-	 * events: then it runs again, once they are sorted. */
 	tl_thread_survey survey;
-	tl_slice_stream match;
-	tl_slice_stream_init(&match, NULL, &survey, &note_ops, js);
-	int rc = tl_thread_survey_run(js->r, t, &survey, &match);
-	if (rc == 0 && !survey.fed) {
-		tl_slice_stream_free(&match);
-		js->nends = 0;
-		js->nflows = flows_before;
-		rc = tl_slice_stream_init(&match, js->r, &survey, &note_ops, js);
-		if (rc == 0)
-			rc = tl_slice_stream_run(&match);
-	}
-	tl_slice_stream_free(&match);
+	int rc = tl_stream_first_run(js->r, t, &survey, &note_ops, js, forget_notes, NULL);
 	if (rc == 0 && js->error)
 		rc = js->error;
 	if (rc == 0 && js->nends) /* noted at the closes: in the order slices open */
 		qsort(js->ends, js->nends, sizeof *js->ends, compare_slice_end);
 
+	/* The second run: each item written once nothing still to come can
+	 * precede it. */
+	tl_stream_source *src = &js->source;
+	tl_stream_source_init(src, 0, sizeof(json_item), compare_item);
 	if (rc == 0)
-		rc = tl_slice_stream_init(&match, js->r, &survey, &item_ops, js);
-	while (rc == 0) {
-		int more = tl_slice_stream_step(&match);
-		if (more < 0) {
-			rc = more;
+		rc = tl_stream_source_start(src, js->r, &survey, &item_ops, js);
+	while (rc == 0 && !js->w.out->err) {
+		int ready = tl_stream_source_ready(src);
+		if (ready <= 0) {
+			rc = ready;
 			break;
 		}
-		write_items(js, tl_slice_stream_floor(&match), !more);
+		json_item item;
+		tl_item_queue_pop(&src->items, &item);
+		write_item(js, &item);
 		rc = js->error;
-		if (!more || js->w.out->err)
-			break;
 	}
-	if (rc == 0) {
-		const tl_match_counts *c = &match.counts;
-		totals->unmatched_begin += c->unmatched_begin;
-		totals->unmatched_end += c->unmatched_end;
-		totals->too_deep += c->too_deep;
-		totals->flow_markers += c->flow_markers;
-		totals->flows_dropped += c->flows_dropped;
-		totals->events_unknown += c->events_unknown;
-	}
-	tl_slice_stream_free(&match);
+	if (rc == 0)
+		tl_stream_add_counts(totals, &src->match.counts);
+	tl_stream_source_free(src);
 	js->first_index += survey.nevents;
 	tl_thread_survey_free(&survey);
 	tl_snapshot_thread_release(t);
@@ -1267,7 +1252,6 @@ static void write_stream_flows(json_stream *js)
 int tl_export_json_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
 {
 	json_stream js = {.r = r};
-	tl_item_queue_init(&js.items, sizeof(json_item), compare_item);
 	tl_stream_thread *threads = NULL;
 	tl_match_thread *infos = NULL;
 	size_t nthreads = 0;
@@ -1296,9 +1280,7 @@ int tl_export_json_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
 	if (rc == 0 && js.error)
 		rc = js.error;
 	if (rc == 0) {
-		/* the blocks lost, as tl_snapshot_read_finish will count them */
-		tl_stats stats = r->model->stats;
-		stats.blocks_torn += r->bad_blocks;
+		tl_stats stats = tl_stream_stats(r);
 		write_end(&js.w, &stats, &totals);
 		rc = tl_out_flush(out);
 	}
@@ -1313,7 +1295,6 @@ out_free:
 	free(infos);
 	free(js.slice_flags);
 	free(js.ends);
-	tl_item_queue_free(&js.items);
 	free(js.flows);
 	free(js.starts);
 	tl_stream_strings_free(&js.strings);

@@ -1225,24 +1225,19 @@ typedef struct stream_item {
 	unsigned char flow_rank;
 	unsigned char closed_at_snapshot;
 } stream_item;
-_Static_assert(sizeof(stream_item) % 8 == 0 && sizeof(stream_item) <= TL_ITEM_QUEUE_SLOT,
-               "a queue's item");
+_Static_assert(sizeof(stream_item) % 8 == 0 && sizeof(stream_item) <= TL_ITEM_QUEUE_SLOT &&
+                   offsetof(stream_item, ts_ns) == 0,
+               "a source's item");
 
 typedef struct pf_stream pf_stream;
 
 /* A thread with events. */
 typedef struct pf_source {
+	tl_stream_source base; /* first: its matching, its items waiting for their place */
 	pf_stream *ps;
-	size_t index; /* of the thread, in order of tid */
 	uint32_t tid;
 	uint64_t first_index; /* its first event among every thread's */
 	tl_thread_survey survey;
-	tl_slice_stream match;
-	int matching;        /* match initialised */
-	tl_item_queue items; /* waiting for their place */
-	int64_t floor;
-	int done;
-	int error;
 	stream_note *notes; /* by slice */
 	size_t nnotes, notes_cap, next_note;
 	const stream_slice_flow *flows; /* by slice, in pf_stream's flows */
@@ -1260,7 +1255,8 @@ struct pf_stream {
 	/* stream_flow from the first pass to the plan, then stream_slice_flow */
 	void *flows;
 	size_t nflows, flows_cap;
-	int error; /* -ENOMEM while writing */
+	size_t flows_before; /* of the thread in its first pass */
+	int error;           /* -ENOMEM while writing */
 };
 
 static int grow_array(void **array, size_t *cap, size_t need, size_t size)
@@ -1285,7 +1281,7 @@ static void note_flow(pf_source *src, const tl_stream_slice *s)
 	const tl_cursor_event *e = &s->flow;
 	if (grow_array(&ps->flows, &ps->flows_cap, ps->nflows + 1, sizeof(stream_flow)) ||
 	    tl_stream_strings_reset(&ps->strings, &e->rec, 1)) {
-		src->error = -ENOMEM;
+		src->base.error = -ENOMEM;
 		return;
 	}
 	tl_model_event ev;
@@ -1325,7 +1321,7 @@ static void note_close(void *ctx, const tl_stream_slice *s, uint64_t order)
 		return;
 	if (grow_array((void **)&src->notes, &src->notes_cap, src->nnotes + 1,
 	               sizeof *src->notes)) {
-		src->error = -ENOMEM;
+		src->base.error = -ENOMEM;
 		return;
 	}
 	src->notes[src->nnotes++] = note;
@@ -1335,49 +1331,31 @@ static const tl_slice_stream_ops note_ops = {
     .close = note_close,
 };
 
+/* Forgets what a first pass noted of the source's thread, to run it again. */
+static void forget_notes(void *ctx)
+{
+	pf_source *src = ctx;
+	src->nnotes = 0;
+	src->ps->nflows = src->ps->flows_before;
+}
+
 static int compare_note(const void *pa, const void *pb)
 {
 	const stream_note *a = pa, *b = pb;
 	return a->slice < b->slice ? -1 : a->slice > b->slice;
 }
 
-static void add_counts(tl_match_counts *totals, const tl_match_counts *c)
-{
-	totals->unmatched_begin += c->unmatched_begin;
-	totals->unmatched_end += c->unmatched_end;
-	totals->too_deep += c->too_deep;
-	totals->flow_markers += c->flow_markers;
-	totals->flows_dropped += c->flows_dropped;
-	totals->events_unknown += c->events_unknown;
-}
-
 /* The first pass over a thread. 0 or -ENOMEM. */
 static int survey_source(pf_source *src, tl_snapshot_thread *t, tl_match_counts *totals)
 {
 	pf_stream *ps = src->ps;
-	size_t flows_before = ps->nflows;
-	/* fed by the survey, unless the thread has COMPLETE events: then run
-	 * again, once they are sorted */
-	tl_slice_stream match;
-	tl_slice_stream_init(&match, NULL, &src->survey, &note_ops, src);
-	int rc = tl_thread_survey_run(ps->r, t, &src->survey, &match);
-	if (rc == 0 && !src->survey.fed) {
-		tl_slice_stream_free(&match);
-		src->nnotes = 0;
-		ps->nflows = flows_before;
-		rc = tl_slice_stream_init(&match, ps->r, &src->survey, &note_ops, src);
-		if (rc == 0)
-			rc = tl_slice_stream_run(&match);
-	}
+	ps->flows_before = ps->nflows;
+	int rc = tl_stream_first_run(ps->r, t, &src->survey, &note_ops, src, forget_notes, totals);
 	if (rc == 0)
-		rc = src->error;
-	if (rc == 0) {
-		add_counts(totals, &match.counts);
-		/* noted at the closes: in the order slices open */
-		if (src->nnotes > 1)
-			qsort(src->notes, src->nnotes, sizeof *src->notes, compare_note);
-	}
-	tl_slice_stream_free(&match);
+		rc = src->base.error;
+	/* noted at the closes: in the order slices open */
+	if (rc == 0 && src->nnotes > 1)
+		qsort(src->notes, src->nnotes, sizeof *src->notes, compare_note);
 	tl_snapshot_thread_release(t);
 	return rc;
 }
@@ -1553,8 +1531,7 @@ static int compare_item(const void *pa, const void *pb)
 
 static void push_item(pf_source *src, const stream_item *item)
 {
-	if (tl_item_queue_push(&src->items, item))
-		src->error = -ENOMEM;
+	tl_stream_source_push(&src->base, item);
 }
 
 static void carry_flow(stream_item *item, const stream_slice_flow *flow)
@@ -1590,7 +1567,7 @@ static void item_open(void *ctx, const tl_stream_slice *s, uint64_t order)
 			carry_flow(&item, flow);
 		} else if (grow_array((void **)&src->pending, &src->pending_cap, src->npending + 1,
 		                      sizeof *src->pending)) {
-			src->error = -ENOMEM;
+			src->base.error = -ENOMEM;
 		} else {
 			src->pending[src->npending++] = *flow; /* for its close */
 		}
@@ -1664,83 +1641,34 @@ static void write_stream_item(pf_stream *ps, const pf_source *src, const stream_
 	}
 }
 
-/* Runs the source's matching until its next packet can be written: 1, or
- * 0 when it has none left, or -ENOMEM. */
-static int source_ready(pf_source *src)
-{
-	for (;;) {
-		const stream_item *first = tl_item_queue_first(&src->items);
-		if (first && (src->done || first->ts_ns < src->floor))
-			return 1;
-		if (src->done)
-			return 0;
-		int more = tl_slice_stream_step(&src->match);
-		if (more < 0)
-			return more;
-		if (src->error)
-			return src->error;
-		src->done = !more;
-		src->floor = tl_slice_stream_floor(&src->match);
-	}
-}
-
-static int source_before(const pf_source *a, const pf_source *b)
+static int source_before(const tl_stream_source *a, const tl_stream_source *b)
 {
 	const stream_item *x = tl_item_queue_first(&a->items);
 	const stream_item *y = tl_item_queue_first(&b->items);
 	return merge_before(x->ts_ns, x->flow_rank, a->index, y->ts_ns, y->flow_rank, b->index);
 }
 
-static void sift_down(pf_source **heap, size_t n, size_t i)
-{
-	pf_source *moving = heap[i];
-	for (;;) {
-		size_t child = 2 * i + 1;
-		if (child >= n)
-			break;
-		if (child + 1 < n && source_before(heap[child + 1], heap[child]))
-			child++;
-		if (!source_before(heap[child], moving))
-			break;
-		heap[i] = heap[child];
-		i = child;
-	}
-	heap[i] = moving;
-}
-
 /* The second pass: every source's packets, merged. 0 or -ENOMEM. */
 static int merge_sources(pf_stream *ps, pf_source *sources, size_t n)
 {
-	pf_source **heap = malloc((n + 1) * sizeof *heap);
-	size_t nheap = 0;
-	int rc = heap ? 0 : -ENOMEM;
+	tl_source_heap heap;
+	int rc = tl_source_heap_init(&heap, n, source_before);
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		rc = tl_slice_stream_init(&sources[i].match, ps->r, &sources[i].survey, &item_ops,
-		                          &sources[i]);
-		sources[i].matching = rc == 0;
-		int ready = rc ? rc : source_ready(&sources[i]);
-		if (ready < 0)
-			rc = ready;
-		else if (ready)
-			heap[nheap++] = &sources[i];
+		rc = tl_stream_source_start(&sources[i].base, ps->r, &sources[i].survey, &item_ops,
+		                            &sources[i]);
+		if (rc == 0)
+			rc = tl_source_heap_add(&heap, &sources[i].base);
 	}
-	for (size_t i = nheap / 2; rc == 0 && i-- > 0;)
-		sift_down(heap, nheap, i);
-	while (rc == 0 && nheap && !ps->w.err && !ps->w.out->err) {
-		pf_source *src = heap[0];
+	tl_stream_source *top;
+	while (rc == 0 && (top = tl_source_heap_top(&heap)) && !ps->w.err && !ps->w.out->err) {
 		stream_item item;
-		tl_item_queue_pop(&src->items, &item);
-		write_stream_item(ps, src, &item);
+		tl_item_queue_pop(&top->items, &item);
+		write_stream_item(ps, (pf_source *)top, &item);
 		rc = ps->error;
-		int ready = rc ? rc : source_ready(src);
-		if (ready < 0)
-			rc = ready;
-		else if (!ready)
-			heap[0] = heap[--nheap];
-		if (nheap)
-			sift_down(heap, nheap, 0);
+		if (rc == 0)
+			rc = tl_source_heap_next(&heap);
 	}
-	free(heap);
+	tl_source_heap_free(&heap);
 	return rc;
 }
 
@@ -1756,7 +1684,7 @@ int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *cou
 	if (rc == 0)
 		rc = tl_stream_threads(r, &threads, &nthreads);
 	if (rc == 0) {
-		infos = malloc((nthreads + 1) * sizeof *infos);
+		infos = calloc(nthreads + 1, sizeof *infos);
 		sources = calloc(nthreads + 1, sizeof *sources);
 		ps.sources = sources;
 		rc = infos && sources ? 0 : -ENOMEM;
@@ -1767,11 +1695,10 @@ int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *cou
 		if (!threads[t].snapshot)
 			continue;
 		pf_source *src = &sources[nsources++];
+		tl_stream_source_init(&src->base, t, sizeof(stream_item), compare_item);
 		src->ps = &ps;
-		src->index = t;
 		src->tid = threads[t].info.tid;
 		src->first_index = first_index;
-		tl_item_queue_init(&src->items, sizeof(stream_item), compare_item);
 		rc = survey_source(src, threads[t].snapshot, &totals);
 		first_index += src->survey.nevents;
 	}
@@ -1782,9 +1709,7 @@ int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *cou
 		rc = merge_sources(&ps, sources, nsources);
 	}
 	if (rc == 0 && !ps.w.err) {
-		/* the blocks lost, as tl_snapshot_read_finish will count them */
-		tl_stats stats = r->model->stats;
-		stats.blocks_torn += r->bad_blocks;
+		tl_stats stats = tl_stream_stats(r);
 		write_metadata(&ps.w, &stats, &totals);
 	}
 	if (rc == 0)
@@ -1798,9 +1723,7 @@ int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *cou
 
 	for (size_t i = 0; i < nsources; i++) {
 		pf_source *src = &sources[i];
-		if (src->matching)
-			tl_slice_stream_free(&src->match);
-		tl_item_queue_free(&src->items);
+		tl_stream_source_free(&src->base);
 		tl_thread_survey_free(&src->survey);
 		tl_snapshot_thread_release(src->survey.thread);
 		free(src->notes);

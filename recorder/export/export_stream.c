@@ -1,6 +1,7 @@
 /*
  * What the streaming exporters share (export_stream.h): the list of
- * threads, and the strings of the events being written.
+ * threads, the strings of the events being written, the queue of items
+ * waiting for their place, and the sources of items merged across threads.
  */
 #include "recorder/export/export_stream.h"
 
@@ -125,6 +126,36 @@ void tl_stream_decode(tl_snapshot_read *r, tl_stream_strings *strings, const uin
                       uint32_t tid, int with_args, tl_model_event *e)
 {
 	tl_snapshot_read_event(r, rec, tid, with_args, tl_stream_strings_store, strings, e);
+}
+
+int tl_stream_first_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_survey *survey,
+                        const tl_slice_stream_ops *ops, void *ctx, void (*forget)(void *ctx),
+                        tl_match_counts *totals)
+{
+	tl_slice_stream match;
+	tl_slice_stream_init(&match, NULL, survey, ops, ctx);
+	int rc = tl_thread_survey_run(r, t, survey, &match);
+	if (rc == 0 && !survey->fed) {
+		tl_slice_stream_free(&match);
+		forget(ctx);
+		rc = tl_slice_stream_init(&match, r, survey, ops, ctx);
+		if (rc == 0)
+			rc = tl_slice_stream_run(&match);
+	}
+	if (rc == 0 && totals)
+		tl_stream_add_counts(totals, &match.counts);
+	tl_slice_stream_free(&match);
+	return rc;
+}
+
+void tl_stream_add_counts(tl_match_counts *totals, const tl_match_counts *c)
+{
+	totals->unmatched_begin += c->unmatched_begin;
+	totals->unmatched_end += c->unmatched_end;
+	totals->too_deep += c->too_deep;
+	totals->flow_markers += c->flow_markers;
+	totals->flows_dropped += c->flows_dropped;
+	totals->events_unknown += c->events_unknown;
 }
 
 /* ---- sorting through an index --------------------------------------------- */
@@ -309,4 +340,123 @@ void tl_item_queue_free(tl_item_queue *q)
 	free(q->heap);
 	q->run = q->heap = NULL;
 	q->head = q->n = q->cap = q->nheap = q->heap_cap = 0;
+}
+
+/* ---- a thread's source of items, and the heap of sources ----------------- */
+
+void tl_stream_source_init(tl_stream_source *src, size_t index, size_t size,
+                           int (*compare)(const void *, const void *))
+{
+	memset(src, 0, sizeof *src);
+	src->index = index;
+	tl_item_queue_init(&src->items, size, compare);
+}
+
+int tl_stream_source_start(tl_stream_source *src, tl_snapshot_read *r,
+                           const tl_thread_survey *survey, const tl_slice_stream_ops *ops,
+                           void *ctx)
+{
+	int rc = tl_slice_stream_init(&src->match, r, survey, ops, ctx);
+	src->matching = rc == 0;
+	return rc;
+}
+
+int tl_stream_source_step(tl_stream_source *src)
+{
+	for (;;) {
+		if (src->done)
+			return 0;
+		int more = tl_slice_stream_step(&src->match);
+		if (more < 0)
+			return more;
+		if (src->error)
+			return src->error;
+		src->done = !more;
+		src->floor = tl_slice_stream_floor(&src->match);
+		const void *first = tl_item_queue_first(&src->items);
+		if (first) {
+			memcpy(&src->first_ns, first, sizeof src->first_ns);
+			if (src->done || src->first_ns < src->floor)
+				return 1;
+		}
+	}
+}
+
+void tl_stream_source_free(tl_stream_source *src)
+{
+	if (src->matching)
+		tl_slice_stream_free(&src->match);
+	src->matching = 0;
+	tl_item_queue_free(&src->items);
+}
+
+int tl_source_heap_init(tl_source_heap *h, size_t max,
+                        int (*before)(const tl_stream_source *, const tl_stream_source *))
+{
+	h->heap = malloc((max + 1) * sizeof *h->heap);
+	h->n = 0;
+	h->before = before;
+	return h->heap ? 0 : -ENOMEM;
+}
+
+/* Whether source a's first item goes before b's. */
+static inline int heap_before(const tl_source_heap *h, const tl_stream_source *a,
+                              const tl_stream_source *b)
+{
+	if (a->first_ns != b->first_ns)
+		return a->first_ns < b->first_ns;
+	return h->before(a, b);
+}
+
+int tl_source_heap_add(tl_source_heap *h, tl_stream_source *src)
+{
+	int ready = tl_stream_source_ready(src);
+	if (ready <= 0)
+		return ready;
+	size_t i = h->n++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!heap_before(h, src, h->heap[parent]))
+			break;
+		h->heap[i] = h->heap[parent];
+		i = parent;
+	}
+	h->heap[i] = src;
+	return 0;
+}
+
+static void sift_down(tl_source_heap *h, size_t i)
+{
+	tl_stream_source *moving = h->heap[i];
+	for (;;) {
+		size_t child = 2 * i + 1;
+		if (child >= h->n)
+			break;
+		if (child + 1 < h->n && heap_before(h, h->heap[child + 1], h->heap[child]))
+			child++;
+		if (!heap_before(h, h->heap[child], moving))
+			break;
+		h->heap[i] = h->heap[child];
+		i = child;
+	}
+	h->heap[i] = moving;
+}
+
+int tl_source_heap_next(tl_source_heap *h)
+{
+	int ready = tl_stream_source_ready(h->heap[0]);
+	if (ready < 0)
+		return ready;
+	if (!ready)
+		h->heap[0] = h->heap[--h->n];
+	if (h->n)
+		sift_down(h, 0);
+	return 0;
+}
+
+void tl_source_heap_free(tl_source_heap *h)
+{
+	free(h->heap);
+	h->heap = NULL;
+	h->n = 0;
 }

@@ -20,10 +20,13 @@
 #ifndef TIMELINE_EXPORT_STREAM_H
 #define TIMELINE_EXPORT_STREAM_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "recorder/export/slice_match.h"
+#include "recorder/export/slice_stream.h"
 #include "recorder/export/snapshot_read.h"
 #include "recorder/export/trace_model.h"
 #include "recorder/record.h"
@@ -115,6 +118,108 @@ const void *tl_item_queue_first(const tl_item_queue *q);
 /* Removes the first item into *out (the queue must not be empty). */
 void tl_item_queue_pop(tl_item_queue *q, void *out);
 void tl_item_queue_free(tl_item_queue *q);
+
+/*
+ * A thread being written: its matching (slice_stream.h) run a segment at a
+ * time, its items waiting in a queue until the matching's floor passes
+ * them. Every item starts with its int64_t timestamp. An exporter keeps one
+ * as the first member of its own, and its callbacks add the items with
+ * tl_stream_source_push.
+ */
+typedef struct tl_stream_source {
+	size_t index; /* of the thread, in order of tid: breaks ties between sources */
+	tl_slice_stream match;
+	int matching;        /* match initialised */
+	tl_item_queue items; /* waiting for their place */
+	int64_t floor;       /* of the matching, as last stepped */
+	int64_t first_ns;    /* the first item's timestamp, once ready */
+	int done;            /* the matching has ended */
+	int error;           /* -ENOMEM from a callback */
+} tl_stream_source;
+
+/* An empty source; items: size bytes, ordered by compare (tl_item_queue_init). */
+void tl_stream_source_init(tl_stream_source *src, size_t index, size_t size,
+                           int (*compare)(const void *, const void *));
+/* Starts the matching over survey, the thread's events read from r, its
+ * callbacks given ctx. 0 or -ENOMEM. */
+int tl_stream_source_start(tl_stream_source *src, tl_snapshot_read *r,
+                           const tl_thread_survey *survey, const tl_slice_stream_ops *ops,
+                           void *ctx);
+/* Adds a copy of item; a failure is kept in src->error. */
+static inline void tl_stream_source_push(tl_stream_source *src, const void *item)
+{
+	if (tl_item_queue_push(&src->items, item))
+		src->error = -ENOMEM;
+}
+/* tl_stream_source_ready when the first item is not ready yet. */
+int tl_stream_source_step(tl_stream_source *src);
+
+/* Runs the matching until the first item (tl_item_queue_first) can be
+ * written, its timestamp in src->first_ns: 1, or 0 when none is left, or
+ * -ENOMEM. */
+static inline int tl_stream_source_ready(tl_stream_source *src)
+{
+	const void *first = tl_item_queue_first(&src->items);
+	if (first) {
+		memcpy(&src->first_ns, first, sizeof src->first_ns);
+		if (src->done || src->first_ns < src->floor)
+			return 1;
+	}
+	return tl_stream_source_step(src);
+}
+/* Frees the matching (when started) and the queue. */
+void tl_stream_source_free(tl_stream_source *src);
+
+/*
+ * Sources with an item ready, by their first items: by time (first_ns),
+ * and at an equal time as before(a, b) tells, whether a's goes first (a
+ * strict total order, the sources' index last).
+ */
+typedef struct tl_source_heap {
+	tl_stream_source **heap;
+	size_t n;
+	int (*before)(const tl_stream_source *a, const tl_stream_source *b);
+} tl_source_heap;
+
+/* Room for max sources. 0 or -ENOMEM. */
+int tl_source_heap_init(tl_source_heap *h, size_t max,
+                        int (*before)(const tl_stream_source *, const tl_stream_source *));
+/* Adds src once its first item is ready (none when it has no items): 0,
+ * or -ENOMEM. */
+int tl_source_heap_add(tl_source_heap *h, tl_stream_source *src);
+/* The source whose first item goes first, or NULL when none is left. */
+static inline tl_stream_source *tl_source_heap_top(const tl_source_heap *h)
+{
+	return h->n ? h->heap[0] : NULL;
+}
+/* After the top's first item was popped: its next one made ready and put
+ * in its place, or the source removed when it has no more. 0 or -ENOMEM. */
+int tl_source_heap_next(tl_source_heap *h);
+void tl_source_heap_free(tl_source_heap *h);
+
+/*
+ * Surveys thread t of r into *survey (tl_thread_survey_run) and runs a
+ * first matching over it, calling back ops with ctx: fed by the survey as
+ * it reads, unless the thread has COMPLETE events; then forget(ctx) drops
+ * what that run noted, and the matching runs again over the sorted events.
+ * The run's counts are added to totals when not NULL. 0 or -ENOMEM; free
+ * *survey with tl_thread_survey_free.
+ */
+int tl_stream_first_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_survey *survey,
+                        const tl_slice_stream_ops *ops, void *ctx, void (*forget)(void *ctx),
+                        tl_match_counts *totals);
+
+/* The stats of r's model with the blocks lost counted as torn, as
+ * tl_snapshot_read_finish will count them. */
+static inline tl_stats tl_stream_stats(const tl_snapshot_read *r)
+{
+	tl_stats stats = r->model->stats;
+	stats.blocks_torn += r->bad_blocks;
+	return stats;
+}
+
+/* Adds the counts c to totals. */
+void tl_stream_add_counts(tl_match_counts *totals, const tl_match_counts *c);
 
 /* Whether record rec has arguments. */
 static inline int tl_stream_has_args(const uint64_t *rec)

@@ -73,9 +73,7 @@ static void close_ended(matcher *m, int64_t ts, int inclusive)
 {
 	while (m->depth) {
 		const tl_slice *top = &m->out->slices[m->stack[m->depth - 1]];
-		if (!(top->flags & TL_SLICE_COMPLETE))
-			return;
-		if (top->end_ns > ts || (inclusive && top->end_ns == ts))
+		if (tl_match_stays_open(top->flags, top->end_ns, ts, inclusive))
 			return;
 		close_top(m);
 	}
@@ -95,13 +93,8 @@ static int64_t begin_end_ns(const matcher *m, size_t event)
 static int complete_goes_first(const matcher *m, const complete_ref *c, size_t event)
 {
 	const tl_model_event *e = &m->model->events[event];
-	if (c->start_ns != e->ts_ns)
-		return c->start_ns < e->ts_ns;
-	if (e->phase == TL_PHASE_END)
-		return 0;
-	if (e->phase == TL_PHASE_BEGIN)
-		return begin_end_ns(m, event) <= c->end_ns;
-	return 1;
+	int first = tl_match_complete_first(c->start_ns, e->ts_ns, e->phase);
+	return first >= 0 ? first : begin_end_ns(m, event) <= c->end_ns;
 }
 
 static void open_complete(matcher *m, const complete_ref *c)
@@ -161,15 +154,10 @@ static void handle_end(matcher *m, size_t event)
 		close_top(m);
 }
 
-static int flow_is_global(const tl_model_event *e)
-{
-	return (e->scope & TL_EVENT_SCOPE_MASK) == TL_EVENT_SCOPE_GLOBAL;
-}
-
 static void handle_flow(matcher *m, size_t event)
 {
 	const tl_model_event *e = &m->model->events[event];
-	if (flow_is_global(e) && e->id == 0) {
+	if (tl_match_flow_dropped(e->scope, e->id)) {
 		m->out->flows_dropped++;
 		return;
 	}
@@ -401,7 +389,8 @@ static int add_named_threads(const tl_model *model, tl_slice_match *out)
 	qsort(out->threads, out->nthreads, sizeof *out->threads, compare_match_thread);
 	for (size_t t = 0; t < out->nthreads; t++) {
 		tl_match_thread *mt = &out->threads[t];
-		mt->name = thread_name(sorted, model->nthreads, stored_pid(model, mt->pid), mt->tid);
+		mt->name =
+		    thread_name(sorted, model->nthreads, stored_pid(model, mt->pid), mt->tid);
 	}
 	free(sorted);
 	return 0;

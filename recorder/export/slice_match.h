@@ -113,6 +113,42 @@ int tl_slice_match_build(const tl_model *model, tl_slice_match *out);
 void tl_slice_match_free(tl_slice_match *match);
 
 /*
+ * Rules of the matching that the streamed one (slice_stream.h) follows as
+ * well, in the same order by design.
+ */
+
+/* Whether the slice on top of the stack, with flags and ending at end_ns,
+ * stays open when something comes at ts: a slice from BEGIN stays until its
+ * END; a COMPLETE one closes once it ended before ts, or at ts unless
+ * inclusive (a flow event binds to a slice ending with it). */
+static inline int tl_match_stays_open(unsigned flags, int64_t end_ns, int64_t ts, int inclusive)
+{
+	return !(flags & TL_SLICE_COMPLETE) || end_ns > ts || (inclusive && end_ns == ts);
+}
+
+/* Whether a COMPLETE slice starting at start_ns is processed before an
+ * event of the thread at ts_ns with phase: 1 or 0; -1 for a BEGIN at the
+ * same time, which goes after the slice when its own slice ends no later
+ * than the COMPLETE one does. */
+static inline int tl_match_complete_first(int64_t start_ns, int64_t ts_ns, char phase)
+{
+	if (start_ns != ts_ns)
+		return start_ns < ts_ns;
+	if (phase == TL_PHASE_END)
+		return 0;
+	if (phase == TL_PHASE_BEGIN)
+		return -1;
+	return 1;
+}
+
+/* Whether a flow event with scope (TL_EVENT_SCOPE_*) and id is dropped: a
+ * global flow needs an id. */
+static inline int tl_match_flow_dropped(unsigned scope, uint64_t id)
+{
+	return (scope & TL_EVENT_SCOPE_MASK) == TL_EVENT_SCOPE_GLOBAL && id == 0;
+}
+
+/*
  * The args one exported event carries: those of up to three model events,
  * in order (a slice's BEGIN, its END, its flow event), an arg of type NONE
  * left out and a key already given by an earlier arg skipped (the first

@@ -289,13 +289,12 @@ static void open_top(tl_slice_stream *s)
  * Closes the COMPLETE slices on top of the stack that ended before ts (or
  * at ts, unless inclusive). Slices from BEGIN stay until their END.
  */
-static void close_ended(tl_slice_stream *s, int64_t ts, int inclusive)
+/* inline: on every event's path (a hint GCC needs here) */
+static inline void close_ended(tl_slice_stream *s, int64_t ts, int inclusive)
 {
 	while (s->depth) {
 		const tl_stream_slice *top = &s->stack[s->depth - 1];
-		if (!(top->flags & TL_SLICE_COMPLETE))
-			return;
-		if (top->end_ns > ts || (inclusive && top->end_ns == ts))
+		if (tl_match_stays_open(top->flags, top->end_ns, ts, inclusive))
 			return;
 		close_top(s);
 	}
@@ -316,13 +315,8 @@ static int64_t begin_end_ns(tl_slice_stream *s, const tl_cursor_event *e)
 static int complete_goes_first(tl_slice_stream *s, const tl_stream_complete *c,
                                const tl_cursor_event *e)
 {
-	if (c->start_ns != e->ts_ns)
-		return c->start_ns < e->ts_ns;
-	if (e->phase == TL_PHASE_END)
-		return 0;
-	if (e->phase == TL_PHASE_BEGIN)
-		return begin_end_ns(s, e) <= c->end_ns;
-	return 1;
+	int first = tl_match_complete_first(c->start_ns, e->ts_ns, e->phase);
+	return first >= 0 ? first : begin_end_ns(s, e) <= c->end_ns;
 }
 
 static int open_complete(tl_slice_stream *s, const tl_stream_complete *c)
@@ -384,7 +378,7 @@ static void handle_end(tl_slice_stream *s, const tl_cursor_event *e)
 static void handle_flow(tl_slice_stream *s, const tl_cursor_event *e)
 {
 	unsigned scope = ((e->flags >> TL_REC_F_SCOPE_SHIFT) & 3u) << 1;
-	if ((scope & TL_EVENT_SCOPE_MASK) == TL_EVENT_SCOPE_GLOBAL && e->value == 0) {
+	if (tl_match_flow_dropped(scope, e->value)) {
 		s->counts.flows_dropped++;
 		return;
 	}

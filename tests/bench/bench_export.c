@@ -31,13 +31,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <timeline/timeline.h>
 #include <timeline/trace_event.h>
 
+#include "bench_child.h"
 #include "recorder/export/export_stream.h"
 #include "recorder/export/trace_model.h"
 
@@ -155,13 +154,6 @@ static int record(uint64_t events)
 
 /* ------------------------------------------------------------------------ */
 /* Measuring, in a child */
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* A "Vm...:" field of /proc/self/status, in kB; -1 when missing. */
 static long status_kb(const char *field)
@@ -286,7 +278,7 @@ static void child_run(operation op, uint64_t events, const char *path, int resul
 	long bare_kb = status_kb("VmRSS:");
 	if (reset_peak() < 0)
 		bare_kb = -1;
-	double start = now_seconds(), cpu_start = cpu_seconds();
+	double start = bench_now_seconds(), cpu_start = cpu_seconds();
 	switch (op) {
 	case OP_SNAPSHOT_FILE:
 	case OP_BINARY:
@@ -320,7 +312,7 @@ static void child_run(operation op, uint64_t events, const char *path, int resul
 		rc = convert_model(path, tl_export_perfetto, out, &m.events);
 		break;
 	}
-	m.seconds = now_seconds() - start;
+	m.seconds = bench_now_seconds() - start;
 	m.cpu_seconds = cpu_seconds() - cpu_start;
 	long peak_kb = status_kb("VmHWM:");
 	m.peak_kb = bare_kb < 0 || peak_kb < 0 ? -1 : peak_kb - bare_kb;
@@ -341,31 +333,24 @@ static void child_run(operation op, uint64_t events, const char *path, int resul
 	_exit(0);
 }
 
+typedef struct child_job {
+	operation op;
+	uint64_t events;
+	const char *path;
+} child_job;
+
+static void child_main(void *arg, int result_fd)
+{
+	const child_job *job = arg;
+	child_run(job->op, job->events, job->path, result_fd);
+}
+
 static measure run_once(operation op, uint64_t events, const char *path)
 {
 	measure m = {0};
-	int fds[2];
-	if (pipe(fds) != 0)
-		return m;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return m;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		child_run(op, events, path, fds[1]);
-	}
-	close(fds[1]);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-	    read(fds[0], &m, sizeof m) != (ssize_t)sizeof m)
+	child_job job = {op, events, path};
+	if (!bench_child_run(child_main, &job, &m, sizeof m).ok)
 		m.ok = 0;
-	close(fds[0]);
 	return m;
 }
 
@@ -426,26 +411,6 @@ static void print_row(uint64_t events, double snapshot_mib, operation op, const 
 
 #define MAX_SIZES 8
 
-static int parse_sizes(const char *list, double *sizes)
-{
-	int n = 0;
-	const char *p = list;
-	while (*p) {
-		char *end;
-		errno = 0;
-		double v = strtod(p, &end);
-		if (end == p || errno || v <= 0 || n == MAX_SIZES)
-			return -1;
-		sizes[n++] = v;
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p)
-			return -1;
-	}
-	return n;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -468,7 +433,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
-			nsizes = parse_sizes(optarg, sizes);
+			nsizes = bench_parse_sizes(optarg, sizes, MAX_SIZES, 0);
 			if (nsizes < 0) {
 				fprintf(stderr,
 				        "timeline-bench-export: expected sizes like 1,50\n");
@@ -512,7 +477,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	double started = now_seconds();
+	double started = bench_now_seconds();
 	print_header();
 	int status = 0;
 	for (int i = 0; i < nsizes; i++) {
@@ -545,6 +510,6 @@ int main(int argc, char **argv)
 	}
 	printf("targets: %d PASS, %d MISS (>= %.0f M events/s; peak <= %.0f x the snapshot)\n",
 	       passes, misses, TARGET_EVENTS_PER_SEC / 1e6, TARGET_MEMORY_RATIO);
-	printf("measured in %.1f s\n", now_seconds() - started);
+	printf("measured in %.1f s\n", bench_now_seconds() - started);
 	return status;
 }

@@ -17,13 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_child.h"
 #include "recorder/export/trace_model.h"
 #include "tools/readers/trace_import.h"
 
@@ -306,54 +304,34 @@ static void child_read(const char *path, reader how, int out_fd)
 	_exit(0);
 }
 
-static double now_seconds(void)
+typedef struct read_job {
+	const char *path;
+	reader how;
+} read_job;
+
+/* The child: python3, or child_read. */
+static void child_main(void *arg, int result_fd)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	const read_job *job = arg;
+	if (job->how == READ_PYTHON_JSON) {
+		execlp("python3", "python3", "-c",
+		       "import json, sys\njson.load(open(sys.argv[1], 'rb'))", job->path,
+		       (char *)NULL);
+		_exit(EXIT_NOT_FOUND);
+	}
+	child_read(job->path, job->how, result_fd);
 }
 
 static measure run_reader(const char *path, reader how)
 {
-	measure m = {0};
-	int fds[2];
-	if (pipe(fds) != 0)
-		return m;
-	fflush(NULL);
-	double start = now_seconds();
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return m;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		if (how == READ_PYTHON_JSON) {
-			execlp("python3", "python3", "-c",
-			       "import json, sys\njson.load(open(sys.argv[1], 'rb'))", path,
-			       (char *)NULL);
-			_exit(EXIT_NOT_FOUND);
-		}
-		child_read(path, how, fds[1]);
-	}
-	close(fds[1]);
-	int status = 0;
-	struct rusage ru;
-	pid_t got;
-	while ((got = wait4(pid, &status, 0, &ru)) < 0 && errno == EINTR)
-		;
-	m.seconds = now_seconds() - start;
-	if (got == pid && WIFEXITED(status)) {
-		m.not_found = WEXITSTATUS(status) == EXIT_NOT_FOUND;
-		m.ok = WEXITSTATUS(status) == 0;
-		m.peak_rss_kb = ru.ru_maxrss;
-	}
-	m.counted = -1;
-	if (how != READ_PYTHON_JSON && m.ok &&
-	    read(fds[0], &m.counted, sizeof m.counted) != (ssize_t)sizeof m.counted)
-		m.ok = 0;
-	close(fds[0]);
+	measure m = {.counted = -1};
+	read_job job = {path, how};
+	size_t result_size = how != READ_PYTHON_JSON ? sizeof m.counted : 0;
+	bench_child c = bench_child_run(child_main, &job, &m.counted, result_size);
+	m.ok = c.ok;
+	m.not_found = c.exit_status == EXIT_NOT_FOUND;
+	m.seconds = c.seconds;
+	m.peak_rss_kb = c.peak_rss_kb;
 	return m;
 }
 
@@ -388,27 +366,6 @@ static void print_row(const char *format, uint64_t bytes, reader how, const meas
 	fflush(stdout);
 }
 
-/* Parses "10,100" into sizes (MiB); returns the count or -1. */
-static int parse_sizes(const char *list, double *sizes, int max)
-{
-	int n = 0;
-	const char *p = list;
-	while (*p) {
-		char *end;
-		errno = 0;
-		double v = strtod(p, &end);
-		if (end == p || errno || v < 0 || n == max)
-			return -1;
-		sizes[n++] = v;
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p)
-			return -1;
-	}
-	return n;
-}
-
 #define MAX_SIZES 8
 
 int main(int argc, char **argv)
@@ -430,10 +387,10 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
-			njson = parse_sizes(optarg, json_mb, MAX_SIZES);
+			njson = bench_parse_sizes(optarg, json_mb, MAX_SIZES, 1);
 			break;
 		case 'f':
-			nftrace = parse_sizes(optarg, ftrace_mb, MAX_SIZES);
+			nftrace = bench_parse_sizes(optarg, ftrace_mb, MAX_SIZES, 1);
 			break;
 		case 'd':
 			dir = optarg;
