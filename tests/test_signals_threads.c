@@ -371,10 +371,21 @@ static void *first_event_stopped_at_each_step(void *arg)
 	return NULL;
 }
 
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
 static void test_a_handler_that_registers_the_thread_inside_its_first_event_loses_nothing(
     void **state)
 {
 	(void)state;
+#if defined(__SANITIZE_THREAD__)
+	/* ThreadSanitizer runs the atomic operations in its runtime, where it
+	 * does not reliably hand a fault to the program's handler */
+	print_message("skipped: a fault inside ThreadSanitizer's atomics is not handed to the test\n");
+	skip();
+#endif
 	start_session();
 	page_size = sysconf(_SC_PAGESIZE);
 	atomic_store(&steps_taken, 0);
@@ -386,6 +397,11 @@ static void test_a_handler_that_registers_the_thread_inside_its_first_event_lose
 	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
 	pthread_t t;
 	void *rc = NULL;
+	/* A thread started and joined once first: the placeholder's page may
+	 * hold the table of lazily bound calls, which a first call writes, and
+	 * the joins below must not write it while the page is protected. */
+	assert_int_equal(pthread_create(&t, NULL, nothing, NULL), 0);
+	assert_int_equal(pthread_join(t, &rc), 0);
 	assert_int_equal(pthread_create(&t, NULL, first_event_stopped_at_each_step, NULL), 0);
 	assert_int_equal(pthread_join(t, &rc), 0);
 	sigaction(SIGSEGV, &old, NULL);
