@@ -82,11 +82,17 @@ static ALWAYS_INLINE bool reserve_enter(struct reservation *r)
 }
 
 /* The reservation a fast form's miss continues with: the slot its caller
- * entered. */
-static ALWAYS_INLINE void reserve_entered(struct reservation *r)
+ * entered, which is tl_self unless the caller entered the placeholder (the
+ * thread's first event) and a signal handler registered the thread since.
+ * The slot tl_self then names is not entered (its busy flag is clear: the
+ * handler left it), and writing through it would race the thread's next
+ * handler: false then. */
+static ALWAYS_INLINE bool reserve_entered(struct reservation *r)
 {
 	r->slot = tl_self;
-	r->pos = atomic_load_explicit(&r->slot->pos, memory_order_relaxed) & ~TL_SLOT_BUSY;
+	uint64_t word = atomic_load_explicit(&r->slot->pos, memory_order_relaxed);
+	r->pos = word & ~TL_SLOT_BUSY;
+	return (word & TL_SLOT_BUSY) != 0;
 }
 
 /* Whether `words` fit in the slot's block in the session of the clock
@@ -368,7 +374,13 @@ static ALWAYS_INLINE bool slow_enter(const struct event *ev, bool entered, struc
 {
 	*ts = 0;
 	if (entered) {
-		reserve_entered(r);
+		if (TL_UNLIKELY(!reserve_entered(r))) {
+			/* the caller holds the placeholder, tl_self is the slot a
+			 * handler registered: the placeholder left, taken again */
+			tl_slot_leave(&tl_slot_none);
+			*ts = SLOW_AGAIN;
+			return false;
+		}
 	} else {
 		struct tl_slot *slot = tl_self;
 		if (TL_UNLIKELY(slot == &tl_slot_none)) {
