@@ -332,7 +332,10 @@ static inline void tl_i_counter(const tl_category *c, const char *n, double v)
 			? begin_call                                                          \
 			: tl_i_scope_none()
 
-#define TL_I_SC TL_I_UID(tl_i_cache_)
+/* The handle the declaration above resolved, read again: atomically,
+ * because another thread may resolve the same call site meanwhile (it
+ * stores the same handle; a plain load on x86-64 and aarch64). */
+#define TL_I_SC __atomic_load_n(&TL_I_UID(tl_i_cache_), __ATOMIC_RELAXED)
 
 #define TL_TRACE_ENABLED(cat)                                                                  \
 	__extension__({                                                                       \
