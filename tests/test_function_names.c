@@ -44,6 +44,21 @@ static void skip_without_symbols(void)
 	skip();
 }
 
+/* The name a reader gave a function whose symbol is `symbol`: that symbol,
+ * or without elfutils, the fallback `module+0xoffset` (checked, not
+ * skipped: each build's own contract). */
+static void assert_named(const char *name, const char *symbol)
+{
+	if (tl_symbolizer_available()) {
+		assert_string_equal(name, symbol);
+		return;
+	}
+	const char *plus = strstr(name, "+0x");
+	if (!plus || plus == name || plus[3] == '\0')
+		fail_msg("%s: named '%s', expected module+0xoffset without elfutils", symbol, name);
+	print_message("built without elfutils: %s is named %s\n", symbol, name);
+}
+
 static volatile int calls;
 
 static void static_function(void)
@@ -76,16 +91,14 @@ static void snapshot_name(const void *address, char *out, size_t size)
 static void test_static_function_is_named_by_its_symbol(void **state)
 {
 	(void)state;
-	skip_without_symbols();
 	char name[512];
 	snapshot_name((const void *)static_function, name, sizeof name);
-	assert_string_equal(name, "static_function");
+	assert_named(name, "static_function");
 }
 
 static void test_pie_executable_function_is_named_by_its_symbol(void **state)
 {
 	(void)state;
-	skip_without_symbols();
 	Elf64_Ehdr eh;
 	int fd = open("/proc/self/exe", O_RDONLY);
 	assert_true(fd >= 0);
@@ -97,13 +110,12 @@ static void test_pie_executable_function_is_named_by_its_symbol(void **state)
 	}
 	char name[512];
 	snapshot_name((const void *)pie_function, name, sizeof name);
-	assert_string_equal(name, "pie_function");
+	assert_named(name, "pie_function");
 }
 
 static void test_dlopen_library_function_is_named_by_its_symbol(void **state)
 {
 	(void)state;
-	skip_without_symbols();
 	void *library = dlopen(TL_NAMES_PLUGIN, RTLD_NOW);
 	assert_non_null(library);
 	const void *(*local_address)(void) =
@@ -111,19 +123,18 @@ static void test_dlopen_library_function_is_named_by_its_symbol(void **state)
 	assert_non_null(local_address);
 	char name[512];
 	snapshot_name(local_address(), name, sizeof name); /* a static function */
-	assert_string_equal(name, "names_plugin_local");
+	assert_named(name, "names_plugin_local");
 	snapshot_name((const void *)local_address, name, sizeof name);
-	assert_string_equal(name, "names_plugin_local_address");
+	assert_named(name, "names_plugin_local_address");
 	dlclose(library);
 }
 
 static void test_cxx_template_is_demangled(void **state)
 {
 	(void)state;
-	skip_without_symbols();
 	char name[512];
 	snapshot_name(names_cxx_template_address(), name, sizeof name);
-	assert_string_equal(name, "int names::twice<int>(int)");
+	assert_named(name, "int names::twice<int>(int)");
 }
 
 /* The executable mapping holding address, as /proc/self/maps has it. */
@@ -288,11 +299,10 @@ static void test_long_name_is_cut_to_the_buffer(void **state)
 static void test_in_process_name_is_resolved_once(void **state)
 {
 	(void)state;
-	skip_without_symbols();
 	uint32_t id = tl_tracer_function_intern((const void *)pie_function);
 	const char *name = tl_function_name_resolve(id);
 	assert_non_null(name);
-	assert_string_equal(name, "pie_function");
+	assert_named(name, "pie_function");
 	assert_ptr_equal(tl_function_name_resolve(id), name);
 	assert_ptr_equal(tl_function_name_cached(id), name);
 }
