@@ -396,7 +396,7 @@ static int write_event(struct systrace *st, const tl_record_view *v, bool first)
 	p.name = tl_record_name(v, numbered, &p.name_len);
 	const char *symbol; /* a function record's name, once resolved (hex until then) */
 	if ((v->flags & TL_REC_F_FUNCTION) &&
-	    (symbol = tl_function_name_cached((uint32_t)v->value))) {
+	    (symbol = tl_tracer_function_name_cached((uint32_t)v->value))) {
 		p.name = symbol;
 		p.name_len = strlen(symbol);
 	}
@@ -735,7 +735,7 @@ static int systrace_start(struct tl_recorder *rec, const tl_options *opts)
 	counters_reset();
 	if (atomic_load(&st->gate_on))
 		write_clock_sync(st);
-	tl_function_names_start(); /* function records' names; without it, addresses */
+	tl_tracer_function_names_start(); /* function records' names; without it, addresses */
 	rec->backend = st;
 	return 0;
 }

@@ -217,3 +217,18 @@ bool tl_function_names_settle(int timeout_ms)
 		nanosleep(&(struct timespec){0, 1000000}, NULL);
 	}
 }
+
+const char *tl_tracer_function_name_cached(uint32_t id)
+{
+	return tl_function_name_cached(id);
+}
+
+const char *tl_tracer_function_name(uint32_t id)
+{
+	return tl_function_name_resolve(id);
+}
+
+int tl_tracer_function_names_start(void)
+{
+	return tl_function_names_start();
+}

@@ -36,7 +36,6 @@
 #include <timeline/timeline.h>
 
 #include "recorder/atomic_file.h"
-#include "recorder/function_names.h"
 #include "recorder/record_view.h"
 
 #pragma GCC visibility push(hidden)
@@ -216,10 +215,24 @@ uint64_t tl_tracer_functions_unnamed(void);
 
 /* The id a function record of `address` carries (interned on first use;
  * UINT32_MAX when the table is full), for state a tracer keeps per
- * function. Async-signal-safe, lock-free. The names of ids in this
- * process: recorder/function_names.h (tl_function_name_cached from any
- * path, tl_function_name_resolve outside signal handlers). */
+ * function. Async-signal-safe, lock-free. */
 uint32_t tl_tracer_function_intern(const void *address);
+
+/*
+ * The names of function ids in this process (recorder/function_names.c):
+ *   tl_tracer_function_name_cached(id): its symbol when already resolved,
+ *     else NULL. Any path, signal handlers included: lock-free.
+ *   tl_tracer_function_name(id): resolved now when it was not (reads the
+ *     process's maps and the ELF file once per file); NULL when it has no
+ *     name. Never from a signal handler. The string lives as long as the
+ *     process.
+ *   tl_tracer_function_names_start(): starts the thread that resolves the
+ *     ids met by tl_tracer_function_name_cached in the background. 0 or
+ *     -errno.
+ */
+const char *tl_tracer_function_name_cached(uint32_t id);
+const char *tl_tracer_function_name(uint32_t id);
+int tl_tracer_function_names_start(void);
 
 /* Function ids are below this: the function table's capacity, for a
  * tracer's table by id. */

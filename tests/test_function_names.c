@@ -300,11 +300,11 @@ static void test_in_process_name_is_resolved_once(void **state)
 {
 	(void)state;
 	uint32_t id = tl_tracer_function_intern((const void *)pie_function);
-	const char *name = tl_function_name_resolve(id);
+	const char *name = tl_tracer_function_name(id);
 	assert_non_null(name);
 	assert_named(name, "pie_function");
-	assert_ptr_equal(tl_function_name_resolve(id), name);
-	assert_ptr_equal(tl_function_name_cached(id), name);
+	assert_ptr_equal(tl_tracer_function_name(id), name);
+	assert_ptr_equal(tl_tracer_function_name_cached(id), name);
 }
 
 int main(void)

@@ -16,6 +16,7 @@
 
 #include "recorder/atrace_format.h"
 #include "recorder/export/symbolize.h"
+#include "recorder/function_names.h"
 #include "recorder/tracer.h"
 #include "tools/readers/trace_import.h"
 

@@ -9,7 +9,7 @@
  * has one verdict word, (generation << 1) | recorded, written on the first
  * call that finds the function's name resolved: from then on a call costs
  * one load and one compare. Names are resolved by the resolver thread
- * (recorder/function_names.h), started when patterns are set; until a
+ * (tracer.h), started when patterns are set; until a
  * function's name is known its calls get the default verdict.
  */
 #include <errno.h>
@@ -107,7 +107,7 @@ NO_HOOK bool tl_instrument_patterns_allow(const void *address)
 	uint32_t verdict = atomic_load_explicit(&verdicts[id], memory_order_relaxed);
 	if (verdict >> 1 == set->generation)
 		return verdict & 1;
-	const char *name = tl_function_name_cached(id);
+	const char *name = tl_tracer_function_name_cached(id);
 	if (!name)
 		return set->ninclude == 0;
 	bool recorded = (set->ninclude == 0 || any_match(set->include, set->ninclude, name)) &&
@@ -162,7 +162,7 @@ NO_HOOK int tl_instrument_set_patterns(const char *include, const char *exclude)
 	*set = (struct pattern_set){
 	    .include = in, .exclude = out, .ninclude = ninclude, .nexclude = nexclude};
 	bool any = ninclude || nexclude;
-	int rc = any ? tl_function_names_start() : 0;
+	int rc = any ? tl_tracer_function_names_start() : 0;
 	pthread_mutex_lock(&setting);
 	set->generation = ++last_generation;
 	set->older = all_sets;
