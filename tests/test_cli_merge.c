@@ -459,6 +459,26 @@ static void test_merge_writes_ftrace_text_for_a_txt_output(void **state)
 	free(json);
 }
 
+/* Perfetto's format from a .pftrace output, read back by `timeline slices`. */
+static void test_merge_writes_perfetto_for_a_pftrace_output(void **state)
+{
+	(void)state;
+	char *json = write_input("merge-boot", ".json", json_boot);
+	char *text = capture_file(CAPTURE_MONO);
+	char *out = path_of("merge-out", ".pftrace");
+	char *err;
+	assert_int_equal(merge(&err, "%s %s -o %s", json, text, out), 0);
+	assert_has(err, "(perfetto, boot clock)");
+	char *slices = NULL;
+	assert_int_equal(tl_test_run_output(&slices, NULL, "%s slices %s", tl_test_cli(), out), 0);
+	assert_has(slices, "vsync");
+	free(slices);
+	free(err);
+	free(out);
+	free(text);
+	free(json);
+}
+
 /* ---- bad inputs --------------------------------------------------------------- */
 
 static void test_merge_names_a_missing_input(void **state)
@@ -869,6 +889,7 @@ int main(void)
 	    cmocka_unit_test(test_merge_shows_an_event_in_both_inputs_once_within_the_window),
 	    cmocka_unit_test(test_merge_drops_a_capture_async_slice_with_its_end),
 	    cmocka_unit_test(test_merge_writes_ftrace_text_for_a_txt_output),
+	    cmocka_unit_test(test_merge_writes_perfetto_for_a_pftrace_output),
 	    cmocka_unit_test(test_merge_names_a_missing_input),
 	    cmocka_unit_test(test_merge_names_the_line_and_column_of_malformed_json),
 	    cmocka_unit_test(test_merge_of_a_file_that_is_no_trace_is_an_error),

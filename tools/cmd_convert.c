@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "recorder/atomic_file.h"
@@ -27,6 +26,7 @@
 #include "recorder/export/trace_model.h"
 #include "recorder/snapshot_format.h"
 #include "tools/filters.h"
+#include "tools/output_format.h"
 #include "tools/readers/trace_import.h"
 
 #define CONVERT_PREFIX "timeline convert"
@@ -54,19 +54,6 @@ static const char convert_usage[] =
     "With filters, IN is read as 'timeline slices' reads it, and what passes is\n"
     "written: whole slices, with their args and the flows whose both ends pass.\n";
 
-struct convert_format {
-	const char *name;
-	int (*write)(const tl_model *model, int fd, tl_export_counts *counts);
-	/* the same from a binary snapshot, without a model; NULL: none */
-	tl_export_stream_fn write_stream;
-};
-
-static const struct convert_format format_json = {"json", tl_export_json, tl_export_json_stream};
-static const struct convert_format format_ftrace = {"ftrace", tl_export_ftrace,
-                                                    tl_export_ftrace_stream};
-static const struct convert_format format_perfetto = {"perfetto", tl_export_perfetto,
-                                                      tl_export_perfetto_stream};
-
 /* What is written: a model, or a binary snapshot read as it is exported. */
 struct convert_source {
 	const tl_model *model;    /* or */
@@ -75,41 +62,12 @@ struct convert_source {
 	size_t nthreads;
 };
 
-static int write_source(const struct convert_format *format, const struct convert_source *src,
+static int write_source(const tl_output_format *format, const struct convert_source *src,
                         int fd, tl_export_counts *counts)
 {
 	if (src->reader)
 		return format->write_stream(src->reader, fd, counts);
 	return format->write(src->model, fd, counts);
-}
-
-static const struct convert_format *format_by_name(const char *name)
-{
-	if (strcmp(name, format_json.name) == 0)
-		return &format_json;
-	if (strcmp(name, format_ftrace.name) == 0)
-		return &format_ftrace;
-	if (strcmp(name, format_perfetto.name) == 0)
-		return &format_perfetto;
-	return NULL;
-}
-
-static const struct convert_format *format_from_path(const char *path)
-{
-	static const char *const ftrace_extensions[] = {".txt", ".ftrace", ".systrace"};
-	static const char *const perfetto_extensions[] = {".perfetto-trace", ".pftrace", ".pb"};
-	const char *base = strrchr(path, '/');
-	const char *ext = strrchr(base ? base : path, '.');
-	for (size_t i = 0; ext && i < sizeof ftrace_extensions / sizeof ftrace_extensions[0]; i++) {
-		if (strcasecmp(ext, ftrace_extensions[i]) == 0)
-			return &format_ftrace;
-	}
-	for (size_t i = 0; ext && i < sizeof perfetto_extensions / sizeof perfetto_extensions[0];
-	     i++) {
-		if (strcasecmp(ext, perfetto_extensions[i]) == 0)
-			return &format_perfetto;
-	}
-	return &format_json;
 }
 
 #define usage_error(...) tl_cli_usage_error(CONVERT_PREFIX, __VA_ARGS__)
@@ -121,7 +79,7 @@ struct convert_args {
 	const char *const *inputs;
 	size_t ninputs;
 	const char *output;
-	const struct convert_format *format; /* NULL: from the output's extension */
+	const tl_output_format *format; /* NULL: from the output's extension */
 	int help;
 	tl_filter filter;
 };
@@ -145,7 +103,7 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 			args->output = optarg;
 			break;
 		case 'f':
-			args->format = format_by_name(optarg);
+			args->format = tl_output_format_by_name(optarg);
 			if (!args->format)
 				return usage_error(
 				    "--format: expected json, ftrace or perfetto, got '%s'",
@@ -174,7 +132,7 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 	return 0;
 }
 
-static void print_summary(const struct convert_args *args, const struct convert_format *format,
+static void print_summary(const struct convert_args *args, const tl_output_format *format,
                           const struct convert_source *src, const tl_export_counts *counts)
 {
 	const char *out = strcmp(args->output, "-") == 0 ? "standard output" : args->output;
@@ -192,7 +150,7 @@ static void print_summary(const struct convert_args *args, const struct convert_
 /* Writes the source; returns the exit status, problems reported, the
  * summary left to the caller. A file is written whole or not at all
  * (recorder/atomic_file.h). */
-static int write_output(const struct convert_args *args, const struct convert_format *format,
+static int write_output(const struct convert_args *args, const tl_output_format *format,
                         const struct convert_source *src, tl_export_counts *counts)
 {
 	if (strcmp(args->output, "-") == 0) {
@@ -301,7 +259,7 @@ static void warn_losses(const char *input, const char *err)
  * Converts binary snapshots (the files of one rotation, oldest first) as
  * they are read, without a model. Returns the exit status.
  */
-static int convert_binary(const struct convert_args *args, const struct convert_format *format)
+static int convert_binary(const struct convert_args *args, const tl_output_format *format)
 {
 	void *data;
 	size_t len, failed;
@@ -342,7 +300,7 @@ static int convert_binary(const struct convert_args *args, const struct convert_
 
 /* Whether the format can stream, nothing is filtered and every input is
  * a binary snapshot. */
-static bool can_stream(const struct convert_args *args, const struct convert_format *format)
+static bool can_stream(const struct convert_args *args, const tl_output_format *format)
 {
 	if (tl_filter_active(&args->filter))
 		return false;
@@ -363,8 +321,8 @@ int tl_cmd_convert(int argc, char **argv)
 		fputs(convert_usage, stdout);
 		return 0;
 	}
-	const struct convert_format *format =
-	    args.format ? args.format : format_from_path(args.output);
+	const tl_output_format *format =
+	    args.format ? args.format : tl_output_format_from_path(args.output);
 
 	for (size_t i = 0; i < args.ninputs; i++)
 		if (tl_cli_reject_directory(CONVERT_PREFIX, args.inputs[i]))

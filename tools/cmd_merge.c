@@ -1,5 +1,5 @@
 /*
- * `timeline merge IN... -o OUT [--format json|ftrace]`: joins traces -
+ * `timeline merge IN... -o OUT [--format json|ftrace|perfetto]`: joins traces -
  * binary snapshots (a file recorder's rotation too), Chrome JSON, ftrace
  * text, `trace-cmd report` output - on one timeline and writes them as one
  * Chrome JSON or ftrace text file (docs/reading.md, "merge").
@@ -29,6 +29,7 @@
  */
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/output_format.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -36,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "recorder/atomic_file.h"
@@ -52,7 +52,7 @@
 #define LOOSE_ALIGNMENT_NS (1000 * 1000)
 
 static const char merge_usage[] =
-    "usage: timeline merge IN IN... -o OUT [--format json|ftrace] [options]\n"
+    "usage: timeline merge IN IN... -o OUT [--format json|ftrace|perfetto] [options]\n"
     "\n"
     "Joins traces on one timeline and writes them as one: binary snapshots (the files\n"
     "of a file recorder's rotation as one argument, oldest first, joined with commas:\n"
@@ -65,8 +65,10 @@ static const char merge_usage[] =
     "\n"
     "options:\n"
     "  -o, --output OUT        the file to write; '-' for standard output\n"
-    "  -f, --format FORMAT     json or ftrace; without it, from OUT's extension:\n"
-    "                          .txt, .ftrace, .systrace give ftrace, anything else json\n"
+    "  -f, --format FORMAT     json, ftrace or perfetto; without it, from OUT's\n"
+    "                          extension: .txt, .ftrace, .systrace give ftrace,\n"
+    "                          .perfetto-trace, .pftrace, .pb give perfetto, anything\n"
+    "                          else json\n"
     "  --assume-clock CLOCK    boot or mono: the clock of the inputs that name none\n"
     "                          (a kernel's trace file, trace-cmd report output)\n"
     "  --dedup-window US       how far apart, in microseconds, a capture's event and an\n"
@@ -76,40 +78,11 @@ static const char merge_usage[] =
 
 #define usage_error(...) tl_cli_usage_error(MERGE_PREFIX, __VA_ARGS__)
 
-struct merge_format {
-	const char *name;
-	int (*write)(const tl_model *model, int fd, tl_export_counts *counts);
-};
-
-static const struct merge_format format_json = {"json", tl_export_json};
-static const struct merge_format format_ftrace = {"ftrace", tl_export_ftrace};
-
-static const struct merge_format *format_by_name(const char *name)
-{
-	if (strcmp(name, format_json.name) == 0)
-		return &format_json;
-	if (strcmp(name, format_ftrace.name) == 0)
-		return &format_ftrace;
-	return NULL;
-}
-
-static const struct merge_format *format_from_path(const char *path)
-{
-	static const char *const ftrace_extensions[] = {".txt", ".ftrace", ".systrace"};
-	const char *base = strrchr(path, '/');
-	const char *ext = strrchr(base ? base : path, '.');
-	for (size_t i = 0; ext && i < sizeof ftrace_extensions / sizeof ftrace_extensions[0]; i++) {
-		if (strcasecmp(ext, ftrace_extensions[i]) == 0)
-			return &format_ftrace;
-	}
-	return &format_json;
-}
-
 struct merge_args {
 	char **inputs;
 	size_t ninputs;
 	const char *output;
-	const struct merge_format *format; /* NULL: from the output's extension */
+	const tl_output_format *format; /* NULL: from the output's extension */
 	tl_trace_clock assume_clock;
 	int64_t window_ns;
 	int keep_duplicates;
@@ -139,9 +112,9 @@ static int parse_args(int argc, char **argv, struct merge_args *args)
 			args->output = optarg;
 			break;
 		case 'f':
-			args->format = format_by_name(optarg);
+			args->format = tl_output_format_by_name(optarg);
 			if (!args->format)
-				return usage_error("--format: expected json or ftrace, got '%s'",
+				return usage_error("--format: expected json, ftrace or perfetto, got '%s'",
 				                   optarg);
 			break;
 		case OPT_ASSUME_CLOCK:
@@ -801,7 +774,7 @@ static size_t count_processes(const tl_model *model)
 
 /* Writes the model; returns the exit status, problems reported. A file is
  * written whole or not at all (recorder/atomic_file.h). */
-static int write_output(const struct merge_args *args, const struct merge_format *format,
+static int write_output(const struct merge_args *args, const tl_output_format *format,
                         const tl_model *model)
 {
 	tl_export_counts counts = {0};
@@ -846,8 +819,8 @@ int tl_cmd_merge(int argc, char **argv)
 		fputs(merge_usage, stdout);
 		return 0;
 	}
-	const struct merge_format *format =
-	    args.format ? args.format : format_from_path(args.output);
+	const tl_output_format *format =
+	    args.format ? args.format : tl_output_format_from_path(args.output);
 
 	size_t n = args.ninputs;
 	struct merge_input *in = calloc(n, sizeof *in);
