@@ -84,21 +84,6 @@ static int setup(void **state)
 	return tl_test_run("%s demo --seconds 0.2 -o %s >/dev/null", cli, snapshot) == 0 ? 0 : -1;
 }
 
-/* Runs `timeline ARGS`: its exit status; *out and *err what it printed
- * (either may be NULL when not wanted). */
-static int run_cli(char **out, char **err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int run_cli(char **out, char **err, const char *fmt, ...)
-{
-	char args[8192];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof args, fmt, ap);
-	va_end(ap);
-	return tl_test_run_output(out, err, "%s %s", cli, args);
-}
-
 /* The line of `text` that holds name="NAME", or NULL (static storage). */
 static const char *line_named(const char *text, const char *name)
 {
@@ -120,7 +105,7 @@ static const char *line_named(const char *text, const char *name)
 static char *window_slices(void)
 {
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "slices %s --from 200us --to 300us", window_trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "slices %s --from 200us --to 300us", window_trace), 0);
 	return out;
 }
 
@@ -231,8 +216,8 @@ static void test_window_relative_times_count_from_the_first_event(void **state)
 {
 	(void)state;
 	char *a, *b, names_a[4096], names_b[4096];
-	assert_int_equal(run_cli(&a, NULL, "slices %s --from 200us --to 300us", window_trace), 0);
-	assert_int_equal(run_cli(&b, NULL, "slices %s --from 200us --to 300us", shifted_trace), 0);
+	assert_int_equal(tl_test_run_cli(&a, NULL, "slices %s --from 200us --to 300us", window_trace), 0);
+	assert_int_equal(tl_test_run_cli(&b, NULL, "slices %s --from 200us --to 300us", shifted_trace), 0);
 	kept_names(a, names_a, sizeof names_a);
 	kept_names(b, names_b, sizeof names_b);
 	assert_true(names_a[0]);
@@ -245,9 +230,9 @@ static void test_window_absolute_times_start_with_at(void **state)
 {
 	(void)state;
 	char *a, *b, names_a[4096], names_b[4096];
-	assert_int_equal(run_cli(&a, NULL, "slices %s --from 200us --to 300us", window_trace), 0);
+	assert_int_equal(tl_test_run_cli(&a, NULL, "slices %s --from 200us --to 300us", window_trace), 0);
 	assert_int_equal(
-	    run_cli(&b, NULL, "slices %s --from @1.0002s --to @1000300000ns", shifted_trace), 0);
+	    tl_test_run_cli(&b, NULL, "slices %s --from @1.0002s --to @1000300000ns", shifted_trace), 0);
 	kept_names(a, names_a, sizeof names_a);
 	kept_names(b, names_b, sizeof names_b);
 	assert_string_equal(names_a, names_b);
@@ -259,7 +244,7 @@ static void test_window_without_to_runs_to_the_end(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "slices %s --from 300us", window_trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "slices %s --from 300us", window_trace), 0);
 	assert_non_null(line_named(out, "at_to"));
 	assert_non_null(line_named(out, "across_to"));
 	assert_null(line_named(out, "ends_at_to"));
@@ -270,7 +255,7 @@ static void test_name_glob_keeps_matching_slices_and_counters(void **state)
 {
 	(void)state;
 	char *out, names[4096];
-	assert_int_equal(run_cli(&out, NULL, "slices %s --name 'at_*' --name 'c*'", window_trace),
+	assert_int_equal(tl_test_run_cli(&out, NULL, "slices %s --name 'at_*' --name 'c*'", window_trace),
 	                 0);
 	kept_names(out, names, sizeof names);
 	assert_string_equal(names, "slice at_from,slice at_to,counter c v,counter c v,counter c "
@@ -282,7 +267,7 @@ static void test_cat_glob_keeps_matching_slices(void **state)
 {
 	(void)state;
 	char *out, names[4096];
-	assert_int_equal(run_cli(&out, NULL, "slices %s --cat 'b*'", flow_trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "slices %s --cat 'b*'", flow_trace), 0);
 	kept_names(out, names, sizeof names);
 	assert_string_equal(names, "slice near,slice far");
 	free(out);
@@ -292,7 +277,7 @@ static void test_tid_keeps_that_threads_items(void **state)
 {
 	(void)state;
 	char *out, names[4096];
-	assert_int_equal(run_cli(&out, NULL, "slices %s --tid 2 --kind slice,thread", window_trace),
+	assert_int_equal(tl_test_run_cli(&out, NULL, "slices %s --tid 2 --kind slice,thread", window_trace),
 	                 0);
 	kept_names(out, names, sizeof names);
 	assert_string_equal(names, "slice at_from,slice across_to");
@@ -305,11 +290,11 @@ static void test_pid_keeps_that_processes_items(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "slices %s --pid 1", window_trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "slices %s --pid 1", window_trace), 0);
 	assert_non_null(line_named(out, "before"));
 	assert_non_null(strstr(out, "counter ts="));
 	free(out);
-	assert_int_equal(run_cli(&out, NULL, "slices %s --pid 2", window_trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "slices %s --pid 2", window_trace), 0);
 	assert_string_equal(out, "");
 	free(out);
 }
@@ -319,7 +304,7 @@ static void test_different_options_must_all_pass(void **state)
 	(void)state;
 	char *out, names[4096];
 	assert_int_equal(
-	    run_cli(&out, NULL, "slices %s --name 'a*' --tid 1 --from 200us", window_trace), 0);
+	    tl_test_run_cli(&out, NULL, "slices %s --name 'a*' --tid 1 --from 200us", window_trace), 0);
 	kept_names(out, names, sizeof names);
 	assert_string_equal(names, "slice across_from,slice at_to");
 	free(out);
@@ -329,17 +314,17 @@ static void test_nothing_passing_is_a_warning(void **state)
 {
 	(void)state;
 	char *out, *err;
-	assert_int_equal(run_cli(&out, &err, "slices %s --name nothing", window_trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, &err, "slices %s --name nothing", window_trace), 0);
 	assert_string_equal(out, "");
 	assert_string_equal(err, "timeline slices: warning: nothing passes the filters\n");
 	free(out);
 	free(err);
-	assert_int_equal(run_cli(&out, &err, "stats %s --name nothing", window_trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, &err, "stats %s --name nothing", window_trace), 0);
 	assert_string_equal(out, "");
 	assert_string_equal(err, "timeline stats: warning: nothing passes the filters\n");
 	free(out);
 	free(err);
-	assert_int_equal(run_cli(NULL, &err, "convert %s --name nothing -o -", window_trace), 0);
+	assert_int_equal(tl_test_run_cli(NULL, &err, "convert %s --name nothing -o -", window_trace), 0);
 	assert_true(strncmp(err, "timeline convert: warning: nothing passes the filters\n",
 	                    strlen("timeline convert: warning: nothing passes the filters\n")) ==
 	            0);
@@ -352,8 +337,8 @@ static void test_convert_keeps_a_flow_only_with_both_ends(void **state)
 	const char *json = tl_test_path("filters-flows-out", ".json");
 	char *out;
 	assert_int_equal(
-	    run_cli(NULL, NULL, "convert %s --from 0us --to 300us -o %s", flow_trace, json), 0);
-	assert_int_equal(run_cli(&out, NULL, "slices %s --kind slice,flow", json), 0);
+	    tl_test_run_cli(NULL, NULL, "convert %s --from 0us --to 300us -o %s", flow_trace, json), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "slices %s --kind slice,flow", json), 0);
 	assert_non_null(line_named(out, "src"));
 	assert_null(line_named(out, "dst"));
 	assert_int_equal(tl_test_count(out, "flow "), 1);
@@ -366,8 +351,8 @@ static void test_convert_keeps_the_args_of_kept_slices(void **state)
 	(void)state;
 	const char *json = tl_test_path("filters-args-out", ".json");
 	char *out;
-	assert_int_equal(run_cli(NULL, NULL, "convert %s --cat b -o %s", flow_trace, json), 0);
-	assert_int_equal(run_cli(&out, NULL, "slices %s --kind arg", json), 0);
+	assert_int_equal(tl_test_run_cli(NULL, NULL, "convert %s --cat b -o %s", flow_trace, json), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "slices %s --kind arg", json), 0);
 	assert_string_equal(out, "arg slice=\"near\" key=\"args.k\" value=2\n");
 	free(out);
 }
@@ -392,13 +377,13 @@ static void test_convert_of_a_snapshot_writes_what_slices_keeps(void **state)
 	(void)state;
 	const char *json = tl_test_path("filters-demo-out", ".json");
 	char *filtered, *written, want[256], got[256];
-	assert_int_equal(run_cli(&filtered, NULL,
+	assert_int_equal(tl_test_run_cli(&filtered, NULL,
 	                         "slices %s --from 50ms --to 100ms --kind slice,instant,async,flow",
 	                         snapshot),
 	                 0);
 	assert_int_equal(
-	    run_cli(NULL, NULL, "convert %s --from 50ms --to 100ms -o %s", snapshot, json), 0);
-	assert_int_equal(run_cli(&written, NULL, "slices %s --kind slice,instant,async,flow", json),
+	    tl_test_run_cli(NULL, NULL, "convert %s --from 50ms --to 100ms -o %s", snapshot, json), 0);
+	assert_int_equal(tl_test_run_cli(&written, NULL, "slices %s --kind slice,instant,async,flow", json),
 	                 0);
 	kind_counts(filtered, want, sizeof want);
 	kind_counts(written, got, sizeof got);
@@ -413,7 +398,7 @@ static void test_convert_to_ftrace_ends_every_slice_it_begins(void **state)
 	(void)state;
 	const char *txt = tl_test_path("filters-demo-out", ".txt");
 	assert_int_equal(
-	    run_cli(NULL, NULL, "convert %s --from 50ms --to 100ms -o %s", snapshot, txt), 0);
+	    tl_test_run_cli(NULL, NULL, "convert %s --from 50ms --to 100ms -o %s", snapshot, txt), 0);
 	char *text = tl_test_read_file(txt, NULL);
 	assert_non_null(text);
 	size_t begins = tl_test_count(text, ": B|"), ends = tl_test_count(text, ": E|");
@@ -426,7 +411,7 @@ static void test_stats_counts_what_the_window_keeps(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(run_cli(&out, NULL,
+	assert_int_equal(tl_test_run_cli(&out, NULL,
 	                         "stats %s --csv --from 200us --to 300us --name 'across_*'",
 	                         window_trace),
 	                 0);
@@ -444,7 +429,7 @@ static void expect_filter_error(const char *command, const char *options, const 
 	char *err, args[8192];
 	const char *output = strcmp(command, "convert") == 0 ? " -o -" : "";
 	snprintf(args, sizeof args, "%s %s%s %s", command, window_trace, output, options);
-	assert_int_equal(run_cli(NULL, &err, "%s", args), 2);
+	assert_int_equal(tl_test_run_cli(NULL, &err, "%s", args), 2);
 	char prefix[64];
 	snprintf(prefix, sizeof prefix, "timeline %s: %s", command, option);
 	if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err, value))
@@ -520,7 +505,7 @@ static void test_slices_markers_take_no_filter(void **state)
 {
 	(void)state;
 	char *err;
-	assert_int_equal(run_cli(NULL, &err, "slices --markers %s --from 1s", window_trace), 2);
+	assert_int_equal(tl_test_run_cli(NULL, &err, "slices --markers %s --from 1s", window_trace), 2);
 	assert_non_null(strstr(err, "timeline slices: --markers: "));
 	free(err);
 }
@@ -530,7 +515,7 @@ static void test_every_command_lists_the_filters_in_its_help(void **state)
 	(void)state;
 	for (size_t i = 0; i < 3; i++) {
 		char *out;
-		assert_int_equal(run_cli(&out, NULL, "%s --help", filter_commands[i]), 0);
+		assert_int_equal(tl_test_run_cli(&out, NULL, "%s --help", filter_commands[i]), 0);
 		assert_non_null(strstr(out, "  --from TIME "));
 		assert_non_null(strstr(out, "  --pid PID "));
 		free(out);

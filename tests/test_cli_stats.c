@@ -28,21 +28,6 @@ static const char *write_trace(const char *events)
 	return path;
 }
 
-/* Runs `timeline ARGS`: its exit status; *out and *err what it printed
- * (either may be NULL when not wanted). */
-static int run_cli(char **out, char **err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int run_cli(char **out, char **err, const char *fmt, ...)
-{
-	char args[8192];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof args, fmt, ap);
-	va_end(ap);
-	return tl_test_run_output(out, err, "%s %s", cli, args);
-}
-
 /* The CSV row of `stats --csv ARGS` whose first two fields are table and
  * name (static storage); fails the test when there is none. */
 static const char *csv_row(const char *csv, const char *table, const char *name)
@@ -94,7 +79,7 @@ static void test_percentiles_are_nearest_rank_over_a_hundred(void **state)
 		add_slice(events, sizeof events, "s", i * 1000, dur, 1);
 	}
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv", write_trace(events)), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv", write_trace(events)), 0);
 	assert_string_equal(figures_of(out, "s"),
 	                    "100,0,5050000,5050000,1000,50000,90000,99000,100000");
 	free(out);
@@ -109,7 +94,7 @@ static void test_percentiles_of_four_take_a_value_not_an_interpolation(void **st
 	add_slice(events, sizeof events, "s", 200, 40, 1);
 	add_slice(events, sizeof events, "s", 300, 20, 1);
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv", write_trace(events)), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv", write_trace(events)), 0);
 	/* ranks ceil(0.5 * 4) = 2, ceil(0.9 * 4) = 4, ceil(0.99 * 4) = 4 */
 	assert_string_equal(figures_of(out, "s"),
 	                    "4,0,100000,100000,10000,20000,40000,40000,40000");
@@ -122,7 +107,7 @@ static void test_percentiles_of_one_are_that_one(void **state)
 	char events[4096] = "";
 	add_slice(events, sizeof events, "s", 0, 7, 1);
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv", write_trace(events)), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv", write_trace(events)), 0);
 	assert_string_equal(figures_of(out, "s"), "1,0,7000,7000,7000,7000,7000,7000,7000");
 	free(out);
 }
@@ -137,7 +122,7 @@ static void test_self_time_subtracts_direct_children_only(void **state)
 	add_slice(events, sizeof events, "g", 15, 10, 1);
 	add_slice(events, sizeof events, "b", 50, 20, 1);
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv", write_trace(events)), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv", write_trace(events)), 0);
 	assert_string_equal(figures_of(out, "parent"),
 	                    "1,0,100000,50000,100000,100000,100000,100000,100000");
 	assert_string_equal(figures_of(out, "a"), "1,0,30000,20000,30000,30000,30000,30000,30000");
@@ -157,7 +142,7 @@ static void test_self_time_of_begin_end_slices_subtracts_children(void **state)
 	                "{\"ph\":\"E\",\"ts\":7,\"pid\":1,\"tid\":1},"
 	                "{\"ph\":\"E\",\"ts\":10,\"pid\":1,\"tid\":1}");
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv", trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv", trace), 0);
 	assert_string_equal(figures_of(out, "outer"),
 	                    "1,0,10000,6000,10000,10000,10000,10000,10000");
 	assert_string_equal(figures_of(out, "inner"), "2,0,4000,4000,1000,1000,3000,3000,3000");
@@ -171,7 +156,7 @@ static void test_self_time_does_not_depend_on_the_filters(void **state)
 	add_slice(events, sizeof events, "parent", 0, 100, 1);
 	add_slice(events, sizeof events, "child", 10, 30, 1);
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv --name parent", write_trace(events)),
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv --name parent", write_trace(events)),
 	                 0);
 	assert_string_equal(figures_of(out, "parent"),
 	                    "1,0,100000,70000,100000,100000,100000,100000,100000");
@@ -187,11 +172,11 @@ static void test_slices_never_ended_are_counted_apart(void **state)
 	               ",{\"ph\":\"B\",\"name\":\"open\",\"ts\":30,\"pid\":1,\"tid\":2}");
 	char *out;
 	const char *trace = write_trace(events);
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv", trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv", trace), 0);
 	assert_string_equal(figures_of(out, "s"), "1,1,10000,10000,10000,10000,10000,10000,10000");
 	assert_string_equal(figures_of(out, "open"), "0,1,0,0,,,,,");
 	free(out);
-	assert_int_equal(run_cli(&out, NULL, "stats %s", trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s", trace), 0);
 	assert_non_null(strstr(out, "(2 slices that never ended are left out of the figures;"));
 	free(out);
 }
@@ -203,7 +188,7 @@ static void test_instants_count_with_no_duration(void **state)
 	    "{\"ph\":\"i\",\"name\":\"tick\",\"ts\":1,\"pid\":1,\"tid\":1,\"s\":\"t\"},"
 	    "{\"ph\":\"i\",\"name\":\"tick\",\"ts\":2,\"pid\":1,\"tid\":1,\"s\":\"t\"}");
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv", trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv", trace), 0);
 	assert_string_equal(figures_of(out, "tick"), "2,0,0,0,0,0,0,0,0");
 	assert_int_equal(tl_test_count(out, "\nworst,"), 0); /* no longest of no duration */
 	free(out);
@@ -219,7 +204,7 @@ static void test_counters_give_min_mean_max_per_track(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv", write_trace(counter_events)), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv", write_trace(counter_events)), 0);
 	assert_non_null(strstr(out, "\ncounter,queue depth,,,1,,3,,,,,,,,,,,,1,3,6\n"));
 	assert_non_null(strstr(out, "\ncounter,queue depth,,,2,,1,,,,,,,,,,,,0.5,0.5,0.5\n"));
 	free(out);
@@ -229,7 +214,7 @@ static void test_counters_table_lists_each_track(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s", write_trace(counter_events)), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s", write_trace(counter_events)), 0);
 	assert_string_equal(out, "counter      pid  samples  min  mean  max\n"
 	                         "queue depth    1        3    1     3    6\n"
 	                         "queue depth    2        1  0.5   0.5  0.5\n");
@@ -252,7 +237,7 @@ static void test_by_thread_gives_a_row_per_thread(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv --by thread", thread_trace()), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv --by thread", thread_trace()), 0);
 	assert_non_null(
 	    strstr(out, "\nslice,work,,1,1,,1,0,10000,10000,10000,10000,10000,10000,10000,"));
 	assert_non_null(
@@ -265,7 +250,7 @@ static void test_by_thread_table_names_the_thread(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --by thread --worst 0", thread_trace()), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --by thread --worst 0", thread_trace()), 0);
 	assert_string_equal(
 	    out, "thread        name  count      total       self        min        p50        p90"
 	         "        p99        max\n"
@@ -286,7 +271,7 @@ static void test_by_cat_gives_a_row_per_category(void **state)
 	                "1,\"tid\":1},"
 	                "{\"ph\":\"X\",\"name\":\"io\",\"ts\":20,\"dur\":1,\"pid\":1,\"tid\":1}");
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv --by cat", trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv --by cat", trace), 0);
 	assert_non_null(strstr(out, "\nslice,io,,,,,1,0,1000,"));
 	assert_non_null(strstr(out, "\nslice,io,disk,,,,1,0,4000,"));
 	assert_non_null(strstr(out, "\nslice,io,net,,,,1,0,6000,"));
@@ -302,7 +287,7 @@ static void test_rows_are_ordered_by_total_time(void **state)
 	add_slice(events, sizeof events, "middle", 100, 10, 1);
 	add_slice(events, sizeof events, "middle", 200, 10, 1);
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv", write_trace(events)), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv", write_trace(events)), 0);
 	const char *big = strstr(out, "\nslice,big,"), *middle = strstr(out, "\nslice,middle,"),
 	           *small = strstr(out, "\nslice,small,");
 	assert_true(big && middle && small);
@@ -314,7 +299,7 @@ static void test_worst_lists_the_longest_first_with_start_and_thread(void **stat
 {
 	(void)state;
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv --worst 2", thread_trace()), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv --worst 2", thread_trace()), 0);
 	assert_non_null(strstr(out, "\nworst,work,c,2,1,render,,,,,,,,,,1,60000,50000,,,\n"
 	                            "worst,work,c,2,1,render,,,,,,,,,,2,20000,30000,,,\n"));
 	assert_int_equal(tl_test_count(out, "\nworst,"), 2);
@@ -328,7 +313,7 @@ static void test_worst_breaks_ties_by_the_earliest(void **state)
 	add_slice(events, sizeof events, "s", 50, 5, 1);
 	add_slice(events, sizeof events, "s", 10, 5, 2);
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv --worst 1", write_trace(events)), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv --worst 1", write_trace(events)), 0);
 	assert_non_null(strstr(out, "\nworst,s,c,2,1,,,,,,,,,,,1,10000,5000,,,\n"));
 	free(out);
 }
@@ -340,7 +325,7 @@ static void test_worst_defaults_to_three(void **state)
 	for (int i = 0; i < 5; i++)
 		add_slice(events, sizeof events, "s", i * 100, i + 1, 1);
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv", write_trace(events)), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv", write_trace(events)), 0);
 	assert_int_equal(tl_test_count(out, "\nworst,"), 3);
 	free(out);
 }
@@ -349,7 +334,7 @@ static void test_worst_zero_lists_none(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --worst 0", thread_trace()), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --worst 0", thread_trace()), 0);
 	assert_null(strstr(out, "longest"));
 	free(out);
 }
@@ -358,7 +343,7 @@ static void test_worst_table_gives_the_start_after_the_first_event(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --worst 1", thread_trace()), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --worst 1", thread_trace()), 0);
 	assert_non_null(strstr(out, "\nlongest 1 of each name (start: after the trace's first "
 	                            "event)\n"
 	                            "name  thread        rank        dur           start\n"
@@ -374,7 +359,7 @@ static void test_table_units_follow_each_value(void **state)
 	    "{\"ph\":\"X\",\"name\":\"s\",\"ts\":0,\"dur\":2500000,\"pid\":1,\"tid\":1},"
 	    "{\"ph\":\"X\",\"name\":\"s\",\"ts\":3000000,\"dur\":0.999,\"pid\":1,\"tid\":1},"
 	    "{\"ph\":\"X\",\"name\":\"s\",\"ts\":3000010,\"dur\":1234.5678,\"pid\":1,\"tid\":1}");
-	assert_int_equal(run_cli(&out, NULL, "stats %s --worst 0", trace), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --worst 0", trace), 0);
 	assert_string_equal(
 	    out, "name  count    total     self     min       p50      p90      p99      max\n"
 	         "s         3  2.501 s  2.501 s  999 ns  1.234 ms  2.500 s  2.500 s  2.500 s\n");
@@ -510,8 +495,8 @@ static void test_reads_the_file_recorders_file(void **state)
 	                file, cli, json),
 	    0);
 	char *from_file, *from_json;
-	assert_int_equal(run_cli(&from_file, NULL, "stats %s --csv", file), 0);
-	assert_int_equal(run_cli(&from_json, NULL, "stats %s --csv", json), 0);
+	assert_int_equal(tl_test_run_cli(&from_file, NULL, "stats %s --csv", file), 0);
+	assert_int_equal(tl_test_run_cli(&from_json, NULL, "stats %s --csv", json), 0);
 	/* the same run: the same slices, whichever way it was written */
 	assert_non_null(strstr(from_file, "\nslice,frame,"));
 	assert_string_equal(figures_of(from_file, "frame"), figures_of(from_json, "frame"));
@@ -535,7 +520,7 @@ static void test_reads_systrace_text(void **state)
 	    f);
 	fclose(f);
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats %s --csv", path), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats %s --csv", path), 0);
 	assert_string_equal(figures_of(out, "draw"),
 	                    "2,0,2500000,2500000,500000,500000,2000000,2000000,2000000");
 	free(out);
@@ -547,7 +532,7 @@ static void test_a_malformed_trace_names_its_file_line_and_column(void **state)
 	const char *trace = write_trace("{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":1,\"pid\":1,"
 	                                "\"tid\":1},\n{\"ph\":\"X\",\"name\":\"a\x01\"}");
 	char *out, *err, expected[8192];
-	assert_int_equal(run_cli(&out, &err, "stats %s", trace), 1);
+	assert_int_equal(tl_test_run_cli(&out, &err, "stats %s", trace), 1);
 	snprintf(expected, sizeof expected,
 	         "timeline stats: %s:2:20: raw control character 0x01 in a string\n", trace);
 	assert_string_equal(err, expected);
@@ -565,7 +550,7 @@ static void test_a_file_that_is_no_trace_is_an_error(void **state)
 	fputs("\x01\x02 not a trace\n", f);
 	fclose(f);
 	char *err, expected[8192];
-	assert_int_equal(run_cli(NULL, &err, "stats %s", path), 1);
+	assert_int_equal(tl_test_run_cli(NULL, &err, "stats %s", path), 1);
 	snprintf(expected, sizeof expected,
 	         "timeline stats: %s: not a trace: neither Chrome JSON, a Perfetto trace, ftrace "
 	         "text nor a timeline snapshot\n",
@@ -578,7 +563,7 @@ static void test_a_missing_file_or_a_directory_is_an_error(void **state)
 {
 	(void)state;
 	char *err;
-	assert_int_equal(run_cli(NULL, &err, "stats /nonexistent/trace.json"), 1);
+	assert_int_equal(tl_test_run_cli(NULL, &err, "stats /nonexistent/trace.json"), 1);
 	assert_string_equal(err,
 	                    "timeline stats: /nonexistent/trace.json: No such file or directory\n");
 	free(err);
@@ -586,7 +571,7 @@ static void test_a_missing_file_or_a_directory_is_an_error(void **state)
 	assert_int_equal(mkdir(dir, 0755), 0);
 	char expected[4096];
 	snprintf(expected, sizeof expected, "timeline stats: %s: is a directory\n", dir);
-	assert_int_equal(run_cli(NULL, &err, "stats %s", dir), 1);
+	assert_int_equal(tl_test_run_cli(NULL, &err, "stats %s", dir), 1);
 	assert_string_equal(err, expected);
 	free(err);
 }
@@ -595,7 +580,7 @@ static void test_a_missing_file_or_a_directory_is_an_error(void **state)
 static void expect_usage_error(const char *args, const char *start)
 {
 	char *err;
-	assert_int_equal(run_cli(NULL, &err, "stats %s", args), 2);
+	assert_int_equal(tl_test_run_cli(NULL, &err, "stats %s", args), 2);
 	if (strncmp(err, start, strlen(start)) != 0 || tl_test_count(err, "\n") != 1)
 		fail_msg("'stats %s' said: %s", args, err);
 	free(err);
@@ -624,10 +609,10 @@ static void test_help_says_how_percentiles_are_taken(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(run_cli(&out, NULL, "stats --help"), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "stats --help"), 0);
 	assert_non_null(strstr(out, "nearest-rank"));
 	free(out);
-	assert_int_equal(run_cli(&out, NULL, "--help"), 0);
+	assert_int_equal(tl_test_run_cli(&out, NULL, "--help"), 0);
 	assert_non_null(strstr(out, "\n  stats "));
 	free(out);
 }

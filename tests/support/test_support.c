@@ -101,6 +101,18 @@ int tl_test_run_output(char **out, char **err, const char *fmt, ...)
 	return rc;
 }
 
+int tl_test_run_cli(char **out, char **err, const char *fmt, ...)
+{
+	const char *cli = tl_test_cli();
+	assert_non_null(cli);
+	char args[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof args, fmt, ap);
+	va_end(ap);
+	return tl_test_run_output(out, err, "%s %s", cli, args);
+}
+
 const char *tl_test_cli(void)
 {
 	const char *cli = getenv("TIMELINE_CLI");

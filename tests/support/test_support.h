@@ -28,6 +28,10 @@ int tl_test_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tl_test_run_output(char **out, char **err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* tl_test_run_output of `timeline ARGS` (the CLI of tl_test_cli). */
+int tl_test_run_cli(char **out, char **err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* The built `timeline` CLI (from TIMELINE_CLI), or NULL. */
 const char *tl_test_cli(void);
 
