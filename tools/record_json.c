@@ -122,7 +122,7 @@ static int add_sched_slices(const tl_ftrace_text *text, tl_model *model)
 	if (rc == 0 && model->nevents)
 		rc = tl_model_process_set(model, CPU_PID, "CPUs", 4);
 	free(cpus);
-	if (rc == 0)
+	if (rc == 0 && model->nevents > 1) /* qsort's array may not be NULL, even empty */
 		qsort(model->events, model->nevents, sizeof *model->events, compare_events);
 	return rc;
 }
@@ -274,8 +274,9 @@ static int add_app_model(tl_model *capture, const tl_model *app)
 		return -ENOMEM;
 	capture->stats.events_dropped += app->stats.events_dropped;
 	capture->stats.events_overwritten += app->stats.events_overwritten;
-	qsort_r(capture->events, capture->nevents, sizeof *capture->events, compare_merged_events,
-	        capture);
+	if (capture->nevents > 1)
+		qsort_r(capture->events, capture->nevents, sizeof *capture->events,
+		        compare_merged_events, capture);
 	return 0;
 }
 
