@@ -71,16 +71,13 @@ static int has_word(const char *text, const char *word)
  * frequency; nonstop_tsc: it runs in deep idle states). Everywhere else, a
  * VM booted with tsc=unstable running kvm-clock among them, the clock is
  * read through the vDSO. TIMELINE_NO_TSC=1 or tl_options.no_tsc force the
- * vDSO path where the TSC would be usable; nothing forces the TSC.
+ * vDSO path where the TSC would be usable; TIMELINE_FORCE_TSC=1 forces the
+ * TSC path where the kernel does not trust an invariant TSC, so that both
+ * paths are tested on every machine that has a TSC.
  */
-int tl_clock_tsc_usable(void)
+int tl_clock_tsc_invariant(void)
 {
 #if TL_HAVE_TSC
-	char source[64];
-	if (read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-			    source, sizeof source) <= 0 ||
-	    strncmp(source, "tsc", 3) != 0 || (source[3] != '\n' && source[3] != '\0'))
-		return 0;
 	/* The flags line of the first CPU is enough: they are identical. */
 	static char cpuinfo[16384];
 	if (read_small_file("/proc/cpuinfo", cpuinfo, sizeof cpuinfo) <= 0)
@@ -92,6 +89,20 @@ int tl_clock_tsc_usable(void)
 	if (eol)
 		*eol = '\0';
 	return has_word(flags, "constant_tsc") && has_word(flags, "nonstop_tsc");
+#else
+	return 0;
+#endif
+}
+
+int tl_clock_tsc_usable(void)
+{
+#if TL_HAVE_TSC
+	char source[64];
+	if (read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+			    source, sizeof source) <= 0 ||
+	    strncmp(source, "tsc", 3) != 0 || (source[3] != '\n' && source[3] != '\0'))
+		return 0;
+	return tl_clock_tsc_invariant();
 #else
 	return 0;
 #endif
@@ -155,10 +166,12 @@ tl_clock_pair tl_clock_calibrate(int store, int64_t min_interval_ns)
 /* Chooses the clock for the session, once: the emitters read the choice
  * (tl_clock_use_tsc) to pick their path's form, and tl_state_set publishes
  * it in the forms' state words (session.h). */
-void tl_clock_init(clockid_t id, int allow_tsc)
+void tl_clock_init(clockid_t id, tl_clock_tsc_mode tsc)
 {
 	atomic_store_explicit(&tl_clock_id, id, memory_order_relaxed);
-	tl_clock_use_tsc = allow_tsc && tl_clock_tsc_usable();
+	tl_clock_use_tsc = tsc == TL_CLOCK_TSC_FORCED ? tl_clock_tsc_invariant()
+	                   : tsc == TL_CLOCK_TSC_AUTO ? tl_clock_tsc_usable()
+	                                              : 0;
 	atomic_fetch_add_explicit(&tl_clock_generation, 1, memory_order_relaxed);
 	for (int i = 0; i < TL_CLOCK_PAIRS; i++)
 		atomic_store(&pairs[i].seq, 0);

@@ -62,9 +62,19 @@ static inline uint64_t tl_clock_read(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Chooses the clock (id: CLOCK_BOOTTIME or CLOCK_MONOTONIC) and takes the
- * first calibration pair. allow_tsc = 0 forces the vDSO path. */
-void tl_clock_init(clockid_t id, int allow_tsc);
+/* How the TSC path is chosen: never (the vDSO path), where the kernel
+ * trusts an invariant TSC (the default), or wherever the TSC is invariant
+ * (TIMELINE_FORCE_TSC=1, to test the path on a machine that does not take
+ * it by itself). */
+typedef enum tl_clock_tsc_mode {
+	TL_CLOCK_TSC_NEVER,
+	TL_CLOCK_TSC_AUTO,
+	TL_CLOCK_TSC_FORCED,
+} tl_clock_tsc_mode;
+
+/* Chooses the clock (id: CLOCK_BOOTTIME or CLOCK_MONOTONIC) and the path,
+ * and takes the first calibration pair. */
+void tl_clock_init(clockid_t id, tl_clock_tsc_mode tsc);
 
 /* 1 when timestamps are TSC ticks (for timeline-bench and the tests). */
 int tl_clock_is_tsc(void);
@@ -72,6 +82,10 @@ int tl_clock_is_tsc(void);
 /* True when this machine's TSC is usable: invariant and the kernel's own
  * clocksource. */
 int tl_clock_tsc_usable(void);
+
+/* True when the CPU says its TSC is invariant (constant_tsc and
+ * nonstop_tsc), whatever the kernel's clocksource. */
+int tl_clock_tsc_invariant(void);
 
 /* Nanoseconds of the trace clock now. Async-signal-safe. */
 int64_t tl_clock_now_ns(void);

@@ -292,7 +292,7 @@ static bool parse_buffer_kib(const char *v, size_t *bytes)
 	return true;
 }
 
-static int parse_environment(tl_options *o)
+static int parse_environment(tl_options *o, tl_clock_tsc_mode *tsc)
 {
 	const char *v = env_value("TIMELINE_RECORDER");
 	if (v && recorder_kind_from_name(v, &o->recorder) != 0)
@@ -341,6 +341,15 @@ static int parse_environment(tl_options *o)
 		return env_refuse("TIMELINE_NO_TSC", v, "1 or 0");
 	if (v && v[0] == '1')
 		o->no_tsc = true;
+	/* 1 takes the TSC path wherever the CPU's TSC is invariant, even where
+	 * the kernel's clocksource is another (a VM on kvm-clock): to test that
+	 * path on any such machine. TIMELINE_NO_TSC=1 wins over it. */
+	v = env_value("TIMELINE_FORCE_TSC");
+	if (v && strcmp(v, "1") != 0 && strcmp(v, "0") != 0)
+		return env_refuse("TIMELINE_FORCE_TSC", v, "1 or 0");
+	*tsc = o->no_tsc ? TL_CLOCK_TSC_NEVER
+	       : v && v[0] == '1' ? TL_CLOCK_TSC_FORCED
+	                          : TL_CLOCK_TSC_AUTO;
 	return 0;
 }
 
@@ -391,7 +400,8 @@ int tl_init(const tl_options *user)
 		goto out;
 	}
 	tl_log_set(o.log, o.log_user);
-	rc = parse_environment(&o);
+	tl_clock_tsc_mode tsc = TL_CLOCK_TSC_AUTO;
+	rc = parse_environment(&o, &tsc);
 	if (rc)
 		goto out;
 	if (o.recorder == TL_RECORDER_DEFAULT)
@@ -450,7 +460,7 @@ int tl_init(const tl_options *user)
 	}
 
 	pthread_once(&atfork_once, register_atfork);
-	tl_clock_init(o.clock == TL_CLOCK_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_BOOTTIME, !o.no_tsc);
+	tl_clock_init(o.clock == TL_CLOCK_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_BOOTTIME, tsc);
 	membarrier_setup();
 	tl_pid = getpid();
 	if (o.process_name)

@@ -562,6 +562,7 @@ static char recorder_file[] = "file";
 
 int main(void)
 {
+	tl_test_require_clock_path();
 	const struct CMUnitTest tests[] = {
 	    PER_RECORDER(test_demo_exits_0_with_strict_json),
 	    PER_RECORDER(test_demo_json_names_the_process),

@@ -506,6 +506,7 @@ static void test_record_without_root_says_needs_root(void **state)
 
 int main(void)
 {
+	tl_test_require_clock_path();
 	require_root_and_tracefs();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_record_help_prints_usage),

@@ -198,6 +198,7 @@ static void test_json_output_has_slices_and_cpu_scheduling(void **state)
 
 int main(void)
 {
+	tl_test_require_clock_path();
 #ifndef TL_HAVE_TRACEFS
 	printf("skipped: built without libtracefs (TIMELINE_WITH_TRACEFS=OFF), the CLI has no "
 	       "record\n");

@@ -6,9 +6,9 @@
  *
  * Each clock path is measured on its own, since each has its own route
  * through the emit code and its own clock read: the vDSO path on every
- * machine (TIMELINE_NO_TSC=1), the TSC path where sessions take it (the
- * TSC is usable and TIMELINE_NO_TSC=1 is not in the environment; otherwise
- * its tests are skipped with the reason). On each path the clock read's own
+ * machine (TIMELINE_NO_TSC=1), the TSC path wherever the CPU's TSC is
+ * invariant (TIMELINE_FORCE_TSC=1, so also where the kernel runs another
+ * clocksource; otherwise its tests are skipped with the reason). On each path the clock read's own
  * instructions, measured by the `clock` kernel on that path, are subtracted
  * before the limit is applied.
  *
@@ -24,6 +24,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "recorder/clock.h"
 
 #define BENCH_PATH TL_BINARY_DIR "/tests/bench/timeline-bench"
 #define SCRIPT_PATH TL_SOURCE_DIR "/tests/bench/callgrind_counts.sh"
@@ -113,8 +115,7 @@ static int run_script(struct path_counts *c)
 static void print_summary(const struct path_counts *c)
 {
 	if (!c->measured) {
-		printf("%-9s not measured: sessions here take the %s\n", c->label,
-		       tl_test_clock_path());
+		printf("%-9s not measured: the CPU has no invariant TSC\n", c->label);
 		return;
 	}
 	printf("%-9s (measured: %s) begin %.2f = clock read %.2f + %.2f besides it; "
@@ -123,29 +124,57 @@ static void print_summary(const struct path_counts *c)
 	       c->clock, c->end, LIMIT_EVENT);
 }
 
-/* Measures the vDSO path (forced) and, where sessions take it, the TSC path
- * (the environment as the suite was started with). */
+/* Sets name to value, or unsets it when value is NULL. */
+static void env_put(const char *name, const char *value)
+{
+	if (value)
+		setenv(name, value, 1);
+	else
+		unsetenv(name);
+}
+
+/* Measures the vDSO path (forced with TIMELINE_NO_TSC=1) and, wherever the
+ * CPU's TSC is invariant, the TSC path (forced with TIMELINE_FORCE_TSC=1, so
+ * a VM whose kernel does not trust the TSC measures it too). */
 static int measure_counts(void **state)
 {
 	(void)state;
-	const char *saved = getenv("TIMELINE_NO_TSC");
-	char saved_value[16];
-	snprintf(saved_value, sizeof saved_value, "%s", saved ? saved : "");
+	static const char *const names[] = {"TIMELINE_NO_TSC", "TIMELINE_FORCE_TSC"};
+	char saved[2][16];
+	bool was_set[2];
+	for (int i = 0; i < 2; i++) {
+		const char *v = getenv(names[i]);
+		was_set[i] = v != NULL;
+		snprintf(saved[i], sizeof saved[i], "%s", v ? v : "");
+	}
 
-	setenv("TIMELINE_NO_TSC", "1", 1);
+	env_put("TIMELINE_FORCE_TSC", NULL);
+	env_put("TIMELINE_NO_TSC", "1");
 	int rc = run_script(&vdso);
-	if (saved)
-		setenv("TIMELINE_NO_TSC", saved_value, 1);
-	else
-		unsetenv("TIMELINE_NO_TSC");
-	if (rc == 0 && tl_test_tsc_expected())
+	if (rc == 0 && tl_clock_tsc_invariant()) {
+		env_put("TIMELINE_NO_TSC", NULL);
+		env_put("TIMELINE_FORCE_TSC", "1");
 		rc = run_script(&tsc);
+	}
+	for (int i = 0; i < 2; i++)
+		env_put(names[i], was_set[i] ? saved[i] : NULL);
 
 	printf("--- instructions per event, the clock read measured by the clock kernel on "
 	       "the same path and subtracted\n");
 	print_summary(&vdso);
 	print_summary(&tsc);
 	return rc;
+}
+
+/* The TSC path's tests skip, saying why, where the CPU has no invariant TSC. */
+static void skip_unless_measured(const struct path_counts *c)
+{
+	if (c->measured)
+		return;
+	print_message("skipped: the %s was not measured: %s\n", c->label,
+	              TL_HAVE_TSC ? "the CPU does not report constant_tsc and nonstop_tsc"
+	                          : "no TSC on this architecture");
+	skip();
 }
 
 static void assert_at_most(const struct path_counts *c, const char *what, double measured,
@@ -176,21 +205,21 @@ static void test_vdso_path_end_costs_at_most_40_instructions_besides_the_clock(v
 static void test_tsc_path_begin_costs_at_most_40_instructions_besides_the_clock(void **state)
 {
 	(void)state;
-	tl_test_skip_unless_tsc();
+	skip_unless_measured(&tsc);
 	assert_at_most(&tsc, "TL_TRACE_EVENT_BEGIN0", tsc.begin, LIMIT_EVENT);
 }
 
 static void test_tsc_path_end_costs_at_most_40_instructions_besides_the_clock(void **state)
 {
 	(void)state;
-	tl_test_skip_unless_tsc();
+	skip_unless_measured(&tsc);
 	assert_at_most(&tsc, "TL_TRACE_EVENT_END0", tsc.end, LIMIT_EVENT);
 }
 
 static void test_tsc_path_instrumented_call_costs_at_most_96_instructions(void **state)
 {
 	(void)state;
-	tl_test_skip_unless_tsc();
+	skip_unless_measured(&tsc);
 	assert_at_most(&tsc, "an instrumented call", tsc.call, LIMIT_CALL_TSC);
 }
 
@@ -203,7 +232,7 @@ static void test_vdso_path_instrumented_call_costs_at_most_225_instructions(void
 static void test_tsc_path_filtered_call_costs_at_most_1_2_recorded_calls(void **state)
 {
 	(void)state;
-	tl_test_skip_unless_tsc();
+	skip_unless_measured(&tsc);
 	assert_at_most(&tsc, "a filtered call over a recorded one", tsc.filtered / tsc.call,
 	               LIMIT_FILTERED_OVER_CALL);
 }

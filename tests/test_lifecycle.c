@@ -88,7 +88,7 @@ static void test_environment_no_tsc_0_keeps_the_option(void **state)
 	tl_shutdown();
 	o.no_tsc = false;
 	assert_int_equal(tl_init(&o), 0);
-	assert_int_equal(tl_clock_is_tsc(), tl_clock_tsc_usable());
+	assert_int_equal(tl_clock_is_tsc(), tl_test_tsc_expected());
 }
 
 static char logged[512];
@@ -109,6 +109,47 @@ static void test_environment_bad_no_tsc_is_einval_and_logged(void **state)
 	assert_int_equal(tl_init(&o), -EINVAL);
 	assert_false(tl_is_running());
 	assert_string_equal(logged, "TIMELINE_NO_TSC='yes': expected 1 or 0");
+}
+
+/* TIMELINE_FORCE_TSC=1 takes the TSC path wherever the CPU's TSC is
+ * invariant, even where the kernel's clocksource is another. */
+static void test_environment_force_tsc_takes_the_tsc_path(void **state)
+{
+	(void)state;
+	unsetenv("TIMELINE_NO_TSC");
+	setenv("TIMELINE_FORCE_TSC", "1", 1);
+	tl_options o = {.struct_size = sizeof o, .no_tsc = false};
+	assert_int_equal(tl_init(&o), 0);
+	print_message("clocksource %s, invariant TSC: %s\n", tl_test_clocksource(),
+	              tl_clock_tsc_invariant() ? "yes" : "no");
+	assert_int_equal(tl_clock_is_tsc(), tl_clock_tsc_invariant());
+}
+
+/* TIMELINE_NO_TSC=1, and the option no_tsc, win over TIMELINE_FORCE_TSC=1. */
+static void test_environment_no_tsc_wins_over_force_tsc(void **state)
+{
+	(void)state;
+	setenv("TIMELINE_FORCE_TSC", "1", 1);
+	setenv("TIMELINE_NO_TSC", "1", 1);
+	tl_options o = {.struct_size = sizeof o, .no_tsc = false};
+	assert_int_equal(tl_init(&o), 0);
+	assert_false(tl_clock_is_tsc());
+	tl_shutdown();
+	unsetenv("TIMELINE_NO_TSC");
+	o.no_tsc = true;
+	assert_int_equal(tl_init(&o), 0);
+	assert_false(tl_clock_is_tsc());
+}
+
+static void test_environment_bad_force_tsc_is_einval_and_logged(void **state)
+{
+	(void)state;
+	setenv("TIMELINE_FORCE_TSC", "on", 1);
+	tl_options o = {.struct_size = sizeof o, .log = capture_log};
+	logged[0] = '\0';
+	assert_int_equal(tl_init(&o), -EINVAL);
+	assert_false(tl_is_running());
+	assert_string_equal(logged, "TIMELINE_FORCE_TSC='on': expected 1 or 0");
 }
 
 /* tl_init with `name=value` in the environment; returns its result, the
@@ -345,6 +386,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_environment_no_tsc_forces_the_vdso_clock, teardown),
 		cmocka_unit_test_teardown(test_environment_no_tsc_0_keeps_the_option, teardown),
 		cmocka_unit_test_teardown(test_environment_bad_no_tsc_is_einval_and_logged,
+		                          teardown),
+		cmocka_unit_test_teardown(test_environment_force_tsc_takes_the_tsc_path, teardown),
+		cmocka_unit_test_teardown(test_environment_no_tsc_wins_over_force_tsc, teardown),
+		cmocka_unit_test_teardown(test_environment_bad_force_tsc_is_einval_and_logged,
 		                          teardown),
 		cmocka_unit_test_teardown(test_environment_buffer_kb_with_a_leading_blank_is_refused,
 		                          teardown),

@@ -327,7 +327,10 @@ static void tsc_skip_reason(char *out, size_t size)
 	else if (!source[0])
 		snprintf(out, size, "the kernel's clocksource cannot be read");
 	else if (strcmp(source, "tsc") != 0)
-		snprintf(out, size, "the kernel's clocksource is %s, not tsc", source);
+		snprintf(out, size,
+		         "the kernel's clocksource is %s, not tsc (TIMELINE_FORCE_TSC=1 "
+		         "measures it anyway)",
+		         source);
 	else if (!tl_clock_tsc_usable())
 		snprintf(out, size,
 		         "the kernel's clocksource is tsc, but the CPU does not report "

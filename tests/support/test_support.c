@@ -166,24 +166,34 @@ size_t tl_test_count_events(const struct tl_model *model, char phase, const char
 	return n;
 }
 
+/* The clock-path variables ctest sets for a suite's .vdso and .tsc entries:
+ * tl_test_clear_environment keeps them. */
+static const char *const clock_path_variables[] = {"TIMELINE_NO_TSC", "TIMELINE_FORCE_TSC"};
+#define CLOCK_PATH_VARIABLES (sizeof clock_path_variables / sizeof clock_path_variables[0])
+
 void tl_test_clear_environment(void)
 {
 	static int saved;
-	static char no_tsc[16];
-	static int no_tsc_set;
+	static char value[CLOCK_PATH_VARIABLES][16];
+	static int set[CLOCK_PATH_VARIABLES];
 	if (!saved) {
-		const char *v = getenv("TIMELINE_NO_TSC");
-		no_tsc_set = v != NULL;
-		snprintf(no_tsc, sizeof no_tsc, "%s", v ? v : "");
+		tl_test_require_clock_path();
+		for (size_t i = 0; i < CLOCK_PATH_VARIABLES; i++) {
+			const char *v = getenv(clock_path_variables[i]);
+			set[i] = v != NULL;
+			snprintf(value[i], sizeof value[i], "%s", v ? v : "");
+		}
 		saved = 1;
 	}
 	unsetenv("TIMELINE_RECORDER");
 	unsetenv("TIMELINE_BUFFER_KB");
 	unsetenv("TIMELINE_CATEGORIES");
-	if (no_tsc_set)
-		setenv("TIMELINE_NO_TSC", no_tsc, 1);
-	else
-		unsetenv("TIMELINE_NO_TSC");
+	for (size_t i = 0; i < CLOCK_PATH_VARIABLES; i++) {
+		if (set[i])
+			setenv(clock_path_variables[i], value[i], 1);
+		else
+			unsetenv(clock_path_variables[i]);
+	}
 }
 
 const char *tl_test_clocksource(void)
@@ -203,9 +213,17 @@ int tl_test_no_tsc_forced(void)
 	return v && strcmp(v, "1") == 0;
 }
 
+int tl_test_tsc_forced(void)
+{
+	const char *v = getenv("TIMELINE_FORCE_TSC");
+	return v && strcmp(v, "1") == 0 && !tl_test_no_tsc_forced();
+}
+
 int tl_test_tsc_expected(void)
 {
-	return tl_clock_tsc_usable() && !tl_test_no_tsc_forced();
+	if (tl_test_no_tsc_forced())
+		return 0;
+	return tl_test_tsc_forced() ? tl_clock_tsc_invariant() : tl_clock_tsc_usable();
 }
 
 const char *tl_test_clock_path(void)
@@ -215,16 +233,30 @@ const char *tl_test_clock_path(void)
 		snprintf(path, sizeof path, "vDSO path (TIMELINE_NO_TSC=1)");
 	else if (tl_clock_tsc_usable())
 		snprintf(path, sizeof path, "TSC path (clocksource %s)", tl_test_clocksource());
+	else if (tl_test_tsc_forced() && tl_clock_tsc_invariant())
+		snprintf(path, sizeof path, "TSC path (TIMELINE_FORCE_TSC=1, clocksource %s)",
+		         tl_test_clocksource());
 	else if (!TL_HAVE_TSC)
 		snprintf(path, sizeof path,
 		         "vDSO path (clocksource %s, no TSC on this architecture)",
 		         tl_test_clocksource());
-	else if (strcmp(tl_test_clocksource(), "tsc") == 0)
-		snprintf(path, sizeof path,
-		         "vDSO path (clocksource tsc, but the TSC is not invariant)");
+	else if (!tl_clock_tsc_invariant())
+		snprintf(path, sizeof path, "vDSO path (clocksource %s, the TSC is not invariant)",
+		         tl_test_clocksource());
 	else
 		snprintf(path, sizeof path, "vDSO path (clocksource %s)", tl_test_clocksource());
 	return path;
+}
+
+void tl_test_require_clock_path(void)
+{
+	if (!tl_test_tsc_forced() || tl_test_tsc_expected())
+		return;
+	printf("skipped: TIMELINE_FORCE_TSC=1 asks for the TSC path, which sessions here cannot "
+	       "take: %s\n",
+	       tl_test_clock_path());
+	fflush(stdout);
+	exit(TL_TEST_SKIP_EXIT);
 }
 
 void tl_test_skip_unless_tsc(void)

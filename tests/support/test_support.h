@@ -58,9 +58,10 @@ void tl_test_snapshot_model(struct tl_model *model);
 size_t tl_test_count_events(const struct tl_model *model, char phase, const char *name);
 
 /* Unsets the TIMELINE_* environment so a suite starts from the defaults,
- * except TIMELINE_NO_TSC: ctest runs the clock-dependent suites a second time
- * with TIMELINE_NO_TSC=1, so it is put back to the value it had at the first
- * call (a suite calls this first thing in main). */
+ * except TIMELINE_NO_TSC and TIMELINE_FORCE_TSC: ctest runs the
+ * clock-dependent suites again with each of them set to 1, so they are put
+ * back to the values they had at the first call (a suite calls this first
+ * thing in main). The first call also runs tl_test_require_clock_path(). */
 void tl_test_clear_environment(void);
 
 /* ---- traces read back ------------------------------------------------------ */
@@ -94,19 +95,29 @@ const char *tl_test_clocksource(void);
  * its tl_options, reads the clock through the vDSO. */
 int tl_test_no_tsc_forced(void);
 
+/* True when TIMELINE_FORCE_TSC=1 is in the environment (and TIMELINE_NO_TSC=1
+ * is not): sessions take the TSC path wherever the TSC is invariant. */
+int tl_test_tsc_forced(void);
+
 /* True when a session started now with no_tsc = false stamps events with the
- * TSC: the TSC is usable on this machine and TIMELINE_NO_TSC does not force
- * the vDSO path. */
+ * TSC: the TSC is usable on this machine, or invariant and forced with
+ * TIMELINE_FORCE_TSC=1, and TIMELINE_NO_TSC does not force the vDSO path. */
 int tl_test_tsc_expected(void);
 
+/* For a suite's main: when TIMELINE_FORCE_TSC=1 asks for a TSC path this
+ * machine cannot take (no TSC, or not an invariant one), prints why and exits
+ * with TL_TEST_SKIP_EXIT, so the suite's .tsc entry shows as skipped. */
+void tl_test_require_clock_path(void);
+
 /* Names the clock path a session with no_tsc = false takes here, and why:
- * "TSC path (clocksource tsc)", "vDSO path (TIMELINE_NO_TSC=1)", "vDSO path
- * (clocksource kvm-clock)". Static storage. */
+ * "TSC path (clocksource tsc)", "TSC path (TIMELINE_FORCE_TSC=1, clocksource
+ * kvm-clock)", "vDSO path (TIMELINE_NO_TSC=1)", "vDSO path (clocksource
+ * kvm-clock)". Static storage. */
 const char *tl_test_clock_path(void);
 
 /* For a test about the TSC path: skips the running cmocka test, printing the
  * reason (the kernel's clocksource, or TIMELINE_NO_TSC=1), unless sessions
- * take the TSC path here. */
+ * take the TSC path here (by themselves or forced). */
 void tl_test_skip_unless_tsc(void);
 
 #endif
