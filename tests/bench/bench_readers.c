@@ -10,6 +10,11 @@
  * the file's size over the child's wall time, and the child's peak resident
  * memory (ru_maxrss from wait4), so the figures are those of one read. When
  * python3 is on the PATH, `json.load` reads the same JSON for comparison.
+ *
+ * With --check it reads small files only and fails (exit 1) when a read
+ * takes more memory, over what the child held before it, than a bound
+ * given as a multiple of the file's size: memory is a count of bytes, not
+ * a timing, so the test suite asserts it (ctest bench_readers_memory).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -30,12 +36,19 @@
 #define GEN_THREADS 8
 #define GEN_PID_A 1000
 #define GEN_PID_B 2000
+/* --check: the sizes read (MiB), and the bounds of check_bound. */
+#define CHECK_JSON_MB 4
+#define CHECK_FTRACE_MB 8
+#define CHECK_JSON_IMPORT 6.0
+#define CHECK_JSON_MODEL 6.0
+#define CHECK_FTRACE_IMPORT 0.8
+#define CHECK_FTRACE_MODEL 2.2
 /* The exit status of a child whose exec failed (python3 not found). */
 #define EXIT_NOT_FOUND 127
 
 static const char usage[] =
     "usage: timeline-bench-readers [--json-mb LIST] [--ftrace-mb LIST] [--dir DIR]\n"
-    "                              [--keep] [--no-python]\n"
+    "                              [--keep] [--no-python] [--check]\n"
     "\n"
     "Writes a Chrome JSON trace and an ftrace text trace of each size (MiB,\n"
     "comma-separated; 0 skips the format) into a temporary directory, reads each\n"
@@ -48,6 +61,8 @@ static const char usage[] =
     "  --dir DIR          where to write them (default: $TMPDIR or /tmp)\n"
     "  --keep             keep the generated files\n"
     "  --no-python        do not time python3's json.load\n"
+    "  --check            small files (default --json-mb 4 --ftrace-mb 8), no\n"
+    "                     python3; exit 1 when a read's memory exceeds its bound\n"
     "  -h, --help         print this help\n";
 
 /* ------------------------------------------------------------------------ */
@@ -271,12 +286,30 @@ typedef struct measure {
 	int not_found;     /* python3 was not found */
 	double seconds;    /* wall time from fork to exit */
 	long peak_rss_kb;  /* ru_maxrss of the child */
+	long start_rss_kb; /* the child's ru_maxrss before it read (0: not known) */
 	long long counted; /* slices the import found (model events with the model) */
 } measure;
+
+/* What a child of ours sends back. */
+typedef struct child_result {
+	long long counted;
+	long start_rss_kb;
+} child_result;
+
+/* The peak resident memory a read added, as a multiple of the file's size. */
+static double memory_per_byte(const measure *m, uint64_t bytes)
+{
+	long kb = m->peak_rss_kb - m->start_rss_kb;
+	return bytes ? (double)(kb > 0 ? kb : 0) * 1024.0 / (double)bytes : 0;
+}
 
 /* The child's side of READ_IMPORT / READ_IMPORT_MODEL: never returns. */
 static void child_read(const char *path, reader how, int out_fd)
 {
+	child_result result = {0};
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		result.start_rss_kb = ru.ru_maxrss;
 	tl_import imp;
 	tl_read_error err = {0};
 	int rc = tl_import_read_file(path, &imp, NULL, &err);
@@ -299,7 +332,8 @@ static void child_read(const char *path, reader how, int out_fd)
 	} else {
 		tl_import_free(&imp);
 	}
-	if (write(out_fd, &counted, sizeof counted) != (ssize_t)sizeof counted)
+	result.counted = counted;
+	if (write(out_fd, &result, sizeof result) != (ssize_t)sizeof result)
 		_exit(1);
 	_exit(0);
 }
@@ -326,8 +360,11 @@ static measure run_reader(const char *path, reader how)
 {
 	measure m = {.counted = -1};
 	read_job job = {path, how};
-	size_t result_size = how != READ_PYTHON_JSON ? sizeof m.counted : 0;
-	bench_child c = bench_child_run(child_main, &job, &m.counted, result_size);
+	child_result result = {.counted = -1};
+	size_t result_size = how != READ_PYTHON_JSON ? sizeof result : 0;
+	bench_child c = bench_child_run(child_main, &job, &result, result_size);
+	m.counted = result.counted;
+	m.start_rss_kb = result.start_rss_kb;
 	m.ok = c.ok;
 	m.not_found = c.exit_status == EXIT_NOT_FOUND;
 	m.seconds = c.seconds;
@@ -340,8 +377,8 @@ static measure run_reader(const char *path, reader how)
 
 static void print_header(void)
 {
-	printf("%-7s %9s  %-26s %9s %9s %10s %10s %12s\n", "format", "file MiB", "reader",
-	       "seconds", "MiB/s", "peak MiB", "x python", "items");
+	printf("%-7s %9s  %-26s %9s %9s %10s %8s %10s %12s\n", "format", "file MiB", "reader",
+	       "seconds", "MiB/s", "peak MiB", "x file", "x python", "items");
 }
 
 static void print_row(const char *format, uint64_t bytes, reader how, const measure *m,
@@ -355,6 +392,10 @@ static void print_row(const char *format, uint64_t bytes, reader how, const meas
 	}
 	printf("%9.2f %9.1f %10.1f ", m->seconds, mib / m->seconds,
 	       (double)m->peak_rss_kb / 1024.0);
+	if (m->start_rss_kb)
+		printf("%8.2f ", memory_per_byte(m, bytes));
+	else
+		printf("%8s ", "-");
 	if (python_seconds > 0 && how != READ_PYTHON_JSON)
 		printf("%10.2f ", m->seconds / python_seconds);
 	else
@@ -368,6 +409,37 @@ static void print_row(const char *format, uint64_t bytes, reader how, const meas
 
 #define MAX_SIZES 8
 
+/*
+ * --check: the most memory a read may add, over what its child held
+ * before, as a multiple of the file's size, for JSON and ftrace text, as
+ * `timeline slices` and as `timeline convert` read. The figures measured
+ * (docs/bench.md) with room for the allocator's rounding; a read that
+ * holds the whole file more than once more, or memory that grows faster
+ * than the file, goes over.
+ */
+static double check_bound(int is_json, reader how)
+{
+	if (is_json)
+		return how == READ_IMPORT ? CHECK_JSON_IMPORT : CHECK_JSON_MODEL;
+	return how == READ_IMPORT ? CHECK_FTRACE_IMPORT : CHECK_FTRACE_MODEL;
+}
+
+/* Whether m passes its --check bound; prints why not. */
+static int check_memory(const char *format, int is_json, reader how, uint64_t bytes,
+                        const measure *m)
+{
+	if (!m->ok || !m->start_rss_kb)
+		return 0;
+	double ratio = memory_per_byte(m, bytes), bound = check_bound(is_json, how);
+	if (ratio <= bound)
+		return 1;
+	fprintf(stderr,
+	        "timeline-bench-readers: %s, %s: %.2f times the file's size, over the bound "
+	        "of %.2f\n",
+	        format, reader_names[how], ratio, bound);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -376,11 +448,12 @@ int main(int argc, char **argv)
 	    {"dir", required_argument, NULL, 'd'},
 	    {"keep", no_argument, NULL, 'k'},
 	    {"no-python", no_argument, NULL, 'n'},
+	    {"check", no_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	double json_mb[MAX_SIZES] = {10}, ftrace_mb[MAX_SIZES] = {100};
-	int njson = 1, nftrace = 1, keep = 0, python = 1, opt;
+	int njson = 1, nftrace = 1, keep = 0, python = 1, check = 0, sizes_given = 0, opt;
 	const char *dir = getenv("TMPDIR");
 	if (!dir || !*dir)
 		dir = "/tmp";
@@ -388,9 +461,14 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'j':
 			njson = bench_parse_sizes(optarg, json_mb, MAX_SIZES, 1);
+			sizes_given |= 1;
 			break;
 		case 'f':
 			nftrace = bench_parse_sizes(optarg, ftrace_mb, MAX_SIZES, 1);
+			sizes_given |= 2;
+			break;
+		case 'c':
+			check = 1;
 			break;
 		case 'd':
 			dir = optarg;
@@ -416,6 +494,13 @@ int main(int argc, char **argv)
 	if (optind != argc) {
 		fputs(usage, stderr);
 		return 2;
+	}
+	if (check) {
+		python = 0;
+		if (!(sizes_given & 1))
+			json_mb[0] = CHECK_JSON_MB;
+		if (!(sizes_given & 2))
+			ftrace_mb[0] = CHECK_FTRACE_MB;
 	}
 
 	char workdir[4096];
@@ -455,6 +540,8 @@ int main(int argc, char **argv)
 				if (!m.ok)
 					status = 1;
 				print_row(format, bytes, how, &m, python_seconds);
+				if (check && m.ok && !check_memory(format, is_json, how, bytes, &m))
+					status = 1;
 			}
 			if (!keep)
 				unlink(path);

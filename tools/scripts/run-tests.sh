@@ -111,6 +111,11 @@ if [ -x build/tests/bench/timeline-bench-export ]; then
 	# 1 M events only: the 50 M-event rows take minutes (docs/bench.md)
 	build/tests/bench/timeline-bench-export --quick || true
 fi
+if [ -x build/tests/bench/timeline-bench-readers ]; then
+	# MB/s and peak memory of the readers beside python3's json.load on the
+	# same JSON (docs/bench.md); ctest's bench_readers_memory checks the memory
+	build/tests/bench/timeline-bench-readers --json-mb 10 --ftrace-mb 100 || true
+fi
 
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
