@@ -195,6 +195,34 @@ static void test_convert_usage_errors_exit_2(void **state)
 	assert_int_equal(tl_test_run("%s convert --help >/dev/null", cli), 0);
 }
 
+static void test_convert_assume_clock_leaves_a_named_clock_alone(void **state)
+{
+	(void)state;
+	/* the demo's snapshot is on the boot clock; its JSON says so */
+	const char *named = tl_test_path("convert-named-clock", ".json");
+	const char *out = tl_test_path("convert-named-clock-again", ".json");
+	assert_int_equal(tl_test_run("%s convert %s -o %s 2>/dev/null", cli, snapshot, named), 0);
+	assert_int_equal(
+	    tl_test_run("%s convert %s --assume-clock mono -o %s 2>/dev/null", cli, named, out), 0);
+	char *text = tl_test_read_file(out, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"clock\":\"boot\",\"clock_id\":7,"));
+	free(text);
+}
+
+static void test_convert_assume_clock_takes_boot_or_mono_only(void **state)
+{
+	(void)state;
+	const char *err = tl_test_path("convert-assume-clock", ".err");
+	assert_int_equal(tl_test_run("%s convert %s -o - --assume-clock local >/dev/null 2>%s", cli,
+	                             snapshot, err),
+	                 2);
+	char *text = tl_test_read_file(err, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "--assume-clock: expected boot or mono, got 'local'"));
+	free(text);
+}
+
 int main(void)
 {
 	if (!tl_test_cli()) {
@@ -214,6 +242,8 @@ int main(void)
 		cmocka_unit_test(test_convert_to_a_directory_is_an_error),
 		cmocka_unit_test(test_convert_to_a_device_writes_in_place),
 		cmocka_unit_test(test_convert_usage_errors_exit_2),
+		cmocka_unit_test(test_convert_assume_clock_leaves_a_named_clock_alone),
+		cmocka_unit_test(test_convert_assume_clock_takes_boot_or_mono_only),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

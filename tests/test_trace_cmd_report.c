@@ -247,7 +247,9 @@ static void test_convert_of_trace_cmd_report_keeps_every_event(void **state)
 static void test_convert_of_trace_cmd_report_says_its_clock_is_unknown(void **state)
 {
 	(void)state;
-	/* trace-cmd report does not name the clock: this one was boot */
+	/* trace-cmd report does not print the clock (trace-cmd dump --clock
+	 * does): this one was recorded on boot, which it prints as raw
+	 * nanoseconds, as it prints x86-tsc ticks and counter values */
 	const char *json = tl_test_path("trace-cmd-clock", ".json");
 	assert_int_equal(tl_test_run("'%s' convert '%s' -o '%s' 2>/dev/null", cli,
 	                             FIXTURES "boot-instance.report.txt", json),
@@ -255,6 +257,29 @@ static void test_convert_of_trace_cmd_report_says_its_clock_is_unknown(void **st
 	char *text = tl_test_read_file(json, NULL);
 	assert_non_null(text);
 	assert_non_null(strstr(text, "\"clock\":\"unknown\",\"clock_id\":-1,"));
+	free(text);
+}
+
+static void test_convert_of_trace_cmd_report_takes_the_clock_assume_clock_names(void **state)
+{
+	(void)state;
+	/* recorded with -C boot, which the report does not print */
+	const char *json = tl_test_path("trace-cmd-assumed-clock", ".json");
+	assert_int_equal(tl_test_run("'%s' convert '%s' --assume-clock boot -o '%s' 2>/dev/null",
+	                             cli, FIXTURES "boot-instance.report.txt", json),
+	                 0);
+	char *text = tl_test_read_file(json, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"clock\":\"boot\",\"clock_id\":7,"));
+	free(text);
+	/* the option is taken at its word: local.* was on trace-cmd's local clock */
+	const char *ftrace = tl_test_path("trace-cmd-assumed-clock", ".txt");
+	assert_int_equal(tl_test_run("'%s' convert '%s' --assume-clock mono -o '%s' 2>/dev/null",
+	                             cli, FIXTURES "local.report.txt", ftrace),
+	                 0);
+	text = tl_test_read_file(ftrace, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "clock=mono"));
 	free(text);
 }
 
@@ -271,6 +296,7 @@ int main(void)
 	    cmocka_unit_test(test_slices_names_threads_after_trace_cmd_tasks),
 	    cmocka_unit_test(test_convert_of_trace_cmd_report_keeps_every_event),
 	    cmocka_unit_test(test_convert_of_trace_cmd_report_says_its_clock_is_unknown),
+	    cmocka_unit_test(test_convert_of_trace_cmd_report_takes_the_clock_assume_clock_names),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -49,6 +49,8 @@ static const char convert_usage[] =
     "                        extension: .txt, .ftrace, .systrace give ftrace,\n"
     "                        .perfetto-trace, .pftrace, .pb give perfetto,\n"
     "                        anything else json\n"
+    "  --assume-clock CLOCK  boot or mono: the clock of an input that names none\n"
+    "                        (a kernel's trace, trace-cmd report: they do not say)\n"
     "  -h, --help            print this help\n"
     "\n" TL_FILTER_USAGE
     "With filters, IN is read as 'timeline slices' reads it, and what passes is\n"
@@ -80,9 +82,12 @@ struct convert_args {
 	size_t ninputs;
 	const char *output;
 	const tl_output_format *format; /* NULL: from the output's extension */
+	tl_trace_clock assume_clock;    /* of an input that names none */
 	int help;
 	tl_filter filter;
 };
+
+enum { OPT_ASSUME_CLOCK = 0x2000 }; /* clear of the filters' TL_FILTER_OPT_* */
 
 /* Returns 0, or the exit status of a usage error (already reported). */
 static int parse_args(int argc, char **argv, struct convert_args *args)
@@ -90,6 +95,7 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 	static const struct option options[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
+	    {"assume-clock", required_argument, NULL, OPT_ASSUME_CLOCK},
 	    {"help", no_argument, NULL, 'h'},
 	    TL_FILTER_LONG_OPTIONS,
 	    {NULL, 0, NULL, 0},
@@ -108,6 +114,15 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 				return usage_error(
 				    "--format: expected json, ftrace or perfetto, got '%s'",
 				    optarg);
+			break;
+		case OPT_ASSUME_CLOCK:
+			if (strcmp(optarg, "boot") == 0)
+				args->assume_clock = TL_TRACE_CLOCK_BOOT;
+			else if (strcmp(optarg, "mono") == 0)
+				args->assume_clock = TL_TRACE_CLOCK_MONO;
+			else
+				return usage_error(
+				    "--assume-clock: expected boot or mono, got '%s'", optarg);
 			break;
 		case 'h':
 			args->help = 1;
@@ -200,10 +215,12 @@ static bool is_binary_snapshot(const char *path)
  * as tl_model_read_binary_file; err gets "LINE:COLUMN: reason" for
  * malformed text. Returns 1, the problem reported, when no line of a text
  * could be read (a warning is printed when some could not), 1 or 2 as
- * tl_filter_import does.
+ * tl_filter_import does. An imported trace that names no clock is taken to
+ * be on assume_clock (TL_TRACE_CLOCK_UNKNOWN: left unknown); a snapshot
+ * always names its own.
  */
-static int read_input(const char *path, tl_filter *filter, tl_model *model, char *err,
-                      size_t errlen)
+static int read_input(const char *path, tl_filter *filter, tl_trace_clock assume_clock,
+                      tl_model *model, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
@@ -237,6 +254,8 @@ static int read_input(const char *path, tl_filter *filter, tl_model *model, char
 		tl_import_free(&imp);
 		return 1;
 	}
+	if (imp.clock == TL_TRACE_CLOCK_UNKNOWN)
+		imp.clock = assume_clock;
 	int status = tl_filter_import(filter, CONVERT_PREFIX, &imp);
 	if (status) {
 		tl_import_free(&imp);
@@ -352,7 +371,8 @@ int tl_cmd_convert(int argc, char **argv)
 			return status;
 		}
 	} else {
-		rc = read_input(args.input, &args.filter, &model, err, sizeof err);
+		rc = read_input(args.input, &args.filter, args.assume_clock, &model, err,
+		                sizeof err);
 	}
 	if (rc > 0)
 		return rc;
