@@ -1,6 +1,7 @@
 /* The importer (tools/readers/trace_import.h) and `timeline slices`. */
 #include "support/test_support.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -756,6 +757,89 @@ static void test_cli_convert_warns_of_lines_that_could_not_be_read(void **state)
 	free(err);
 }
 
+/* A JSON trace of about 3 MiB, one event per line: slices with args,
+ * instants, counters and flows on a few threads, in no time order. */
+static void large_json(text_buf *b)
+{
+	text_add(b, "{\"traceEvents\":[\n");
+	for (unsigned i = 0; i < 24000; i++) {
+		unsigned tid = 10 + i % 4, ts = (i * 7919u) % 1000000u;
+		text_add(b,
+		         "{\"ph\":\"X\",\"name\":\"work %u\",\"cat\":\"c\",\"pid\":7,"
+		         "\"tid\":%u,\"ts\":%u.5,\"dur\":2,\"args\":{\"n\":%u,\"s\":\"v%u\"}},\n",
+		         i, tid, ts, i, i);
+		text_add(b,
+		         "{\"ph\":\"i\",\"name\":\"tick\",\"s\":\"t\",\"pid\":7,\"tid\":%u,"
+		         "\"ts\":%u.75},\n",
+		         tid, ts);
+		if (i % 5 == 0)
+			text_add(b,
+			         "{\"ph\":\"C\",\"name\":\"depth\",\"pid\":7,\"ts\":%u,"
+			         "\"args\":{\"v\":%u}},\n",
+			         ts, i % 9);
+	}
+	text_add(b, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":7,"
+	            "\"args\":{\"name\":\"big\"}}\n]}\n");
+}
+
+/* A file large enough to be mapped (trace_import.c gives its pages back
+ * as it reads them) imports as the same bytes read from memory do. */
+static void test_read_file_imports_a_large_json_file_as_the_buffer_reader_does(void **state)
+{
+	(void)state;
+	text_buf b = {0};
+	large_json(&b);
+	assert_true(b.len > (2u << 20));
+	tl_import imp;
+	import_json(b.s, &imp);
+	char *want = import_printed(&imp);
+	tl_import_free(&imp);
+
+	const char *path = tl_test_path("import-large", ".json");
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b.s, 1, b.len, f), b.len);
+	assert_int_equal(fclose(f), 0);
+	tl_trace_format format;
+	tl_read_error err = {0};
+	assert_int_equal(tl_import_read_file(path, &imp, &format, &err), 0);
+	assert_int_equal(format, TL_TRACE_FORMAT_JSON);
+	char *got = import_printed(&imp);
+	tl_import_free(&imp);
+	unlink(path);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	free(b.s);
+}
+
+/* An error near the end of a large JSON file names its line, after the
+ * pages before it were given back. */
+static void test_read_file_names_the_line_of_an_error_late_in_a_large_json_file(void **state)
+{
+	(void)state;
+	text_buf b = {0};
+	large_json(&b);
+	size_t lines = 0;
+	for (size_t i = 0; i < b.len; i++)
+		lines += b.s[i] == '\n';
+	/* the last line "]}" becomes "x}": the line before it ends the array badly */
+	assert_true(b.len > 3 && b.s[b.len - 3] == ']');
+	b.s[b.len - 3] = 'x';
+	const char *path = tl_test_path("import-large-bad", ".json");
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b.s, 1, b.len, f), b.len);
+	assert_int_equal(fclose(f), 0);
+	tl_import imp;
+	tl_read_error err = {0};
+	assert_int_equal(tl_import_read_file(path, &imp, NULL, &err), -EINVAL);
+	unlink(path);
+	assert_int_equal(err.line, lines);
+	assert_int_equal(err.column, 1);
+	free(b.s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -794,6 +878,8 @@ int main(void)
 	    cmocka_unit_test(test_cli_convert_fails_when_no_line_could_be_read),
 	    cmocka_unit_test(test_cli_slices_warns_of_lines_that_could_not_be_read),
 	    cmocka_unit_test(test_cli_convert_warns_of_lines_that_could_not_be_read),
+	    cmocka_unit_test(test_read_file_imports_a_large_json_file_as_the_buffer_reader_does),
+	    cmocka_unit_test(test_read_file_names_the_line_of_an_error_late_in_a_large_json_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,9 +9,12 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define ARENA_CHUNK_BYTES (64 * 1024)
 #define MAX_NESTING 512
@@ -208,7 +211,24 @@ typedef struct parser {
 	size_t key_len, key_cap;
 	int depth;
 	size_t line_pos, line_no; /* line_no is the line of byte line_pos */
+	int mapped;               /* s is a private file mapping (tl_json_read_mapped) */
+	size_t released;          /* bytes of s given back so far (a page multiple) */
 } parser;
+
+/* How much of a mapped input the parser passes before giving it back. */
+#define RELEASE_STEP ((size_t)1 << 20)
+
+/* Gives back the pages of a mapped input before byte pos. */
+static void release_before(parser *p, size_t pos)
+{
+	if (!p->mapped || pos - p->released < RELEASE_STEP)
+		return;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t end = pos / page * page;
+	if (end > p->released &&
+	    madvise((void *)(uintptr_t)(p->s + p->released), end - p->released, MADV_DONTNEED) == 0)
+		p->released = end;
+}
 
 /*
  * The 1-based line of byte pos. The count resumes from the position asked
@@ -888,6 +908,7 @@ static int read_event_array(parser *p)
 			p->t->nargs = args_before; /* a partial event leaves nothing */
 			return rc;
 		}
+		release_before(p, p->pos);
 		if ((c = peek(p)) < 0)
 			return P_EOF;
 		if (c == ',')
@@ -1055,10 +1076,11 @@ int tl_json_sniff(const char *data, size_t len)
 	return i < len && data[i] == '"';
 }
 
-int tl_json_read(const char *data, size_t len, tl_json_trace *out, tl_read_error *err)
+static int json_read(const char *data, size_t len, int mapped, tl_json_trace *out,
+                     tl_read_error *err)
 {
 	memset(out, 0, sizeof *out);
-	parser p = {.s = data, .len = len, .t = out, .err = err, .line_no = 1};
+	parser p = {.s = data, .len = len, .t = out, .err = err, .line_no = 1, .mapped = mapped};
 	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
 		p.pos = 3;
 
@@ -1090,4 +1112,14 @@ int tl_json_read(const char *data, size_t len, tl_json_trace *out, tl_read_error
 		return -ENOMEM;
 	}
 	return -EINVAL;
+}
+
+int tl_json_read(const char *data, size_t len, tl_json_trace *out, tl_read_error *err)
+{
+	return json_read(data, len, 0, out, err);
+}
+
+int tl_json_read_mapped(const char *data, size_t len, tl_json_trace *out, tl_read_error *err)
+{
+	return json_read(data, len, 1, out, err);
 }

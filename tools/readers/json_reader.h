@@ -77,24 +77,25 @@ enum {
 };
 
 typedef struct tl_json_event {
+	/* (in an order that leaves no padding: a trace holds one per event) */
 	size_t order;               /* index in file order */
 	size_t line;                /* line of the event's '{' (1-based; 0 when synthesized) */
-	char ph;                    /* first character of "ph"; 0 when missing */
 	const char *name;           /* NULL when absent or not a string */
 	const char *cat;            /* NULL when absent, empty or not a string */
-	unsigned has;               /* TL_JSON_HAS_* */
 	int64_t ts, dur, tts, tdur; /* nanoseconds (CoerceToTs) */
-	uint32_t pid, tid;          /* integers in [0, 2^32), else 0 */
 	const char *pid_name;       /* a string pid or tid, else NULL */
 	const char *tid_name;
-	tl_json_id_scope id_scope;
 	tl_json_value id; /* INT or STRING; DOUBLE when a float was given */
-	char scope;       /* first character of "s"; 0 when absent */
-	int bp_enclosing; /* "bp": "e" */
 	tl_json_value bind_id;
-	int flow_in, flow_out;
 	size_t first_arg; /* range in tl_json_trace.args */
 	size_t nargs;
+	unsigned has;      /* TL_JSON_HAS_* */
+	uint32_t pid, tid; /* integers in [0, 2^32), else 0 */
+	tl_json_id_scope id_scope;
+	int bp_enclosing; /* "bp": "e" */
+	int flow_in, flow_out;
+	char ph;    /* first character of "ph"; 0 when missing */
+	char scope; /* first character of "s"; 0 when absent */
 } tl_json_event;
 
 typedef struct tl_json_trace {
@@ -126,6 +127,17 @@ int tl_json_sniff(const char *data, size_t len);
  * out of memory. *out is empty after a failure.
  */
 int tl_json_read(const char *data, size_t len, tl_json_trace *out, tl_read_error *err);
+
+/*
+ * tl_json_read for data that is a read-only private mapping of a file
+ * (mmap with PROT_READ and MAP_PRIVATE, so page-aligned): as the parser
+ * moves on, the pages behind it are given back (madvise MADV_DONTNEED),
+ * so that the file's bytes are not held next to the events read from
+ * them. The mapping stays valid: a page touched again is read again from
+ * the file. Never pass it memory of another kind (MADV_DONTNEED zeroes
+ * anonymous pages).
+ */
+int tl_json_read_mapped(const char *data, size_t len, tl_json_trace *out, tl_read_error *err);
 
 /* Appends a zeroed event (order set, first_arg = current nargs) to build a
  * trace by hand; NULL on ENOMEM. Earlier event pointers may move. */

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1921,6 +1922,64 @@ tl_trace_format tl_trace_format_sniff(const char *data, size_t len)
 	return TL_TRACE_FORMAT_UNKNOWN;
 }
 
+/*
+ * A file's bytes, followed by a NUL: read into memory, or for a regular
+ * file of TL_MAP_MIN_BYTES or more mapped (read-only, private), with a zero
+ * page after its end, so that a JSON reader can give back what it has
+ * read (tl_json_read_mapped).
+ */
+typedef struct file_bytes {
+	char *data;
+	size_t len;
+	size_t map_len; /* 0: data is malloc'd */
+} file_bytes;
+
+#define TL_MAP_MIN_BYTES ((size_t)1 << 20)
+
+static char *read_whole_file(const char *path, size_t *len);
+
+/* Returns 0, or -1 with errno set. */
+static int load_file(const char *path, file_bytes *fb)
+{
+	memset(fb, 0, sizeof *fb);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		struct stat st;
+		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size >= TL_MAP_MIN_BYTES &&
+		    (uint64_t)st.st_size < SIZE_MAX - 2 * page) {
+			size_t len = (size_t)st.st_size;
+			/* the file's pages, then at least one zero byte */
+			size_t map_len = (len / page + 1) * page;
+			char *area =
+			    mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (area != MAP_FAILED &&
+			    mmap(area, len, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == area) {
+				close(fd);
+				fb->data = area;
+				fb->len = len;
+				fb->map_len = map_len;
+				return 0;
+			}
+			if (area != MAP_FAILED)
+				munmap(area, map_len);
+		}
+		close(fd);
+	}
+	fb->data = read_whole_file(path, &fb->len);
+	return fb->data ? 0 : -1;
+}
+
+static void unload_file(file_bytes *fb)
+{
+	if (fb->map_len)
+		munmap(fb->data, fb->map_len);
+	else
+		free(fb->data);
+	memset(fb, 0, sizeof *fb);
+}
+
 static char *read_whole_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -2105,10 +2164,11 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 			*format = TL_TRACE_FORMAT_FTRACE;
 		return rc;
 	}
-	size_t len = 0;
-	char *data = read_whole_file(path, &len);
-	if (!data)
+	file_bytes file;
+	if (load_file(path, &file) != 0)
 		return -errno;
+	const char *data = file.data;
+	size_t len = file.len;
 
 	tl_trace_format kind = tl_trace_format_sniff(data, len);
 	if (format)
@@ -2116,11 +2176,12 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 	switch (kind) {
 	case TL_TRACE_FORMAT_JSON: {
 		tl_json_trace json;
-		rc = tl_json_read(data, len, &json, err);
+		/* A mapped file is given back as it is read. */
+		rc = file.map_len ? tl_json_read_mapped(data, len, &json, err)
+		                  : tl_json_read(data, len, &json, err);
 		/* The trace holds copies of what it needs: the file can go
 		 * before the import, which is the peak. */
-		free(data);
-		data = NULL;
+		unload_file(&file);
 		if (rc == 0) {
 			rc = tl_import_build(NULL, &json, out);
 			tl_json_trace_free(&json);
@@ -2139,8 +2200,7 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 	case TL_TRACE_FORMAT_PERFETTO: {
 		tl_perfetto_trace trace;
 		rc = tl_perfetto_read(data, len, &trace, err);
-		free(data);
-		data = NULL;
+		unload_file(&file);
 		if (rc == 0) {
 			rc = tl_import_perfetto(&trace, out);
 			tl_perfetto_trace_free(&trace);
@@ -2163,7 +2223,7 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 		rc = -EINVAL;
 		break;
 	}
-	free(data);
+	unload_file(&file);
 	return rc;
 }
 

@@ -247,7 +247,9 @@ tl_trace_format tl_trace_format_sniff(const char *data, size_t len);
  * ftrace text in a regular file is read a chunk at a time and imported as
  * it is read, so memory is the import, not the file, when its markers come
  * in time order (a kernel's trace does); otherwise, and for every other
- * format, the file is read whole.
+ * format, the file is read whole: a regular file of 1 MiB or more is
+ * mapped, and a JSON trace's pages are given back as they are parsed
+ * (tl_json_read_mapped), before the import, which is then the peak.
  */
 int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
                         tl_read_error *err);
