@@ -39,8 +39,8 @@
 /* --check: the sizes read (MiB), and the bounds of check_bound. */
 #define CHECK_JSON_MB 4
 #define CHECK_FTRACE_MB 8
-#define CHECK_JSON_IMPORT 6.0
-#define CHECK_JSON_MODEL 6.0
+#define CHECK_JSON_IMPORT 5.5
+#define CHECK_JSON_MODEL 5.5
 #define CHECK_FTRACE_IMPORT 0.8
 #define CHECK_FTRACE_MODEL 2.2
 /* The exit status of a child whose exec failed (python3 not found). */

@@ -1923,10 +1923,12 @@ tl_trace_format tl_trace_format_sniff(const char *data, size_t len)
 }
 
 /*
- * A file's bytes, followed by a NUL: read into memory, or for a regular
- * file of TL_MAP_MIN_BYTES or more mapped (read-only, private), with a zero
- * page after its end, so that a JSON reader can give back what it has
- * read (tl_json_read_mapped).
+ * A file's bytes, followed by a NUL: read into memory, or for a JSON trace
+ * in a regular file of TL_MAP_MIN_BYTES or more mapped (read-only,
+ * private), with a zero page after its end, so that the JSON reader can
+ * give back what it has read (tl_json_read_mapped). Only JSON: a mapped
+ * file cut short while it is read faults (SIGBUS) instead of reading as a
+ * truncated file, and the other formats gain nothing from the mapping.
  */
 typedef struct file_bytes {
 	char *data;
@@ -1946,9 +1948,13 @@ static int load_file(const char *path, file_bytes *fb)
 	if (fd >= 0) {
 		struct stat st;
 		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		char head[4096];
+		ssize_t got;
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 		    (uint64_t)st.st_size >= TL_MAP_MIN_BYTES &&
-		    (uint64_t)st.st_size < SIZE_MAX - 2 * page) {
+		    (uint64_t)st.st_size < SIZE_MAX - 2 * page &&
+		    (got = pread(fd, head, sizeof head, 0)) > 0 &&
+		    tl_json_sniff(head, (size_t)got)) {
 			size_t len = (size_t)st.st_size;
 			/* the file's pages, then at least one zero byte */
 			size_t map_len = (len / page + 1) * page;
