@@ -51,7 +51,8 @@ fi
 
 # Chrome DevTools' trace engine for tests/scripts/check_devtools.mjs, at the
 # versions pinned in tests/devtools/package-lock.json, installed in
-# tests/devtools/node_modules. Without it that check skips, saying why.
+# tests/devtools/node_modules. Without it that check installs it in the
+# build tree, and fails when it cannot (tests/scripts/check_devtools.sh).
 devtools=$(cd "$(dirname "$0")/../../tests/devtools" && pwd)
 engine_version=$(sed -n 's/.*"@paulirish\/trace_engine": "\(.*\)".*/\1/p' "$devtools/package.json")
 installed=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
@@ -59,6 +60,6 @@ installed=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
 if [ "$installed" != "$engine_version" ]; then
 	echo "Installing @paulirish/trace_engine $engine_version in $devtools"
 	if ! (cd "$devtools" && npm ci --no-audit --no-fund --loglevel=error); then
-		echo "warning: npm could not install the trace engine: the DevTools check will skip" >&2
+		echo "warning: npm could not install the trace engine: the DevTools check will try again, and fail if it cannot" >&2
 	fi
 fi
