@@ -871,6 +871,70 @@ static void test_signal_handlers_nested_in_emits_write_every_event(void **state)
 	assert_int_equal(t.work + t.handler + t.ends + t.instants, st.events_written);
 }
 
+/* ---- threads over the process's life ---------------------------------------- */
+
+#define SEQUENTIAL_THREADS (TL_MAX_THREADS + 100)
+
+struct sequential {
+	pid_t tid;
+};
+
+/* A thread's first event is a complete event (live through the first-event
+ * grace); then an instant; then a complete event that starts before the
+ * instant, which its own entry's ordering check refuses. */
+static void *sequential_thread(void *arg)
+{
+	struct sequential *s = arg;
+	s->tid = thread_id();
+	tl_timestamp t0 = tl_now();
+	TL_TRACE_EVENT_COMPLETE("systest", "first", t0, t0);
+	TL_TRACE_EVENT_INSTANT0("systest", "between", TL_SCOPE_THREAD);
+	TL_TRACE_EVENT_COMPLETE("systest", "before the instant", t0, t0);
+	return NULL;
+}
+
+/* More threads, one after the other, than the thread table has slots: each
+ * has entries of its own (given back at its exit), so each thread's first
+ * event is written and each thread's later complete event is checked
+ * against that thread's own previous event. */
+static void test_threads_past_the_1024th_keep_entries_of_their_own(void **state)
+{
+	(void)state;
+	skip_when_emulated();
+	start();
+	static struct sequential threads[SEQUENTIAL_THREADS];
+	for (int i = 0; i < SEQUENTIAL_THREADS; i++) {
+		pthread_t t;
+		assert_int_equal(pthread_create(&t, NULL, sequential_thread, &threads[i]), 0);
+		pthread_join(t, NULL);
+	}
+	tl_stats st;
+	finish(&st);
+	print_message("%d threads: written %llu, not representable %llu, dropped %llu\n",
+	              SEQUENTIAL_THREADS, (unsigned long long)st.events_written,
+	              (unsigned long long)st.events_not_representable,
+	              (unsigned long long)st.events_dropped);
+	assert_int_equal(st.events_dropped, 0);
+	assert_int_equal(st.events_written, 2 * SEQUENTIAL_THREADS);
+	assert_int_equal(st.events_not_representable, SEQUENTIAL_THREADS);
+	/* every thread's first event and instant, on its own tid */
+	size_t n = fixture_markers(NULL, 0);
+	assert_int_equal(n, 3 * SEQUENTIAL_THREADS);
+	struct fixture_marker *all = calloc(n, sizeof *all);
+	assert_non_null(all);
+	assert_int_equal(fixture_markers(all, n), n);
+	for (int i = 0; i < SEQUENTIAL_THREADS; i++) {
+		const struct fixture_marker *m = &all[3 * i];
+		assert_int_equal(m[0].tid, threads[i].tid);
+		assert_string_equal(m[0].payload, expect("B", "|first"));
+		assert_int_equal(m[1].tid, threads[i].tid);
+		assert_string_equal(m[1].payload, expect("E", ""));
+		assert_int_equal(m[2].tid, threads[i].tid);
+		assert_string_equal(m[2].payload, expect("I", "|between"));
+	}
+	free(all);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -912,6 +976,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_clock_sync_parent_ts_is_the_trace_clock_at_the_write,
 	                              fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_signal_handlers_nested_in_emits_write_every_event,
+	                              fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_threads_past_the_1024th_keep_entries_of_their_own,
 	                              fixture_session_teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, fixture_group_teardown);
