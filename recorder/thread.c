@@ -4,6 +4,7 @@
  * names, thread exit.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -179,6 +180,24 @@ __attribute__((constructor)) static void make_exit_key(void)
 }
 
 /*
+ * Whether setting the exit key on a thread may allocate: glibc keeps the
+ * values of keys 0 to 31 in the thread itself, and those of later keys in
+ * blocks it allocates (calloc) on a thread's first use. The key is created
+ * when the library is loaded, so it is one of the first 32 unless the
+ * process had created 32 keys before (the library loaded late, with
+ * dlopen). Then a thread's first event calls calloc, which a signal
+ * handler must not (docs/architecture.md, "What a signal handler may do").
+ */
+static bool exit_key_may_allocate(void)
+{
+#ifdef __GLIBC__
+	return exit_key_ok && (unsigned long)exit_key >= 32;
+#else
+	return false; /* musl and bionic keep every key's value in the thread */
+#endif
+}
+
+/*
  * Claims a slot with one compare-and-swap on its `alive` word: a
  * never-used slot first, else the one whose thread exited first (its name
  * stays in snapshots the longest). No lock: a signal handler's first event
@@ -263,8 +282,7 @@ struct tl_slot *tl_thread_slot(void)
 	char comm[17] = {0};
 	prctl(PR_GET_NAME, comm, 0, 0, 0);
 	slot_write_name(slot, comm, strlen(comm));
-	/* glibc keeps the values of the first 32 keys in the thread itself:
-	 * no lock, no allocation */
+	/* no lock, no allocation while exit_key_may_allocate() is false */
 	pthread_setspecific(exit_key, slot);
 	tl_self = slot;
 	atomic_signal_fence(memory_order_seq_cst);
@@ -361,6 +379,15 @@ _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
 
 void tl_threads_session_start(void)
 {
+	static bool warned;
+	if (!warned && exit_key_may_allocate()) {
+		warned = true;
+		tl_log(TL_LOG_WARNING,
+		       "thread-exit key %lu is past the 32 glibc keeps in each thread: a thread's "
+		       "first event allocates, so a signal handler must not make it (emit once on "
+		       "each thread before its handlers emit)",
+		       (unsigned long)exit_key);
+	}
 	atomic_store(&recycled_dropped, 0);
 	atomic_store(&recycled_truncated, 0);
 	atomic_store(&recycled_args_dropped, 0);
