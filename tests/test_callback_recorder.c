@@ -744,7 +744,11 @@ static void test_callback_timer_storm_delivers_nested_events_and_counts_every_on
 	assert_int_equal(st.events_written + st.events_dropped, emitted);
 	assert_int_equal(st.events_written, atomic_load(&storm_calls));
 	assert_int_equal(st.events_dropped, st.events_reentered);
+#if !defined(__SANITIZE_THREAD__)
+	/* the storm did land inside emits (ThreadSanitizer holds a signal back
+	 * until its runtime is entered, which an emit may not do) */
 	assert_true(atomic_load(&storm_nested_delivered) > 0);
+#endif
 }
 
 /* ---- errno, snapshots ---------------------------------------------------------------- */

@@ -858,7 +858,11 @@ static void test_signal_handlers_nested_in_emits_write_every_event(void **state)
 	              (unsigned long long)emitted, (unsigned long long)atomic_load(&storm_nested),
 	              (unsigned long long)st.events_written, (unsigned long long)st.events_dropped,
 	              t.work, t.handler, t.ends, t.instants);
-	assert_true(atomic_load(&storm_nested) > 0); /* the storm did land inside emits */
+#if !defined(__SANITIZE_THREAD__)
+	/* the storm did land inside emits (ThreadSanitizer holds a signal back
+	 * until its runtime is entered, which an emit may not do) */
+	assert_true(atomic_load(&storm_nested) > 0);
+#endif
 	assert_int_equal(st.events_written + st.events_dropped, emitted);
 	assert_int_equal(st.events_dropped, 0);
 	assert_int_equal(t.work, STORM_PAIRS);
