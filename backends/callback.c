@@ -6,11 +6,14 @@
  * allocated per event. The guarantees (which thread, re-entry, signal
  * handlers, the lifetimes of what it passes) are in docs/recorders.md.
  *
- * Re-entry: the emit that calls the function holds its thread's slot, so
- * an emit the function makes on that thread (or a signal handler that
- * interrupts it) finds the slot busy and the core drops it, counted in
- * events_dropped, and tells the recorder (nested_dropped), which counts it
- * as re-entered when the thread was inside the function.
+ * Nesting: the emit that calls the function holds its thread's slot, so
+ * an emit that interrupts it on that thread (a signal handler's) comes on
+ * the thread's next nesting level, delivered with that level's state. One
+ * the function makes itself (or a handler that interrupts the function)
+ * finds the level below inside the function: it is not delivered, so that
+ * a function that traces itself does not recurse, and is counted as
+ * re-entered and dropped. An emit that finds every level busy is dropped
+ * by the core, which tells the recorder (nested_dropped).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -25,21 +28,28 @@ struct callback {
 };
 
 /*
- * A thread's counters, by its index in the thread table: written by that
- * thread only, no shared cache line. delivered moves only outside the
- * function (an emit the function or a signal handler makes never gets
- * here): a plain relaxed store. reentered moves in a nested emit, which a
- * signal handler's nested emit can interrupt: an atomic add, on that rare
- * path only. inside is set while the thread runs the function.
+ * A writer's counters, by its writer index (a thread's nesting level and
+ * its index in the thread table): written by one emit at a time, no
+ * shared cache line: plain relaxed stores. inside is set while the
+ * writer runs the function.
  */
 struct callback_thread {
 	_Atomic uint64_t delivered;
-	_Atomic uint64_t reentered;
+	_Atomic uint64_t reentered; /* not delivered, dropped here */
+	/* on the top level's entry: dropped by the core, no level free,
+	 * while inside the function (an atomic add, callback_nested_dropped) */
+	_Atomic uint64_t reentered_beyond;
 	_Atomic uint32_t inside;
 } __attribute__((aligned(TL_CACHELINE)));
 
 static struct callback callback_state;
-static struct callback_thread threads[TL_MAX_THREADS];
+static struct callback_thread threads[TL_NEST_LEVELS * TL_MAX_THREADS];
+
+static void add_one(_Atomic uint64_t *counter)
+{
+	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+}
 
 /* The event's timestamps in ns of the trace clock. A raw one the emit gave
  * (a COMPLETE's end always) goes through the exact conversion, both of a
@@ -171,13 +181,25 @@ static void deliver(const struct callback *cb, struct callback_thread *t, const 
 	atomic_signal_fence(memory_order_seq_cst);
 	atomic_store_explicit(&t->inside, 0, memory_order_relaxed);
 	*err = saved_errno;
-	atomic_store_explicit(&t->delivered,
-	                      atomic_load_explicit(&t->delivered, memory_order_relaxed) + 1,
-	                      memory_order_relaxed);
+	add_one(&t->delivered);
+}
+
+/* Whether the level below the writer's (the emit it interrupted) is inside
+ * the function: the writer is the function's own emit, or a handler's
+ * that interrupted the function. */
+static bool reentered(uint32_t writer)
+{
+	return writer >= TL_MAX_THREADS &&
+	       atomic_load_explicit(&threads[writer - TL_MAX_THREADS].inside, memory_order_relaxed);
 }
 
 static void callback_write_event(struct tl_recorder *rec, const tl_record_view *v)
 {
+	uint32_t writer = tl_recorder_writer_index();
+	if (TL_UNLIKELY(reentered(writer))) {
+		add_one(&threads[writer].reentered); /* and dropped: callback_stats */
+		return;
+	}
 	const char *category = tl_category_name(v->category);
 	struct event_frame f;
 	f.event = (tl_event){
@@ -193,27 +215,38 @@ static void callback_write_event(struct tl_recorder *rec, const tl_record_view *
 	event_name(v, &f);
 	event_value(v, &f.event);
 	event_args(v, &f);
-	deliver(rec->backend, &threads[tl_recorder_thread_index()], &f.event);
+	deliver(rec->backend, &threads[writer], &f.event);
 }
 
-/* A nested emit of this thread was dropped by the core: re-entered when the
- * thread is inside the function. */
+/* A nested emit of this thread found every level busy and was dropped by
+ * the core (counted there): re-entered too when the top level is inside
+ * the function. An atomic add: such a drop can interrupt another. */
 static void callback_nested_dropped(struct tl_recorder *rec)
 {
 	(void)rec;
-	struct callback_thread *t = &threads[tl_recorder_thread_index()];
-	if (atomic_load_explicit(&t->inside, memory_order_relaxed))
-		atomic_fetch_add_explicit(&t->reentered, 1, memory_order_relaxed);
+	uint32_t top = tl_recorder_thread_index() + (TL_NEST_LEVELS - 1) * TL_MAX_THREADS;
+	if (atomic_load_explicit(&threads[top].inside, memory_order_relaxed))
+		atomic_fetch_add_explicit(&threads[top].reentered_beyond, 1, memory_order_relaxed);
 }
 
 /* ---- start, stop, stats, fork ------------------------------------------------ */
 
+/* Zeroes a counter; one already zero is not written, so that the entries
+ * never used stay untouched pages. */
+static void clear(_Atomic uint64_t *counter)
+{
+	if (atomic_load(counter))
+		atomic_store(counter, 0);
+}
+
 static void threads_reset(void)
 {
-	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
-		atomic_store(&threads[i].delivered, 0);
-		atomic_store(&threads[i].reentered, 0);
-		atomic_store(&threads[i].inside, 0);
+	for (size_t i = 0; i < TL_NEST_LEVELS * TL_MAX_THREADS; i++) {
+		clear(&threads[i].delivered);
+		clear(&threads[i].reentered);
+		clear(&threads[i].reentered_beyond);
+		if (atomic_load(&threads[i].inside))
+			atomic_store(&threads[i].inside, 0);
 	}
 }
 
@@ -243,11 +276,14 @@ static void callback_stop(struct tl_recorder *rec)
 static void callback_stats(struct tl_recorder *rec, tl_stats *out)
 {
 	(void)rec;
-	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
+	for (size_t i = 0; i < TL_NEST_LEVELS * TL_MAX_THREADS; i++) {
 		out->events_written +=
 		    atomic_load_explicit(&threads[i].delivered, memory_order_relaxed);
+		uint64_t here = atomic_load_explicit(&threads[i].reentered, memory_order_relaxed);
+		/* the core's drops are in events_dropped already */
+		out->events_dropped += here;
 		out->events_reentered +=
-		    atomic_load_explicit(&threads[i].reentered, memory_order_relaxed);
+		    here + atomic_load_explicit(&threads[i].reentered_beyond, memory_order_relaxed);
 	}
 }
 

@@ -62,16 +62,20 @@ struct systrace {
  * the same payload, written again without formatting); the timestamp of
  * its last written event (for the liveness of complete events), valid when
  * `session` matches; the session from which on its slice begins and ends
- * are timed too (timed_session, see complete_is_live); its tgid in decimal.
+ * are timed too (timed_session, see complete_is_live); its tgid in decimal;
+ * the tid its timing state belongs to.
  *
- * A thread takes an entry at its first event with one atomic add (no lock:
- * that may be in a signal handler) and keeps it. Written only by its
- * thread (the core drops an emit of a signal handler that interrupted
- * another emit of the thread before it gets here): plain relaxed stores, no locked instruction, no
- * shared cache line. Threads past the table share the overflow entry,
- * which counts with atomic adds and caches nothing.
+ * The entries are the core's writers (tl_recorder_writer_index): a
+ * thread's own emits at nesting level 0 and, on levels 1 to 3, the emits of
+ * signal handlers that interrupted an emit of the thread, each level its
+ * own entry, so that a nested write leaves the interrupted one's cache and
+ * counters untouched. A thread has the entries of its slot in the core's
+ * thread table, given back with the slot when the thread exits (no lock,
+ * nothing to do at exit: a later thread that takes the slot starts its
+ * timing state afresh, thread_take). Each entry is written by one emit at
+ * a time: plain relaxed stores, no locked instruction, no shared cache
+ * line.
  */
-#define SYSTRACE_THREADS 1024
 #define SLICE_NAME_CACHED 64
 struct slice_cache {
 	const char *name; /* NULL: nothing cached */
@@ -98,37 +102,59 @@ struct systrace_thread {
 	uint32_t session;
 	uint32_t timed_session;
 	pid_t pid;
+	uint32_t tid; /* whose last_ts, session and timed_session these are */
 	size_t pid_len;
 	char pid_text[24];
 } __attribute__((aligned(TL_CACHELINE)));
 
 static struct systrace systrace_state = {.marker_fd = -1, .tracing_on_fd = -1};
-static struct systrace_thread threads[SYSTRACE_THREADS];
-static struct systrace_thread overflow;
-static _Atomic uint32_t threads_used;
+#define SYSTRACE_WRITERS (TL_NEST_LEVELS * TL_MAX_THREADS)
+static struct systrace_thread threads[SYSTRACE_WRITERS];
 static uint32_t session_counter;
+/* The thread's level-0 entry, once taken. */
 static __thread struct systrace_thread *thread_self __attribute__((tls_model("initial-exec")));
 
-/* The calling thread's entry, taken at its first event. */
-static inline struct systrace_thread *thread_get(void)
+/* The entry t for the calling thread: its timing state started afresh when
+ * it was another thread's. */
+static struct systrace_thread *thread_take(struct systrace_thread *t)
 {
-	struct systrace_thread *t = thread_self;
-	if (TL_LIKELY(t != NULL))
-		return t;
-	uint32_t i = atomic_fetch_add_explicit(&threads_used, 1, memory_order_relaxed);
-	t = i < SYSTRACE_THREADS ? &threads[i] : &overflow;
-	if (i >= SYSTRACE_THREADS)
-		atomic_store_explicit(&threads_used, SYSTRACE_THREADS, memory_order_relaxed);
-	thread_self = t;
+	uint32_t tid = tl_recorder_thread_tid();
+	if (t->tid != tid) {
+		t->last_ts = 0;
+		t->session = 0;
+		t->timed_session = 0;
+		t->tid = tid;
+	}
 	return t;
 }
 
+/* The thread's level-0 entry, at its first event under this recorder:
+ * afresh, its nested levels' too (a thread of the same tid may have had
+ * the slot before). */
+static __attribute__((noinline)) struct systrace_thread *thread_first(void)
+{
+	uint32_t index = tl_recorder_thread_index();
+	for (unsigned level = 1; level < TL_NEST_LEVELS; level++)
+		threads[index + level * TL_MAX_THREADS].tid = 0;
+	threads[index].tid = 0;
+	thread_self = thread_take(&threads[index]);
+	return thread_self;
+}
+
+/* The entry of the calling writer (thread and nesting level). */
+static inline struct systrace_thread *thread_get(void)
+{
+	if (TL_UNLIKELY(tl_recorder_writer_level() != 0))
+		return thread_take(&threads[tl_recorder_writer_index()]);
+	struct systrace_thread *t = thread_self;
+	if (TL_LIKELY(t != NULL))
+		return t;
+	return thread_first();
+}
+
+/* Adds one to a counter of the writer's entry (one writer at a time). */
 static inline void count(_Atomic uint64_t *counter)
 {
-	if (TL_UNLIKELY(thread_self == &overflow)) {
-		atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
-		return;
-	}
 	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
 	                      memory_order_relaxed);
 }
@@ -338,8 +364,8 @@ static int is_recent(uint64_t ts, uint64_t window)
  * against everything. The thread's very first event (`first`) came
  * through the thread's registration: it is live when it lasts at most the
  * live window and ends within FIRST_EVENT_GRACE_NS, so that no event is
- * lost for being a thread's first. Threads past the table share one entry
- * and are not checked against their previous event.
+ * lost for being a thread's first. A signal handler's events, on a nested
+ * level, are checked against that level's previous event.
  */
 static int complete_is_live(const struct systrace *st, const tl_record_view *v, bool first)
 {
@@ -349,7 +375,7 @@ static int complete_is_live(const struct systrace *st, const tl_record_view *v, 
 		return 0;
 	if (first)
 		return v->value - v->ts <= st->live_window && is_recent(v->value, st->first_grace);
-	if (t != &overflow && t->session == st->session && v->ts < t->last_ts)
+	if (t->session == st->session && v->ts < t->last_ts)
 		return 0;
 	return is_recent(v->ts, st->live_window);
 }
@@ -378,8 +404,6 @@ static inline void pid_refresh(void)
 /* What this thread wrote last, for complete_is_live. */
 static inline void note_written(const struct systrace *st, uint64_t ts)
 {
-	if (thread_self == &overflow)
-		return; /* shared: nothing to compare with */
 	thread_get()->session = st->session;
 	thread_get()->last_ts = ts;
 }
@@ -549,7 +573,7 @@ static inline bool is_plain_slice(const tl_record_view *v)
 static __attribute__((noinline)) void write_event_slow(struct systrace *st,
                                                        const tl_record_view *event)
 {
-	bool first = thread_self == NULL;
+	bool first = thread_self == NULL && tl_recorder_writer_level() == 0;
 	struct systrace_thread *t = thread_get();
 	struct systrace_counters *c = &t->counters;
 	if (TL_UNLIKELY(is_flow(event->phase))) {
@@ -565,7 +589,7 @@ static __attribute__((noinline)) void write_event_slow(struct systrace *st,
 		return;
 	}
 	int rc = -2;
-	if (is_plain_slice(event) && t != &overflow)
+	if (is_plain_slice(event))
 		rc = write_slice(st, &t->cache, event->phase,
 		                 event->phase == TL_PHASE_BEGIN ? event->name : NULL);
 	if (rc == -2) {
@@ -591,8 +615,7 @@ static void systrace_write_slice(struct tl_recorder *rec, char phase, const char
 {
 	struct systrace *st = rec->backend;
 	struct systrace_thread *t = thread_self;
-	if (TL_LIKELY(t != NULL && t != &overflow &&
-	              !atomic_load_explicit(&st->off, memory_order_relaxed) &&
+	if (TL_LIKELY(t != NULL && !atomic_load_explicit(&st->off, memory_order_relaxed) &&
 	              (st->tracing_on_fd < 0 ||
 	               atomic_load_explicit(&st->gate_on, memory_order_relaxed)) &&
 	              t->cache.pid == tl_pid && t->timed_session != st->session &&
@@ -613,11 +636,11 @@ static void systrace_write_slice(struct tl_recorder *rec, char phase, const char
 	*err = saved_errno;
 }
 
-/* One event from the emitting thread; plain slices go as above. errno is
- * kept. */
+/* One event from the emitting thread; plain slices of its own level go as
+ * above (a nested level's through its own entry). errno is kept. */
 static void systrace_write_event(struct tl_recorder *rec, const tl_record_view *event)
 {
-	if (is_plain_slice(event)) {
+	if (is_plain_slice(event) && tl_recorder_writer_level() == 0) {
 		systrace_write_slice(rec, event->phase,
 		                     event->phase == TL_PHASE_BEGIN ? event->name : NULL);
 		return;
@@ -663,18 +686,25 @@ static uint64_t timestamp_span(int64_t ns)
 	return tl_clock_map_span_raw_max(&map, ns);
 }
 
+/* Zeroes a counter; one already zero is not written, so that the entries
+ * never used stay untouched pages. */
+static void clear(_Atomic uint64_t *counter)
+{
+	if (atomic_load(counter))
+		atomic_store(counter, 0);
+}
+
 static void counters_reset(void)
 {
-	for (size_t i = 0; i <= SYSTRACE_THREADS; i++) {
-		struct systrace_counters *c = i < SYSTRACE_THREADS ? &threads[i].counters
-		                                                   : &overflow.counters;
-		atomic_store(&c->written, 0);
-		atomic_store(&c->dropped, 0);
-		atomic_store(&c->truncated, 0);
-		atomic_store(&c->not_representable, 0);
-		atomic_store(&c->flows_lost, 0);
-		atomic_store(&c->tracing_off, 0);
-		atomic_store(&c->write_errors, 0);
+	for (size_t i = 0; i < SYSTRACE_WRITERS; i++) {
+		struct systrace_counters *c = &threads[i].counters;
+		clear(&c->written);
+		clear(&c->dropped);
+		clear(&c->truncated);
+		clear(&c->not_representable);
+		clear(&c->flows_lost);
+		clear(&c->tracing_off);
+		clear(&c->write_errors);
 	}
 }
 
@@ -760,9 +790,8 @@ static uint64_t load(const _Atomic uint64_t *counter)
 static void systrace_stats(struct tl_recorder *rec, tl_stats *out)
 {
 	(void)rec;
-	for (size_t i = 0; i <= SYSTRACE_THREADS; i++) {
-		const struct systrace_counters *c = i < SYSTRACE_THREADS ? &threads[i].counters
-		                                                         : &overflow.counters;
+	for (size_t i = 0; i < SYSTRACE_WRITERS; i++) {
+		const struct systrace_counters *c = &threads[i].counters;
 		out->events_written += load(&c->written);
 		out->events_dropped += load(&c->dropped);
 		out->names_truncated += load(&c->truncated);

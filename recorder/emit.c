@@ -293,6 +293,37 @@ static ALWAYS_INLINE tl_timestamp write_through(const struct event *ev, struct t
 	return ts ? ts : 1;
 }
 
+__thread unsigned tl_writer_level __attribute__((tls_model("initial-exec")));
+
+/*
+ * write_through at a nesting level above 0 (slot is a nested level's): the
+ * recorder finds the level in tl_writer_level, set for the write and
+ * restored after it, so that it writes through per-level state and the
+ * interrupted write finds its own untouched. A handler that interrupts
+ * this one saves and restores the level the same way.
+ */
+static __attribute__((noinline)) tl_timestamp write_through_nested(const struct event *ev,
+                                                                   struct tl_slot *slot)
+{
+	unsigned outer = tl_writer_level;
+	tl_writer_level = tl_slot_level(slot);
+	atomic_signal_fence(memory_order_seq_cst);
+	tl_timestamp ts = write_through(ev, slot);
+	atomic_signal_fence(memory_order_seq_cst);
+	tl_writer_level = outer;
+	return ts;
+}
+
+/* A nested emit that found every level of its thread busy, dropped and
+ * counted (tl_thread_enter_nested): a recorder that writes through is
+ * told, for its own count. */
+static __attribute__((noinline)) void nested_drop(void)
+{
+	if (atomic_load_explicit(&tl_state, memory_order_acquire) != 0 &&
+	    tl_recorder_writes_through())
+		tl_recorder_note_nested_drop();
+}
+
 /* The words of ev's record; the copies' lengths in *name_len and
  * arg_len[], the kept arguments' type nibbles in *types. */
 static size_t record_words(const struct event *ev, size_t *name_len, size_t *arg_len,
@@ -389,10 +420,13 @@ static ALWAYS_INLINE bool slow_enter(const struct event *ev, bool entered, struc
 		}
 		if (!reserve_enter(r)) {
 			/* a signal handler that interrupted an emit of its thread:
-			 * the next nesting level, with blocks of its own */
+			 * the next nesting level, with blocks (or a recorder's
+			 * per-thread state) of its own */
 			r->slot = tl_thread_enter_nested(r->slot, &r->pos);
-			if (!r->slot)
-				return false; /* every level busy: counted */
+			if (!r->slot) {
+				nested_drop(); /* every level busy: counted */
+				return false;
+			}
 		}
 	}
 	if (TL_UNLIKELY(r->slot == &tl_slot_none)) {
@@ -411,15 +445,8 @@ static ALWAYS_INLINE bool slow_enter(const struct event *ev, bool entered, struc
 		return false;
 	}
 	if (tl_recorder_writes_through()) {
-		if (TL_UNLIKELY(tl_slot_level(r->slot) != 0)) {
-			/* a recorder that writes through keeps per-thread state
-			 * that a nested write would tear: dropped, counted */
-			count(&r->slot->dropped, 1);
-			tl_recorder_note_nested_drop();
-			reserve_cancel(r);
-			return false;
-		}
-		*ts = write_through(ev, r->slot);
+		*ts = TL_UNLIKELY(tl_slot_level(r->slot) != 0) ? write_through_nested(ev, r->slot)
+		                                               : write_through(ev, r->slot);
 		reserve_cancel(r);
 		return false;
 	}

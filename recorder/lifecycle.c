@@ -463,9 +463,11 @@ int tl_init(const tl_options *user)
 	tl_clock_init(o.clock == TL_CLOCK_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_BOOTTIME, tsc);
 	membarrier_setup();
 	tl_pid = getpid();
-	if (o.process_name)
+	if (o.process_name) {
+		/* as tl_process_set_name: the trace's name and the main thread's comm */
 		process_name_store(o.process_name);
-	else if (tl_process_name[0] == '\0')
+		main_thread_comm(o.process_name);
+	} else if (tl_process_name[0] == '\0')
 		process_name_from_comm();
 
 	memset(&tl_active, 0, sizeof tl_active);

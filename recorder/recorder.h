@@ -42,7 +42,11 @@ struct tl_recorder_ops {
 	/* Blocks: the pool a snapshot reads. Any thread, async-signal-safe. */
 	const struct tl_pool *(*blocks)(const struct tl_recorder *rec);
 	/* Write-through: one event, decoded, on the emitting thread inside its
-	 * emit (the thread's slot busy). Async-signal-safe. event->ts is the
+	 * emit (the thread's slot busy). A signal handler that interrupts it
+	 * (or the recorder's own call emitting, as a callback may) writes its
+	 * events through again on the thread's next nesting level: the
+	 * recorder keeps what it keeps per thread per level
+	 * (tl_recorder_writer_index). Async-signal-safe. event->ts is the
 	 * event's raw timestamp, or 0 when the caller gave none and did not
 	 * ask for it back: the recorder reads the clock if it needs one. A
 	 * kept name may come with name_len TL_RECORD_LEN_UNMEASURED: the
@@ -57,10 +61,9 @@ struct tl_recorder_ops {
 	 * recorder's partly filled blocks), for tl_flush(). 0 or -errno. */
 	int (*flush)(struct tl_recorder *rec);
 	/* Optional, write-through: an emit of the calling thread came while
-	 * its emit was in progress (a signal handler that interrupted it, or
-	 * the recorder's own write_event emitting, as a callback may) and was
-	 * dropped, counted in events_dropped: for the recorder's own count.
-	 * On that thread, inside the nested emit. Async-signal-safe. */
+	 * every nesting level of the thread was in an emit, and was dropped,
+	 * counted in events_dropped: for the recorder's own count. On that
+	 * thread, inside the nested emit. Async-signal-safe. */
 	void (*nested_dropped)(struct tl_recorder *rec);
 	/* Optional: fills the recorder's own counters into *st, after the
 	 * pool's counts for a recorder that keeps blocks (which it may
@@ -128,21 +131,44 @@ static inline void tl_recorder_write_slice(char phase, const char *name)
 	tl_active.ops->write_slice(&tl_active, phase, name);
 }
 
-/* Tells a recorder that writes through that a nested emit was dropped. */
+/* Tells a recorder that writes through that a nested emit was dropped, no
+ * nesting level being free. */
 static inline void tl_recorder_note_nested_drop(void)
 {
 	if (tl_active.ops->nested_dropped)
 		tl_active.ops->nested_dropped(&tl_active);
 }
 
+/* The nesting level of the emit the calling thread writes through: 0 for
+ * its own, k for the k-th signal handler (or recorder call) that
+ * interrupted an emit of the thread. Set by the core around a nested
+ * write only, and restored after it. */
+extern __thread unsigned tl_writer_level __attribute__((tls_model("initial-exec")));
+
 /* The calling thread, for a recorder that writes through and keeps state
  * per thread: its index in the thread table (below TL_MAX_THREADS; the
- * thread's own until it exits, then a later thread's) and its tid. Only
- * on the emitting thread, inside write_event, write_slice or
- * nested_dropped (the thread is registered). Async-signal-safe. */
+ * thread's own until it exits, then a later thread's: the entry is given
+ * back with the thread's slot) and its tid. Only on the emitting thread,
+ * inside write_event, write_slice or nested_dropped (the thread is
+ * registered). Async-signal-safe. */
 static inline uint32_t tl_recorder_thread_index(void)
 {
 	return (uint32_t)(tl_self - tl_slots);
+}
+
+/* The nesting level being written (tl_writer_level), and the writer's
+ * index: the thread's index plus level * TL_MAX_THREADS, below
+ * TL_NEST_LEVELS * TL_MAX_THREADS. State kept per writer index is written
+ * by one emit at a time: plain stores, no locked instruction. Same
+ * contexts as tl_recorder_thread_index. */
+static inline unsigned tl_recorder_writer_level(void)
+{
+	return tl_writer_level;
+}
+
+static inline uint32_t tl_recorder_writer_index(void)
+{
+	return tl_recorder_thread_index() + tl_writer_level * TL_MAX_THREADS;
 }
 
 static inline uint32_t tl_recorder_thread_tid(void)

@@ -4,6 +4,7 @@
  * names, thread exit.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -36,8 +37,18 @@ static int exit_key_ok;
 static _Atomic uint64_t exit_counter;
 /* Threads refused a slot because the table was full (logged at shutdown). */
 static _Atomic uint64_t refused_threads;
-/* Set when this thread cannot have a slot (table full, or exiting). */
+/* Slots given back by exited threads (or by fork, in the child): moves
+ * after the slot is free to claim. */
+static _Atomic uint64_t slots_freed;
+/* Set once this thread has exited: events of later TLS destructors are
+ * not kept. */
+static __thread int thread_gone;
+/* Set when the table was full at this thread's last attempt, which saw
+ * slots_freed at refused_at: it tries again only once a slot was given
+ * back since, so that its events cost one load while the table stays
+ * full. */
 static __thread int slot_refused;
+static __thread uint64_t refused_at;
 /* Set while this thread registers, with signals blocked: an event from a
  * handler that runs anyway (a fault's) is dropped and counted. */
 static __thread volatile sig_atomic_t slot_registering;
@@ -158,13 +169,32 @@ static void thread_exit(void *arg)
 
 	atomic_store(&slot->exit_order, atomic_fetch_add(&exit_counter, 1) + 1);
 	atomic_store_explicit(&slot->alive, 0, memory_order_release);
+	atomic_fetch_add_explicit(&slots_freed, 1, memory_order_release);
 	tl_self = &tl_slot_none;
-	slot_refused = 1; /* events from later TLS destructors are not kept */
+	thread_gone = 1; /* events from later TLS destructors are not kept */
 }
 
 __attribute__((constructor)) static void make_exit_key(void)
 {
 	exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
+}
+
+/*
+ * Whether setting the exit key on a thread may allocate: glibc keeps the
+ * values of keys 0 to 31 in the thread itself, and those of later keys in
+ * blocks it allocates (calloc) on a thread's first use. The key is created
+ * when the library is loaded, so it is one of the first 32 unless the
+ * process had created 32 keys before (the library loaded late, with
+ * dlopen). Then a thread's first event calls calloc, which a signal
+ * handler must not (docs/architecture.md, "What a signal handler may do").
+ */
+static bool exit_key_may_allocate(void)
+{
+#ifdef __GLIBC__
+	return exit_key_ok && (unsigned long)exit_key >= 32;
+#else
+	return false; /* musl and bionic keep every key's value in the thread */
+#endif
 }
 
 /*
@@ -208,7 +238,9 @@ struct tl_slot *tl_thread_slot(void)
 	struct tl_slot *slot = tl_self;
 	if (TL_LIKELY(slot != &tl_slot_none))
 		return slot;
-	if (slot_refused || slot_registering || !exit_key_ok) {
+	if (thread_gone || slot_registering || !exit_key_ok ||
+	    (slot_refused &&
+	     atomic_load_explicit(&slots_freed, memory_order_acquire) == refused_at)) {
 		add(&tl_unregistered_dropped, 1);
 		return NULL;
 	}
@@ -224,15 +256,21 @@ struct tl_slot *tl_thread_slot(void)
 	}
 	slot_registering = 1;
 	atomic_signal_fence(memory_order_seq_cst);
+	/* read before the walk: a slot given back during it makes the next
+	 * event try again */
+	uint64_t freed = atomic_load_explicit(&slots_freed, memory_order_acquire);
 	slot = slot_claim();
 	if (!slot) {
+		if (!slot_refused)
+			add(&refused_threads, 1);
+		refused_at = freed;
+		slot_refused = 1;
 		slot_registering = 0;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		slot_refused = 1;
 		add(&tl_unregistered_dropped, 1);
-		add(&refused_threads, 1);
 		return NULL;
 	}
+	slot_refused = 0;
 	uint32_t tid = current_tid();
 	for (unsigned level = 0; level < TL_NEST_LEVELS; level++) {
 		struct tl_slot *s = tl_slot_nested(slot, level);
@@ -244,8 +282,7 @@ struct tl_slot *tl_thread_slot(void)
 	char comm[17] = {0};
 	prctl(PR_GET_NAME, comm, 0, 0, 0);
 	slot_write_name(slot, comm, strlen(comm));
-	/* glibc keeps the values of the first 32 keys in the thread itself:
-	 * no lock, no allocation */
+	/* no lock, no allocation while exit_key_may_allocate() is false */
 	pthread_setspecific(exit_key, slot);
 	tl_self = slot;
 	atomic_signal_fence(memory_order_seq_cst);
@@ -342,6 +379,15 @@ _Atomic uint64_t *tl_thread_reserve_slow(struct tl_slot *slot, size_t words)
 
 void tl_threads_session_start(void)
 {
+	static bool warned;
+	if (!warned && exit_key_may_allocate()) {
+		warned = true;
+		tl_log(TL_LOG_WARNING,
+		       "thread-exit key %lu is past the 32 glibc keeps in each thread: a thread's "
+		       "first event allocates, so a signal handler must not make it (emit once on "
+		       "each thread before its handlers emit)",
+		       (unsigned long)exit_key);
+	}
 	atomic_store(&recycled_dropped, 0);
 	atomic_store(&recycled_truncated, 0);
 	atomic_store(&recycled_args_dropped, 0);
@@ -392,6 +438,7 @@ void tl_threads_after_fork_child(void)
 		atomic_store(&s->exit_order, 0);
 	}
 	atomic_store(&exit_counter, 0);
+	atomic_fetch_add(&slots_freed, 1); /* the other threads' slots are free */
 	if (self) {
 		uint32_t tid = current_tid();
 		for (unsigned level = 0; level < TL_NEST_LEVELS; level++) {

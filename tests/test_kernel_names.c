@@ -146,6 +146,49 @@ static void test_process_name_from_another_thread_names_the_main_thread(void **s
 	assert_string_equal(comm_of(getpid()), "from a worker");
 }
 
+/* tl_options.process_name names the main thread as tl_process_set_name does. */
+static void test_process_name_option_becomes_the_main_thread_comm(void **state)
+{
+	(void)state;
+	tl_options o = {.struct_size = sizeof o,
+	                .recorder = TL_RECORDER_RING,
+	                .process_name = "option|named server"};
+	assert_int_equal(tl_init(&o), 0);
+	tl_shutdown();
+	assert_string_equal(comm_of(getpid()), "option named se");
+}
+
+static void *init_with_process_name(void *arg)
+{
+	tl_options o = {.struct_size = sizeof o,
+	                .recorder = TL_RECORDER_RING,
+	                .process_name = "init on a worker"};
+	*(int *)arg = tl_init(&o);
+	tl_shutdown();
+	return NULL;
+}
+
+static void test_process_name_option_from_another_thread_names_the_main_thread(void **state)
+{
+	(void)state;
+	int rc = -1;
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, init_with_process_name, &rc), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(rc, 0);
+	assert_string_equal(comm_of(getpid()), "init on a worke");
+}
+
+/* Without the option, tl_init leaves the comm alone. */
+static void test_no_process_name_option_leaves_the_comm(void **state)
+{
+	(void)state;
+	tl_options o = {.struct_size = sizeof o, .recorder = TL_RECORDER_RING};
+	assert_int_equal(tl_init(&o), 0);
+	tl_shutdown();
+	assert_string_equal(comm_of(getpid()), saved_comm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +207,13 @@ int main(void)
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_process_name_from_another_thread_names_the_main_thread, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_process_name_option_becomes_the_main_thread_comm,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_process_name_option_from_another_thread_names_the_main_thread, setup,
+	        teardown),
+	    cmocka_unit_test_setup_teardown(test_no_process_name_option_leaves_the_comm, setup,
+	                                    teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

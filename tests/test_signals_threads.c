@@ -1,6 +1,7 @@
 /*
  * Emitting from signal handlers: a timer storm on a thread that emits,
- * handlers nested three deep, and handlers that emit while their thread
+ * handlers nested in handlers (by timers, and three deep inside emits by
+ * write-protected records), and handlers that emit while their thread
  * registers (its first event). Every event is recorded or dropped and
  * counted, exactly; with room in the buffer none is dropped; nothing
  * hangs; the snapshot holds every written event, with its thread's tid.
@@ -40,6 +41,8 @@ static _Atomic int64_t storm_until;
  * registers its category (a lock and an allocation), which a handler may
  * not do (docs/architecture.md, Signals). */
 static tl_category *sig_cat;
+/* The events emitted on the calling thread, its handlers' included. */
+static __thread uint64_t emitted_here;
 
 static int64_t now_ns(void)
 {
@@ -57,6 +60,7 @@ static void emit_from_handler(int signo)
 			tl_emit(sig_cat, TL_PHASE_INSTANT, TL_EVENT_SCOPE_THREAD, "from handler", 0, 0,
 			        NULL, 0);
 		atomic_fetch_add_explicit(&emitted, HANDLER_EVENTS, memory_order_relaxed);
+		emitted_here += HANDLER_EVENTS;
 	}
 	errno = saved_errno;
 }
@@ -197,26 +201,45 @@ static void test_timer_storm_on_a_ring_that_overwrites_counts_every_event(void *
 /* ---- handlers nested in handlers --------------------------------------- */
 
 /* Three timers, three signals: each handler blocks only its own signal, so
- * a handler is interrupted by the others, up to three deep on the thread's
- * own emit: every nesting level the recorder has. */
+ * a handler is interrupted by the others, on top of the thread's own emit,
+ * as deep as the timers happen to line up (the depth reached is printed;
+ * test_handlers_inside_emits_three_levels_deep_keep_their_events drives
+ * every level deterministically). */
 static const int nest_signals[] = {SIGALRM, SIGVTALRM, SIGPROF};
 static const int nest_timers[] = {ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF};
-static _Atomic int depth, deepest;
+static _Atomic int depth, deepest, deepest_level;
 
+static void note_max(_Atomic int *max, int value)
+{
+	int seen = atomic_load(max);
+	while (value > seen && !atomic_compare_exchange_weak(max, &seen, value))
+		;
+}
+
+/* The nesting level an emit of this thread would take now: the number of
+ * its levels in an emit. */
+static int busy_levels(void)
+{
+	int n = 0;
+	while (n < TL_NEST_LEVELS && tl_slot_busy(tl_slot_nested(tl_self, (unsigned)n)))
+		n++;
+	return n;
+}
+
+/* A slice through the macros' fast path (its call sites resolved by a run
+ * outside a handler first) around instants through tl_emit. */
 static void emit_nested(int signo)
 {
 	(void)signo;
 	int saved_errno = errno;
-	int d = atomic_fetch_add(&depth, 1) + 1;
-	int seen = atomic_load(&deepest);
-	while (d > seen && !atomic_compare_exchange_weak(&deepest, &seen, d))
-		;
+	note_max(&deepest, atomic_fetch_add(&depth, 1) + 1);
 	if (now_ns() < atomic_load_explicit(&storm_until, memory_order_relaxed)) {
-		tl_emit(sig_cat, TL_PHASE_BEGIN, 0, "handler", 0, 0, NULL, 0);
+		note_max(&deepest_level, busy_levels());
+		TL_TRACE_EVENT_BEGIN0("sig", "handler");
 		for (int i = 0; i < HANDLER_EVENTS; i++)
-			tl_emit(sig_cat, TL_PHASE_INSTANT, TL_EVENT_SCOPE_THREAD, "from handler", 0, 0,
-			        NULL, 0);
-		tl_emit(sig_cat, TL_PHASE_END, 0, NULL, 0, 0, NULL, 0);
+			tl_emit(sig_cat, TL_PHASE_INSTANT, TL_EVENT_SCOPE_THREAD, "from handler", 0,
+			        0, NULL, 0);
+		TL_TRACE_EVENT_END0("sig", "handler");
 		atomic_fetch_add_explicit(&emitted, HANDLER_EVENTS + 2, memory_order_relaxed);
 	}
 	atomic_fetch_sub(&depth, 1);
@@ -227,6 +250,9 @@ static void test_handlers_nested_three_deep_keep_every_event(void **state)
 {
 	(void)state;
 	start_session();
+	atomic_store(&deepest, 0);
+	atomic_store(&deepest_level, 0);
+	emit_nested(0); /* the macros' call sites resolve outside a handler */
 	atomic_store(&deepest, 0);
 	for (size_t i = 0; i < 3; i++) {
 		struct sigaction sa;
@@ -247,7 +273,8 @@ static void test_handlers_nested_three_deep_keep_every_event(void **state)
 		setitimer(nest_timers[i], &off, NULL);
 		restore(nest_signals[i]);
 	}
-	print_message("handlers nested %d deep at most\n", atomic_load(&deepest));
+	print_message("handlers nested %d deep at most; their emits reached nesting level %d\n",
+	              atomic_load(&deepest), atomic_load(&deepest_level));
 	assert_every_event_accounted();
 	assert_int_equal(dropped(), 0);
 	tl_model m;
@@ -415,13 +442,121 @@ static void test_a_handler_that_registers_the_thread_inside_its_first_event_lose
 	tl_model_free(&m);
 }
 
+/* ---- handlers three deep inside emits, step by step -----------------------
+ * Each nesting level's next record is write-protected: the thread's own
+ * emit stops at its record, and the fault's handler (SA_NODEFER, so that
+ * faults nest) emits on level 1, which stops at its record, whose handler
+ * emits on level 2, and so on: handlers four deep, each inside the emit
+ * of the one below, deterministically. The fourth finds every level busy:
+ * its events are dropped and counted. */
+#define DEEP_EVENTS 20
+
+static void *level_lo[TL_NEST_LEVELS], *level_hi[TL_NEST_LEVELS];
+static _Atomic int deep_depth, deep_deepest, deep_unknown;
+
+/* The pages where `level`'s next record starts (two when it may cross). */
+static void protect_next_record(struct tl_slot *self, unsigned level)
+{
+	const _Atomic uint64_t *cur = tl_slot_cur(tl_slot_nested(self, level));
+	level_lo[level] = page_of(cur);
+	level_hi[level] = page_of(cur + 8);
+	size_t len =
+	    (size_t)((char *)level_hi[level] - (char *)level_lo[level]) + (size_t)page_size;
+	assert_int_equal(mprotect(level_lo[level], len, PROT_READ), 0);
+}
+
+static void emit_one_level_deeper(int signo, siginfo_t *info, void *context)
+{
+	(void)signo;
+	(void)context;
+	int saved_errno = errno;
+	void *page = page_of(info->si_addr);
+	int level = -1;
+	for (int k = 0; k < TL_NEST_LEVELS && level < 0; k++)
+		if (page == level_lo[k] || page == level_hi[k])
+			level = k;
+	if (level < 0) {
+		atomic_store(&deep_unknown, 1);
+		abort(); /* a fault the test did not set up */
+	}
+	size_t len =
+	    (size_t)((char *)level_hi[level] - (char *)level_lo[level]) + (size_t)page_size;
+	mprotect(level_lo[level], len, PROT_READ | PROT_WRITE);
+	note_max(&deep_deepest, atomic_fetch_add(&deep_depth, 1) + 1);
+	for (int i = 0; i < DEEP_EVENTS; i++)
+		tl_emit(sig_cat, TL_PHASE_INSTANT, TL_EVENT_SCOPE_THREAD, "deeper", 0, 0, NULL, 0);
+	atomic_fetch_add(&emitted, DEEP_EVENTS);
+	atomic_fetch_sub(&deep_depth, 1);
+	errno = saved_errno;
+}
+
+static void test_handlers_inside_emits_three_levels_deep_keep_their_events(void **state)
+{
+	(void)state;
+#if defined(__SANITIZE_THREAD__)
+	print_message(
+	    "skipped: a fault inside ThreadSanitizer's atomics is not handed to the test\n");
+	skip();
+#endif
+	start_session();
+	page_size = sysconf(_SC_PAGESIZE);
+	atomic_store(&deep_depth, 0);
+	atomic_store(&deep_deepest, 0);
+	/* every level gets a block: an emit with the levels below it busy */
+	TL_TRACE_EVENT_INSTANT0("main", "registers the thread", TL_SCOPE_THREAD);
+	struct tl_slot *self = tl_self;
+	assert_ptr_not_equal(self, &tl_slot_none);
+	for (unsigned k = 1; k < TL_NEST_LEVELS; k++) {
+		for (unsigned level = 0; level < k; level++)
+			atomic_fetch_or(&tl_slot_nested(self, level)->pos, TL_SLOT_BUSY);
+		tl_emit(sig_cat, TL_PHASE_INSTANT, TL_EVENT_SCOPE_THREAD, "gives a level a block",
+		        0, 0, NULL, 0);
+		for (unsigned level = 0; level < k; level++)
+			atomic_fetch_and(&tl_slot_nested(self, level)->pos, ~TL_SLOT_BUSY);
+	}
+	atomic_store(&emitted, TL_NEST_LEVELS);
+	uint64_t before = dropped();
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = emit_one_level_deeper;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+	for (unsigned k = 0; k < TL_NEST_LEVELS; k++)
+		protect_next_record(self, k);
+	TL_TRACE_EVENT_BEGIN0("main", "interrupted"); /* the fast form, stopped at its record */
+	TL_TRACE_EVENT_END0("main", "interrupted");
+	atomic_fetch_add(&emitted, 2);
+	sigaction(SIGSEGV, &old, NULL);
+	assert_int_equal(atomic_load(&deep_unknown), 0);
+	/* a handler per level, the fourth with every level busy */
+	assert_int_equal(atomic_load(&deep_deepest), TL_NEST_LEVELS);
+	assert_int_equal(dropped(), before + DEEP_EVENTS);
+	assert_every_event_accounted();
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "deeper"),
+	                 (TL_NEST_LEVELS - 1) * DEEP_EVENTS);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "interrupted"), 1);
+	assert_int_equal(events_of_thread(&m, (uint32_t)syscall(SYS_gettid)), m.nevents);
+	tl_model_free(&m);
+}
+
 /* ---- handlers during a thread's first event ---------------------------- */
 
 #define FIRST_THREADS 16
 
+/* A thread's tid and the events emitted on it, its handlers' included. */
+struct first_thread {
+	uint32_t tid;
+	uint64_t emitted;
+};
+
 static void *first_events(void *arg)
 {
-	(void)arg;
+	struct first_thread *ft = arg;
+	ft->tid = (uint32_t)syscall(SYS_gettid);
+	emitted_here = 0;
 	timer_t timer;
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
@@ -443,6 +578,7 @@ static void *first_events(void *arg)
 	timer_settime(timer, 0, &off, NULL);
 	timer_delete(timer);
 	atomic_fetch_add(&emitted, 2000);
+	ft->emitted = emitted_here + 2000;
 	return NULL;
 }
 
@@ -452,8 +588,10 @@ static void test_handlers_during_a_threads_first_event_neither_hang_nor_lose_cou
 	start_session();
 	install(SIGRTMIN);
 	pthread_t t[FIRST_THREADS];
+	static struct first_thread ft[FIRST_THREADS];
+	memset(ft, 0, sizeof ft);
 	for (int i = 0; i < FIRST_THREADS; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, first_events, NULL), 0);
+		assert_int_equal(pthread_create(&t[i], NULL, first_events, &ft[i]), 0);
 	for (int i = 0; i < FIRST_THREADS; i++) {
 		struct timespec deadline;
 		clock_gettime(CLOCK_REALTIME, &deadline);
@@ -466,6 +604,16 @@ static void test_handlers_during_a_threads_first_event_neither_hang_nor_lose_cou
 	restore(SIGRTMIN);
 	assert_every_event_accounted();
 	assert_int_equal(dropped(), 0); /* none lost to registration */
+	/* each thread's events, its handlers' included, carry its own tid */
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	size_t of_threads = 0;
+	for (int i = 0; i < FIRST_THREADS; i++) {
+		assert_int_equal(events_of_thread(&m, ft[i].tid), ft[i].emitted);
+		of_threads += ft[i].emitted;
+	}
+	assert_int_equal(of_threads, m.nevents);
+	tl_model_free(&m);
 }
 
 int main(void)
@@ -485,6 +633,8 @@ int main(void)
 	    cmocka_unit_test_teardown(
 	        test_a_handler_that_registers_the_thread_inside_its_first_event_loses_nothing,
 	        teardown),
+	    cmocka_unit_test_teardown(
+	        test_handlers_inside_emits_three_levels_deep_keep_their_events, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,9 +5,13 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "systrace_fixture.h"
 
@@ -17,6 +21,7 @@
 #include "recorder/atrace_format.h"
 #include "recorder/export/symbolize.h"
 #include "recorder/function_names.h"
+#include "recorder/slot.h"
 #include "recorder/tracer.h"
 #include "tools/readers/trace_import.h"
 
@@ -718,6 +723,234 @@ static void test_function_records_are_written_with_their_symbol_names(void **sta
 	assert_string_equal(markers[3].payload, expect("E", ""));
 }
 
+/* ---- signal handlers nested in emits --------------------------------------- */
+
+#define STORM_PAIRS 4000
+#define STORM_HANDLER_EVENTS 8
+
+static tl_category *storm_cat;
+static _Atomic uint64_t storm_emitted, storm_nested;
+static _Atomic int storm_on;
+/* After this (CLOCK_MONOTONIC ns) handlers return at once: where a handler
+ * takes longer than the timer's period (a sanitizer build, a loaded
+ * machine), the interrupted loop still gets to run and the test ends. */
+static int64_t storm_until;
+
+static int64_t storm_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A handler's events: a slice through the macros' fast path, instants
+ * through tl_emit. Those of a handler that found its thread inside an emit
+ * (its slot busy) are nested and counted as such. */
+static void storm_handler(int signo)
+{
+	(void)signo;
+	int saved_errno = errno;
+	if (atomic_load_explicit(&storm_on, memory_order_relaxed) && storm_now_ns() < storm_until) {
+		bool nested = tl_slot_busy(tl_self);
+		TL_TRACE_EVENT_BEGIN0("storm", "handler");
+		for (int i = 0; i < STORM_HANDLER_EVENTS - 2; i++)
+			tl_emit(storm_cat, TL_PHASE_INSTANT, TL_EVENT_SCOPE_THREAD, "from handler",
+			        0, 0, NULL, 0);
+		TL_TRACE_EVENT_END0("storm", "handler");
+		atomic_fetch_add_explicit(&storm_emitted, STORM_HANDLER_EVENTS,
+		                          memory_order_relaxed);
+		if (nested)
+			atomic_fetch_add_explicit(&storm_nested, STORM_HANDLER_EVENTS,
+			                          memory_order_relaxed);
+	}
+	errno = saved_errno;
+}
+
+/* The markers of the instance's trace file, tallied: slice begins of the
+ * main loop and of the handlers, ends, instants, and the markers of
+ * another thread than `tid`. */
+struct storm_tally {
+	size_t work, handler, ends, instants, other, foreign_tid;
+};
+
+static void tally_markers(struct storm_tally *t, int tid)
+{
+	memset(t, 0, sizeof *t);
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/trace", fixture.dir);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	static char line[FIXTURE_PAYLOAD_MAX + 256];
+	static const char tag[] = "tracing_mark_write: ";
+	char begin_work[64], begin_handler[64], end[32], instant[64];
+	snprintf(begin_work, sizeof begin_work, "B|%s|work\n", pid_text);
+	snprintf(begin_handler, sizeof begin_handler, "B|%s|handler\n", pid_text);
+	snprintf(end, sizeof end, "E|%s\n", pid_text);
+	snprintf(instant, sizeof instant, "I|%s|from handler\n", pid_text);
+	while (fgets(line, sizeof line, f)) {
+		char *payload = strstr(line, tag);
+		char *cpu = strstr(line, " [");
+		if (line[0] == '#' || !payload || !cpu || cpu > payload)
+			continue;
+		payload += sizeof tag - 1;
+		if (strncmp(payload, fixture_clock_sync, sizeof fixture_clock_sync - 1) == 0)
+			continue;
+		char *dash = cpu;
+		while (dash > line && *dash != '-')
+			dash--;
+		if (atoi(dash + 1) != tid)
+			t->foreign_tid++;
+		if (strcmp(payload, begin_work) == 0)
+			t->work++;
+		else if (strcmp(payload, begin_handler) == 0)
+			t->handler++;
+		else if (strcmp(payload, end) == 0)
+			t->ends++;
+		else if (strcmp(payload, instant) == 0)
+			t->instants++;
+		else
+			t->other++;
+	}
+	fclose(f);
+}
+
+/* A 50 µs timer whose handler emits 8 events, on a thread that writes
+ * slices flat out: the handlers' events that interrupt a write are
+ * written through on the thread's next nesting level, none dropped, and
+ * every event is one marker of the thread. */
+static void test_signal_handlers_nested_in_emits_write_every_event(void **state)
+{
+	(void)state;
+	skip_when_emulated(); /* the instance's buffer must hold every marker: a timer storm
+	                         under an emulator lasts long */
+	/* room for every marker: no overwrite of the oldest */
+	assert_int_equal(fixture_write("buffer_size_kb", "8192"), 0);
+	start();
+	storm_cat = tl_category_get("storm");
+	atomic_store(&storm_emitted, 0);
+	atomic_store(&storm_nested, 0);
+	/* the handler's call sites resolve their category outside a handler */
+	storm_until = storm_now_ns() + 2000000000;
+	atomic_store(&storm_on, 1);
+	storm_handler(0);
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = storm_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	/* a timer of this thread: the process may have others */
+	timer_t timer;
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGALRM;
+#ifdef sigev_notify_thread_id
+	sev.sigev_notify_thread_id = thread_id();
+#else
+	sev._sigev_un._tid = thread_id();
+#endif
+	assert_int_equal(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
+	struct itimerspec every = {{0, 50000}, {0, 50000}};
+	assert_int_equal(timer_settime(timer, 0, &every, NULL), 0);
+	for (int i = 0; i < STORM_PAIRS; i++) {
+		TL_TRACE_EVENT_BEGIN0("storm", "work");
+		TL_TRACE_EVENT_END0("storm", "work");
+	}
+	atomic_store(&storm_on, 0);
+	timer_delete(timer);
+	sigaction(SIGALRM, &old, NULL);
+	uint64_t emitted = 2 * STORM_PAIRS + atomic_load(&storm_emitted);
+	tl_stats st;
+	finish(&st);
+	struct storm_tally t;
+	tally_markers(&t, thread_id());
+	print_message("emitted %llu (%llu by handlers inside an emit): written %llu, dropped "
+	              "%llu; markers: %zu work, %zu handler, %zu ends, %zu instants\n",
+	              (unsigned long long)emitted, (unsigned long long)atomic_load(&storm_nested),
+	              (unsigned long long)st.events_written, (unsigned long long)st.events_dropped,
+	              t.work, t.handler, t.ends, t.instants);
+#if !defined(__SANITIZE_THREAD__)
+	/* the storm did land inside emits (ThreadSanitizer holds a signal back
+	 * until its runtime is entered, which an emit may not do) */
+	assert_true(atomic_load(&storm_nested) > 0);
+#endif
+	assert_int_equal(st.events_written + st.events_dropped, emitted);
+	assert_int_equal(st.events_dropped, 0);
+	assert_int_equal(t.work, STORM_PAIRS);
+	uint64_t handlers = atomic_load(&storm_emitted) / STORM_HANDLER_EVENTS;
+	assert_int_equal(t.handler, handlers);
+	assert_int_equal(t.instants, handlers * (STORM_HANDLER_EVENTS - 2));
+	assert_int_equal(t.ends, STORM_PAIRS + handlers);
+	assert_int_equal(t.other, 0);
+	assert_int_equal(t.foreign_tid, 0);
+	assert_int_equal(t.work + t.handler + t.ends + t.instants, st.events_written);
+}
+
+/* ---- threads over the process's life ---------------------------------------- */
+
+#define SEQUENTIAL_THREADS (TL_MAX_THREADS + 100)
+
+struct sequential {
+	pid_t tid;
+};
+
+/* A thread's first event is a complete event (live through the first-event
+ * grace); then an instant; then a complete event that starts before the
+ * instant, which its own entry's ordering check refuses. */
+static void *sequential_thread(void *arg)
+{
+	struct sequential *s = arg;
+	s->tid = thread_id();
+	tl_timestamp t0 = tl_now();
+	TL_TRACE_EVENT_COMPLETE("systest", "first", t0, t0);
+	TL_TRACE_EVENT_INSTANT0("systest", "between", TL_SCOPE_THREAD);
+	TL_TRACE_EVENT_COMPLETE("systest", "before the instant", t0, t0);
+	return NULL;
+}
+
+/* More threads, one after the other, than the thread table has slots: each
+ * has entries of its own (given back at its exit), so each thread's first
+ * event is written and each thread's later complete event is checked
+ * against that thread's own previous event. */
+static void test_threads_past_the_1024th_keep_entries_of_their_own(void **state)
+{
+	(void)state;
+	skip_when_emulated();
+	start();
+	static struct sequential threads[SEQUENTIAL_THREADS];
+	for (int i = 0; i < SEQUENTIAL_THREADS; i++) {
+		pthread_t t;
+		assert_int_equal(pthread_create(&t, NULL, sequential_thread, &threads[i]), 0);
+		pthread_join(t, NULL);
+	}
+	tl_stats st;
+	finish(&st);
+	print_message("%d threads: written %llu, not representable %llu, dropped %llu\n",
+	              SEQUENTIAL_THREADS, (unsigned long long)st.events_written,
+	              (unsigned long long)st.events_not_representable,
+	              (unsigned long long)st.events_dropped);
+	assert_int_equal(st.events_dropped, 0);
+	assert_int_equal(st.events_written, 2 * SEQUENTIAL_THREADS);
+	assert_int_equal(st.events_not_representable, SEQUENTIAL_THREADS);
+	/* every thread's first event and instant, on its own tid */
+	size_t n = fixture_markers(NULL, 0);
+	assert_int_equal(n, 3 * SEQUENTIAL_THREADS);
+	struct fixture_marker *all = calloc(n, sizeof *all);
+	assert_non_null(all);
+	assert_int_equal(fixture_markers(all, n), n);
+	for (int i = 0; i < SEQUENTIAL_THREADS; i++) {
+		const struct fixture_marker *m = &all[3 * i];
+		assert_int_equal(m[0].tid, threads[i].tid);
+		assert_string_equal(m[0].payload, expect("B", "|first"));
+		assert_int_equal(m[1].tid, threads[i].tid);
+		assert_string_equal(m[1].payload, expect("E", ""));
+		assert_int_equal(m[2].tid, threads[i].tid);
+		assert_string_equal(m[2].payload, expect("I", "|between"));
+	}
+	free(all);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -757,6 +990,10 @@ int main(void)
 	    cmocka_unit_test_teardown(test_clock_sync_markers_are_no_parse_failures,
 	                              fixture_session_teardown),
 	    cmocka_unit_test_teardown(test_clock_sync_parent_ts_is_the_trace_clock_at_the_write,
+	                              fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_signal_handlers_nested_in_emits_write_every_event,
+	                              fixture_session_teardown),
+	    cmocka_unit_test_teardown(test_threads_past_the_1024th_keep_entries_of_their_own,
 	                              fixture_session_teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, fixture_group_teardown);

@@ -1,7 +1,11 @@
 /* Thread exit, many short-lived threads, fork. */
 #include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +14,7 @@
 #include <timeline/trace_event.h>
 
 #include "recorder/export/trace_model.h"
+#include "recorder/slot.h"
 #include "recorder/snapshot_writer.h"
 
 static int teardown(void **state)
@@ -131,6 +136,113 @@ static void test_fork_while_other_threads_recorded(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* ---- a full thread table ---------------------------------------------------- */
+
+static pthread_barrier_t parked_barrier;
+static sem_t parked_release, late_ready, late_go;
+static _Atomic int late_tid;
+
+/* Registers, then waits to be let go. */
+static void *parked(void *arg)
+{
+	(void)arg;
+	TL_TRACE_EVENT_INSTANT0("thr", "parked", TL_SCOPE_THREAD);
+	pthread_barrier_wait(&parked_barrier);
+	while (sem_wait(&parked_release) != 0)
+		;
+	return NULL;
+}
+
+/* Emits while the table is full, then again once a slot was given back. */
+static void *late(void *arg)
+{
+	(void)arg;
+	atomic_store(&late_tid, (int)syscall(SYS_gettid));
+	for (int i = 0; i < 100; i++)
+		TL_TRACE_EVENT_INSTANT0("thr", "while full", TL_SCOPE_THREAD);
+	sem_post(&late_ready);
+	while (sem_wait(&late_go) != 0)
+		;
+	TL_TRACE_EVENT_INSTANT0("thr", "after a thread left", TL_SCOPE_THREAD);
+	return NULL;
+}
+
+/* A thread that found every slot taken by a live thread has its events
+ * dropped and counted; once a thread exits, its next event takes the
+ * freed slot and is recorded, on its tid. */
+static void test_a_thread_refused_by_a_full_table_records_once_a_slot_is_free(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	TL_TRACE_EVENT_INSTANT0("thr", "main", TL_SCOPE_THREAD); /* the main thread's slot */
+	int n = TL_MAX_THREADS - 1;
+	pthread_t *threads = calloc((size_t)n, sizeof *threads);
+	assert_non_null(threads);
+	assert_int_equal(pthread_barrier_init(&parked_barrier, NULL, (unsigned)n + 1), 0);
+	assert_int_equal(sem_init(&parked_release, 0, 0), 0);
+	assert_int_equal(sem_init(&late_ready, 0, 0), 0);
+	assert_int_equal(sem_init(&late_go, 0, 0), 0);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 128 * 1024);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(pthread_create(&threads[i], &attr, parked, NULL), 0);
+	pthread_barrier_wait(&parked_barrier);
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.events_dropped, 0); /* every parked thread has a slot */
+
+	pthread_t late_thread;
+	assert_int_equal(pthread_create(&late_thread, &attr, late, NULL), 0);
+	while (sem_wait(&late_ready) != 0)
+		;
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.events_dropped, 100); /* the table is full */
+
+	/* one parked thread leaves: its slot is free once it is joined */
+	sem_post(&parked_release);
+	int left = -1;
+	while (left < 0) {
+		for (int i = 0; i < n && left < 0; i++)
+			if (threads[i] && pthread_tryjoin_np(threads[i], NULL) == 0)
+				left = i;
+		if (left < 0)
+			usleep(1000);
+	}
+	threads[left] = 0;
+	sem_post(&late_go);
+	pthread_join(late_thread, NULL);
+
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.events_dropped, 100);
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	size_t after = 0, while_full = 0;
+	for (size_t i = 0; i < m.nevents; i++) {
+		const char *name = m.events[i].name;
+		if (name && strcmp(name, "after a thread left") == 0) {
+			after++;
+			assert_int_equal(m.events[i].tid, atomic_load(&late_tid));
+		}
+		while_full += name && strcmp(name, "while full") == 0;
+	}
+	assert_int_equal(after, 1);
+	assert_int_equal(while_full, 0);
+	tl_model_free(&m);
+
+	for (int i = 0; i < n - 1; i++)
+		sem_post(&parked_release);
+	for (int i = 0; i < n; i++)
+		if (threads[i])
+			pthread_join(threads[i], NULL);
+	pthread_attr_destroy(&attr);
+	pthread_barrier_destroy(&parked_barrier);
+	sem_destroy(&parked_release);
+	sem_destroy(&late_ready);
+	sem_destroy(&late_go);
+	free(threads);
+}
+
 int main(void)
 {
 	tl_test_clear_environment();
@@ -139,6 +251,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_exited_threads_blocks_are_reused, teardown),
 		cmocka_unit_test_teardown(test_fork_child_has_fresh_state_and_its_own_pid, teardown),
 		cmocka_unit_test_teardown(test_fork_while_other_threads_recorded, teardown),
+		cmocka_unit_test_teardown(
+		    test_a_thread_refused_by_a_full_table_records_once_a_slot_is_free, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -272,7 +272,8 @@ TL_API int64_t tl_now_ns(void);
  * clock read; a thread's first event registers it (a lock, no allocation
  * after it) and a change of block takes the pool lock. Outside a session
  * the event is ignored. An emit from a signal handler that interrupted an
- * emit on the same thread is dropped and counted.
+ * emit on the same thread is kept on the thread's next nesting level (up to
+ * three handlers deep), else dropped and counted.
  * ------------------------------------------------------------------------- */
 
 #define TL_MAX_ARGS 4
@@ -440,10 +441,9 @@ typedef struct tl_stats {
 	uint64_t events_written;     /* committed, overwritten ones included (systrace:
 	                              * written; callback: delivered) */
 	uint64_t events_overwritten; /* ring: lost to block reuse */
-	/* no block, stopped startup, a signal handler four deep (or any
-	 * handler's under a recorder that writes through, and an emit from
-	 * inside the callback), refused thread, bad phase/cat; systrace: a
-	 * failed write, or the recorder turned itself off. Written + dropped
+	/* no block, stopped startup, a signal handler four deep (and an emit
+	 * from inside the callback), refused thread, bad phase/cat; systrace:
+	 * a failed write, or the recorder turned itself off. Written + dropped
 	 * = emitted. */
 	uint64_t events_dropped;
 	uint64_t strings_truncated;  /* copies cut at TL_COPY_MAX */
