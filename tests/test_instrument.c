@@ -660,6 +660,91 @@ static void test_convert_names_the_example_functions(void **state)
 }
 #endif
 
+/* Skips the running test when cc (a compiler's name) is not installed. */
+static void skip_without_compiler(const char *cc)
+{
+	if (tl_test_run("command -v %s >/dev/null 2>&1", cc) != 0) {
+		print_message("skipped: %s is not installed\n", cc);
+		skip();
+	}
+}
+
+/*
+ * A program whose own hooks call the public API (support/own_hooks.c),
+ * built whole with -finstrument-functions by cc against the shared
+ * library: the API's inline functions must not call the hooks again (a
+ * recursion that ends in a stack overflow). It records 20 events.
+ */
+static void own_hooks_record(const char *cc)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	print_message("skipped: a sanitizer build's shared library needs the sanitizer's runtime, "
+	              "which a plain program built here does not link\n");
+	skip();
+#endif
+	skip_without_compiler(cc);
+	const char *exe = tl_test_path(cc, "-own-hooks");
+	const char *json = tl_test_path(cc, "-own-hooks.json");
+	assert_int_equal(tl_test_run("%s -std=c11 -O2 -Wall -Werror -finstrument-functions -I%s/include "
+	                             "%s/tests/support/own_hooks.c -o %s -L%s -ltimeline "
+	                             "-Wl,-rpath,%s",
+	                             cc, TL_SOURCE_DIR, TL_SOURCE_DIR, exe, TL_BINARY_DIR,
+	                             TL_BINARY_DIR),
+	                 0);
+	assert_int_equal(tl_test_run("%s %s >/dev/null", exe, json), 0);
+	char *text = tl_test_read_file(json, NULL);
+	assert_non_null(text);
+	assert_int_equal(tl_test_count(text, "\"cat\":\"own_hooks\""), 10);
+	free(text);
+}
+
+static void test_own_hooks_on_the_api_record_with_gcc(void **state)
+{
+	(void)state;
+	own_hooks_record("gcc");
+}
+
+static void test_own_hooks_on_the_api_record_with_clang(void **state)
+{
+	(void)state;
+	own_hooks_record("clang");
+}
+
+/*
+ * The hooks' own sources built with -finstrument-functions by cc (a user
+ * who builds the library with the flag; clang has no flag that undoes it):
+ * nothing in them, inline functions of the headers included, calls a hook.
+ */
+static void hooks_built_instrumented_call_no_hook(const char *cc)
+{
+	skip_without_compiler(cc);
+	static const char *const sources[] = {"tracers/instrument.c", "tracers/instrument_patterns.c",
+	                                      "tracers/instrument/hooks.c"};
+	const char *object = tl_test_path(cc, "-hooks.o");
+	for (size_t i = 0; i < sizeof sources / sizeof *sources; i++) {
+		assert_int_equal(tl_test_run("%s -std=c11 -O2 -D_GNU_SOURCE -DTIMELINE_BUILDING_LIBRARY "
+		                             "-finstrument-functions -I%s/include -I%s -c %s/%s -o %s",
+		                             cc, TL_SOURCE_DIR, TL_SOURCE_DIR, TL_SOURCE_DIR,
+		                             sources[i], object),
+		                 0);
+		if (tl_test_run("nm -u %s | grep -q __cyg_profile_func", object) == 0)
+			fail_msg("%s built by %s with -finstrument-functions calls the hooks", sources[i],
+			         cc);
+	}
+}
+
+static void test_hooks_built_instrumented_by_gcc_call_no_hook(void **state)
+{
+	(void)state;
+	hooks_built_instrumented_call_no_hook("gcc");
+}
+
+static void test_hooks_built_instrumented_by_clang_call_no_hook(void **state)
+{
+	(void)state;
+	hooks_built_instrumented_call_no_hook("clang");
+}
+
 int main(void)
 {
 	tl_test_clear_environment();
@@ -680,6 +765,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_call_inside_a_hook_is_dropped_and_counted, setup,
 		                                teardown),
 		cmocka_unit_test(test_stats_rejects_a_short_struct),
+		cmocka_unit_test(test_own_hooks_on_the_api_record_with_gcc),
+		cmocka_unit_test(test_own_hooks_on_the_api_record_with_clang),
+		cmocka_unit_test(test_hooks_built_instrumented_by_gcc_call_no_hook),
+		cmocka_unit_test(test_hooks_built_instrumented_by_clang_call_no_hook),
 		cmocka_unit_test_setup_teardown(test_exclude_pattern_leaves_out_matching_functions,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_include_pattern_keeps_only_matching_functions,

@@ -22,7 +22,6 @@
 #include "recorder/tracer.h"
 #include "tracers/instrument_patterns.h"
 
-#define NO_HOOK __attribute__((no_instrument_function))
 
 struct pattern_set {
 	uint32_t generation;
@@ -37,7 +36,7 @@ static pthread_mutex_t setting = PTHREAD_MUTEX_INITIALIZER;
 static struct pattern_set *all_sets;
 static uint32_t last_generation;
 
-NO_HOOK bool tl_instrument_glob_match(const char *pattern, const char *name)
+TL_NO_INSTRUMENT bool tl_instrument_glob_match(const char *pattern, const char *name)
 {
 	const char *star = NULL, *resume = NULL;
 	while (*name) {
@@ -88,7 +87,7 @@ NO_HOOK bool tl_instrument_glob_match(const char *pattern, const char *name)
 	return !*pattern;
 }
 
-static NO_HOOK bool any_match(char *const *patterns, size_t n, const char *name)
+static TL_NO_INSTRUMENT bool any_match(char *const *patterns, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (tl_instrument_glob_match(patterns[i], name))
@@ -96,7 +95,7 @@ static NO_HOOK bool any_match(char *const *patterns, size_t n, const char *name)
 	return false;
 }
 
-NO_HOOK bool tl_instrument_patterns_allow(const void *address)
+TL_NO_INSTRUMENT bool tl_instrument_patterns_allow(const void *address)
 {
 	const struct pattern_set *set = atomic_load_explicit(&current, memory_order_acquire);
 	if (!set)
@@ -118,7 +117,7 @@ NO_HOOK bool tl_instrument_patterns_allow(const void *address)
 
 /* The comma-separated patterns of text, blanks around each one removed,
  * empty ones left out, copied into a NULL-terminated list. */
-static NO_HOOK char **split(const char *text, size_t *count)
+static TL_NO_INSTRUMENT char **split(const char *text, size_t *count)
 {
 	*count = 0;
 	size_t n = 1;
@@ -147,7 +146,7 @@ static NO_HOOK char **split(const char *text, size_t *count)
 	return list;
 }
 
-NO_HOOK int tl_instrument_set_patterns(const char *include, const char *exclude)
+TL_NO_INSTRUMENT int tl_instrument_set_patterns(const char *include, const char *exclude)
 {
 	size_t ninclude, nexclude;
 	char **in = split(include, &ninclude);
