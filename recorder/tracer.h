@@ -229,12 +229,17 @@ uint32_t tl_tracer_function_intern(const void *address);
  *     process's maps and the ELF file once per file); NULL when it has no
  *     name. Never from a signal handler. The string lives as long as the
  *     process.
+ *   tl_tracer_function_name_now(id, buf, size): for a writer that needs it
+ *     at once, from any path (signal handlers included): the symbol, waited
+ *     for (bounded) from the resolver thread when not resolved yet, else
+ *     `module+0xoffset` in buf (function_names.h, tl_function_name_now).
  *   tl_tracer_function_names_start(): starts the thread that resolves the
  *     ids met by tl_tracer_function_name_cached in the background. 0 or
  *     -errno.
  */
 const char *tl_tracer_function_name_cached(uint32_t id);
 const char *tl_tracer_function_name(uint32_t id);
+const char *tl_tracer_function_name_now(uint32_t id, char *buf, size_t size);
 int tl_tracer_function_names_start(void);
 
 /* Function ids are below this: the function table's capacity, for a

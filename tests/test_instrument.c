@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -660,6 +661,70 @@ static void test_convert_names_the_example_functions(void **state)
 }
 #endif
 
+/*
+ * Makes a tracefs instance of this process's own for the systrace
+ * recorder (TIMELINE_TRACEFS_INSTANCE) and writes its directory into dir;
+ * skips the running test, saying why, without root or tracefs.
+ */
+static void systrace_instance(char *dir, size_t size)
+{
+	static const char top[] = "/sys/kernel/tracing";
+	if (geteuid() != 0) {
+		print_message(
+		    "skipped: the systrace recorder writes to tracefs, which needs root\n");
+		skip();
+	}
+	if (access("/sys/kernel/tracing/trace_marker", F_OK) != 0 &&
+	    mount("nodev", top, "tracefs", 0, NULL) != 0) {
+		print_message("skipped: tracefs is not mounted and mounting it failed: %s\n",
+		              strerror(errno));
+		skip();
+	}
+	char name[64];
+	snprintf(name, sizeof name, "timeline_instrument_%d", (int)getpid());
+	snprintf(dir, size, "%s/instances/%s", top, name);
+	if (mkdir(dir, 0755) != 0) {
+		print_message("skipped: cannot create the tracefs instance %s: %s\n", dir,
+		              strerror(errno));
+		skip();
+	}
+	setenv("TIMELINE_TRACEFS_INSTANCE", name, 1);
+}
+
+/* The very first call of a function, through the hooks, is written under
+ * the systrace recorder with the function's name, not its address. */
+static void test_systrace_writes_the_first_call_by_name(void **state)
+{
+	(void)state;
+	char dir[256];
+	systrace_instance(dir, sizeof dir);
+	tl_shutdown();
+	tl_test_init(TL_RECORDER_SYSTRACE, 0);
+	instrumented_first_under_systrace();
+	tl_shutdown();
+	unsetenv("TIMELINE_TRACEFS_INSTANCE");
+	char trace[300];
+	snprintf(trace, sizeof trace, "%s/trace", dir);
+	char *text = tl_test_read_file(trace, NULL);
+	rmdir(dir);
+	assert_non_null(text);
+	char begin[64];
+	snprintf(begin, sizeof begin, "tracing_mark_write: B|%d|", (int)getpid());
+	const char *at = strstr(text, begin);
+	assert_non_null(at);
+	at += strlen(begin);
+#ifdef TL_HAVE_LIBELF
+	const char *name = "instrumented_first_under_systrace\n";
+#else
+	const char *name = "test_instrument+0x";
+#endif
+	if (strncmp(at, name, strlen(name)) != 0)
+		fail_msg("the first call is written as %.*s", (int)strcspn(at, "\n"), at);
+	assert_int_equal(tl_test_count(text, begin), 1);
+	assert_int_equal(tl_test_count(text, "tracing_mark_write: E|"), 1);
+	free(text);
+}
+
 /* Skips the running test when cc (a compiler's name) is not installed. */
 static void skip_without_compiler(const char *cc)
 {
@@ -765,6 +830,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_call_inside_a_hook_is_dropped_and_counted, setup,
 		                                teardown),
 		cmocka_unit_test(test_stats_rejects_a_short_struct),
+		cmocka_unit_test_setup_teardown(test_systrace_writes_the_first_call_by_name, setup,
+		                                teardown),
 		cmocka_unit_test(test_own_hooks_on_the_api_record_with_gcc),
 		cmocka_unit_test(test_own_hooks_on_the_api_record_with_clang),
 		cmocka_unit_test(test_hooks_built_instrumented_by_gcc_call_no_hook),

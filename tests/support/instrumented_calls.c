@@ -197,3 +197,8 @@ unsigned long instrumented_signal_storm(int calls, int signals)
 	sigaction(SIGUSR1, &old, NULL);
 	return atomic_load(&storm_taken);
 }
+
+void instrumented_first_under_systrace(void)
+{
+	atomic_fetch_add_explicit(&instrumented_sink, 1, memory_order_relaxed);
+}

@@ -27,5 +27,7 @@ unsigned long instrumented_busy_stop(void);
  * it `signals` SIGUSR1s, whose instrumented handler calls instrumented_leaf;
  * returns the signals its handler took */
 unsigned long instrumented_signal_storm(int calls, int signals);
+/* called by no test but the systrace one: its name is not resolved before */
+void instrumented_first_under_systrace(void);
 
 #endif
