@@ -364,6 +364,29 @@ const char *tl_tracer_function_name_cached(uint32_t id)
 	return tl_function_name_cached(id);
 }
 
+int tl_function_symbols_each(tl_function_symbol_fn *fn, void *ctx)
+{
+	pthread_mutex_lock(&lock);
+	if (!symbolizer)
+		symbolizer = tl_symbolizer_new();
+	int rc = -ENOTSUP;
+	if (symbolizer) {
+		rc = 0;
+		maps_read();
+		for (size_t i = 0; i < nmaps; i++) {
+			fn(NULL, maps[i].start, maps[i].end, ctx);
+			tl_symbolizer_each_function(symbolizer, &maps[i], fn, ctx);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+int tl_tracer_function_symbols(tl_tracer_symbol_fn *fn, void *ctx)
+{
+	return tl_function_symbols_each(fn, ctx);
+}
+
 const char *tl_tracer_function_name_now(uint32_t id, char *buf, size_t size)
 {
 	return tl_function_name_now(id, buf, size);

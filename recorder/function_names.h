@@ -65,6 +65,17 @@ const char *tl_function_name_now(uint32_t id, char *buf, size_t size);
 size_t tl_function_name_in_module(uint64_t address, char *buf, size_t size);
 
 /*
+ * Calls fn(NULL, start, end, ctx) for each executable mapping of a file in
+ * the process now, then fn(name, start, end, ctx) for each function symbol
+ * in it (symbolize.h, tl_symbolizer_each_function: named as
+ * tl_function_name_resolve names it). 0, or -ENOTSUP without elfutils (or
+ * memory): fn is then not called. Not async-signal-safe (lock, malloc,
+ * files); fn must not call into this file.
+ */
+typedef void tl_function_symbol_fn(const char *name, uint64_t start, uint64_t end, void *ctx);
+int tl_function_symbols_each(tl_function_symbol_fn *fn, void *ctx);
+
+/*
  * Starts the resolver thread, once per process (again in a fork child
  * that asks for names). 0 or -errno. Not async-signal-safe.
  */

@@ -233,6 +233,12 @@ uint32_t tl_tracer_function_intern(const void *address);
  *     at once, from any path (signal handlers included): the symbol, waited
  *     for (bounded) from the resolver thread when not resolved yet, else
  *     `module+0xoffset` in buf (function_names.h, tl_function_name_now).
+ *   tl_tracer_function_symbols(fn, ctx): fn(NULL, start, end, ctx) for each
+ *     executable mapping of a file in the process now, then fn(name, start,
+ *     end, ctx) for each function symbol in it, named as
+ *     tl_tracer_function_name names it, its addresses [start, end). 0, or
+ *     -ENOTSUP without elfutils (fn not called). Reads every mapped file:
+ *     not async-signal-safe; fn must not ask for names.
  *   tl_tracer_function_names_start(): starts the thread that resolves the
  *     ids met by tl_tracer_function_name_cached in the background. 0 or
  *     -errno.
@@ -240,6 +246,9 @@ uint32_t tl_tracer_function_intern(const void *address);
 const char *tl_tracer_function_name_cached(uint32_t id);
 const char *tl_tracer_function_name(uint32_t id);
 const char *tl_tracer_function_name_now(uint32_t id, char *buf, size_t size);
+#define TL_TRACER_NAME_NOW_MAX 256 /* a buffer for it */
+typedef void tl_tracer_symbol_fn(const char *name, uint64_t start, uint64_t end, void *ctx);
+int tl_tracer_function_symbols(tl_tracer_symbol_fn *fn, void *ctx);
 int tl_tracer_function_names_start(void);
 
 /* Function ids are below this: the function table's capacity, for a

@@ -363,6 +363,41 @@ static void test_writer_with_the_resolver_thread_gets_the_symbol(void **state)
 	assert_ptr_equal(tl_tracer_function_name_cached(id), name);
 }
 
+struct symbol_search {
+	uint64_t address;
+	bool in_file; /* a file's range holds it */
+	char name[TL_SYMBOL_NAME_MAX];
+	uint64_t start, end;
+};
+
+static void symbol_search_visit(const char *name, uint64_t start, uint64_t end, void *ctx)
+{
+	struct symbol_search *q = ctx;
+	if (q->address < start || q->address >= end)
+		return;
+	if (!name) {
+		q->in_file = true;
+	} else if (!q->name[0]) {
+		snprintf(q->name, sizeof q->name, "%s", name);
+		q->start = start;
+		q->end = end;
+	}
+}
+
+/* The process's function symbols, listed once (for name patterns): a
+ * static function, with its range, inside its file's. */
+static void test_process_symbols_list_a_static_function(void **state)
+{
+	(void)state;
+	skip_without_symbols();
+	struct symbol_search q = {.address = (uintptr_t)static_function};
+	assert_int_equal(tl_tracer_function_symbols(symbol_search_visit, &q), 0);
+	assert_true(q.in_file);
+	assert_string_equal(q.name, "static_function");
+	assert_int_equal(q.start, (uintptr_t)static_function);
+	assert_true(q.end > q.start);
+}
+
 int main(void)
 {
 	tl_test_clear_environment();
@@ -381,6 +416,7 @@ int main(void)
 	    cmocka_unit_test(test_long_name_is_cut_to_the_buffer),
 	    cmocka_unit_test(test_in_process_name_is_resolved_once),
 	    cmocka_unit_test(test_name_in_module_is_the_readers_module_offset),
+	    cmocka_unit_test(test_process_symbols_list_a_static_function),
 	    cmocka_unit_test(test_writer_without_the_resolver_thread_gets_module_offset),
 	    cmocka_unit_test(test_writer_with_the_resolver_thread_gets_the_symbol),
 	};

@@ -22,7 +22,6 @@
 #include <timeline/looper.h>
 
 #include "recorder/export/trace_model.h"
-#include "recorder/function_names.h"
 #include "recorder/snapshot_writer.h"
 
 static int setup(void **state)
@@ -456,22 +455,11 @@ static void test_stats_rejects_a_short_struct(void **state)
 	assert_int_equal(tl_instrument_stats_get(NULL), -EINVAL);
 }
 
-/* Calls fn in a session of its own, so that its functions have ids and the
- * resolver thread their names, then starts a fresh session. */
-static void warm_up(void (*fn)(void))
-{
-	fn();
-	assert_true(tl_function_names_settle(10000));
-	tl_shutdown();
-	tl_test_init(TL_RECORDER_RING, 0);
-}
-
 static void test_exclude_pattern_leaves_out_matching_functions(void **state)
 {
 	(void)state;
 	skip_without_symbols();
 	assert_int_equal(tl_instrument_set_patterns(NULL, "other, instrumented_l?af"), 0);
-	warm_up(instrumented_caller);
 	uint64_t before = stats().excluded;
 	instrumented_caller(); /* calls instrumented_leaf twice */
 	tl_model m;
@@ -488,7 +476,6 @@ static void test_include_pattern_keeps_only_matching_functions(void **state)
 	(void)state;
 	skip_without_symbols();
 	assert_int_equal(tl_instrument_set_patterns("instrumented_[c]*", ""), 0);
-	warm_up(instrumented_caller);
 	instrumented_caller();
 	instrumented_recurse(2); /* matches no include pattern */
 	tl_model m;
@@ -498,12 +485,31 @@ static void test_include_pattern_keeps_only_matching_functions(void **state)
 	tl_model_free(&m);
 }
 
+/* Patterns are resolved to address ranges when they are set: a
+ * function's very first call is decided (its name was never resolved). */
+static void test_patterns_decide_a_function_first_call(void **state)
+{
+	(void)state;
+	skip_without_symbols();
+	assert_int_equal(
+	    tl_instrument_set_patterns("instrumented_pattern_*", "instrumented_pattern_excluded"),
+	    0);
+	uint64_t before = stats().excluded;
+	instrumented_pattern_included();
+	instrumented_pattern_excluded();
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(tl_test_count_events(&m, 'B', "instrumented_pattern_included"), 1);
+	assert_int_equal(balanced_calls(&m, NULL), 1);
+	tl_model_free(&m);
+	assert_int_equal(stats().excluded - before, 1);
+}
+
 static void test_clearing_patterns_records_every_call_again(void **state)
 {
 	(void)state;
 	skip_without_symbols();
 	assert_int_equal(tl_instrument_set_patterns(NULL, "instrumented_leaf"), 0);
-	warm_up(instrumented_caller);
 	assert_int_equal(tl_instrument_set_patterns(NULL, NULL), 0);
 	instrumented_caller();
 	assert_int_equal(snapshot_calls(NULL), 3);
@@ -840,6 +846,8 @@ int main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_include_pattern_keeps_only_matching_functions,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_patterns_decide_a_function_first_call, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_clearing_patterns_records_every_call_again, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_slow_dispatch_tree_names_instrumented_functions,

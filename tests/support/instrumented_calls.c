@@ -202,3 +202,13 @@ void instrumented_first_under_systrace(void)
 {
 	atomic_fetch_add_explicit(&instrumented_sink, 1, memory_order_relaxed);
 }
+
+void instrumented_pattern_included(void)
+{
+	atomic_fetch_add_explicit(&instrumented_sink, 1, memory_order_relaxed);
+}
+
+void instrumented_pattern_excluded(void)
+{
+	atomic_fetch_add_explicit(&instrumented_sink, 1, memory_order_relaxed);
+}

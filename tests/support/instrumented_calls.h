@@ -29,5 +29,8 @@ unsigned long instrumented_busy_stop(void);
 unsigned long instrumented_signal_storm(int calls, int signals);
 /* called by no test but the systrace one: its name is not resolved before */
 void instrumented_first_under_systrace(void);
+/* called by no test but the one of patterns on a function's first call */
+void instrumented_pattern_included(void);
+void instrumented_pattern_excluded(void);
 
 #endif
