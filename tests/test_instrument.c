@@ -182,6 +182,20 @@ static void test_longjmp_closes_skipped_frames(void **state)
 	assert_int_equal(stats().frames_closed - before, 4);
 }
 
+/* A C++ exception thrown through C frames built without -fexceptions:
+ * their exit hooks do not run; the C++ frame that catches it closes them
+ * at its own exit. */
+static void test_exception_through_c_frames_closes_them(void **state)
+{
+	(void)state;
+	uint64_t before = stats().frames_closed;
+	assert_int_equal(instrumented_exception_through_c(), 7);
+	/* the catcher, instrumented_c_through, c_inner, the thrower (whose
+	 * exit runs as the exception leaves it: C++ has the cleanup) */
+	assert_int_equal(snapshot_calls(NULL), 4);
+	assert_int_equal(stats().frames_closed - before, 2);
+}
+
 static void test_thread_exit_closes_open_calls(void **state)
 {
 	(void)state;
@@ -285,8 +299,9 @@ static void test_call_chain_beyond_the_stack_is_balanced(void **state)
 
 /* Calls spinning from 0 to twice the minimum: every call kept lasted the
  * minimum or more (in the snapshot's nanoseconds: on the vDSO path the
- * clock's own; a TSC tick converted twice may round 1 ns down), and every
- * call is either kept or counted as filtered. */
+ * clock's own; a TSC tick converted twice may round 1 ns down); every call
+ * that spun the minimum or more, and so lasted longer, is kept; every call
+ * is either kept or counted as filtered. */
 static void test_min_duration_keeps_no_call_shorter_than_it(void **state)
 {
 	(void)state;
@@ -316,7 +331,9 @@ static void test_min_duration_keeps_no_call_shorter_than_it(void **state)
 	uint64_t filtered = stats().filtered - before;
 	assert_int_equal(kept + (long)filtered, calls);
 	assert_true(filtered > 0);
-	assert_true(kept > 0);
+	long spun_the_minimum = calls / 2; /* i * 2 * min / calls >= min */
+	if (kept < spun_the_minimum)
+		fail_msg("%ld calls kept, %ld lasted the minimum or more", kept, spun_the_minimum);
 }
 
 static void test_threads_record_their_calls_balanced(void **state)
@@ -585,6 +602,76 @@ static void test_anr_dump_names_the_stalled_function(void **state)
 }
 
 #ifdef TL_INSTRUMENTED_EXAMPLE
+/* Runs the example program with `env` (NAME=value ...) in its
+ * environment and reads its snapshot into m; returns its function calls,
+ * failing unless they are balanced. */
+static size_t example_calls_with(const char *env, tl_model *m)
+{
+	char *snap = strdup(tl_test_path("instrumented-example", ".tlsnap"));
+	const char *emulator = tl_test_emulator(); /* a cross build's program */
+	assert_int_equal(tl_test_run("env %s %s%s%s %s >/dev/null", env, emulator ? emulator : "",
+	                             emulator ? " " : "", TL_INSTRUMENTED_EXAMPLE, snap),
+	                 0);
+	char err[256];
+	assert_int_equal(tl_model_read_binary_file(snap, m, err, sizeof err), 0);
+	unlink(snap);
+	free(snap);
+	return balanced_calls(m, NULL);
+}
+
+static void test_environment_turns_recording_off(void **state)
+{
+	(void)state;
+	tl_model m;
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT=0", &m), 0);
+	tl_model_free(&m);
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT=1", &m), 34);
+	tl_model_free(&m);
+}
+
+static void test_environment_sets_the_maximum_depth(void **state)
+{
+	(void)state;
+	tl_model m;
+	/* main (entered before tl_init, not recorded) is depth 0: work and
+	 * example_cxx_work, and the thread's two calls */
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT_MAX_DEPTH=2", &m), 4);
+	assert_int_equal(tl_test_count_events(&m, 'B', "fib"), 0);
+	assert_int_equal(tl_test_count_events(&m, 'B', "work"), 1);
+	tl_model_free(&m);
+}
+
+static void test_environment_sets_the_minimum_duration(void **state)
+{
+	(void)state;
+	tl_model m;
+	/* every call is shorter than a second; the thread's two, closed when
+	 * it exits mid-call, are not exits the filter sees */
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT_MIN_NS=1000000000", &m), 2);
+	assert_int_equal(tl_test_count_events(&m, 'B', "fib"), 0);
+	assert_int_equal(tl_test_count_events(&m, 'B', "work"), 0);
+	tl_model_free(&m);
+}
+
+static void test_environment_sets_name_patterns(void **state)
+{
+	(void)state;
+	skip_without_symbols();
+	tl_model m;
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT_INCLUDE=fib", &m), 25);
+	assert_int_equal(tl_test_count_events(&m, 'B', "fib"), 25);
+	tl_model_free(&m);
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT_EXCLUDE=fib", &m), 34 - 25);
+	assert_int_equal(tl_test_count_events(&m, 'B', "fib"), 0);
+	tl_model_free(&m);
+	/* a library loaded with dlopen after the patterns were set: its
+	 * functions' first (and only) calls are decided by name */
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT_INCLUDE='plugin_*'", &m), 2);
+	assert_int_equal(tl_test_count_events(&m, 'B', "plugin_work"), 1);
+	assert_int_equal(tl_test_count_events(&m, 'B', "plugin_square"), 1);
+	tl_model_free(&m);
+}
+
 /* The example program, built with -finstrument-functions and linked with
  * the shared timeline::instrument: every call in its snapshot, balanced,
  * named as the program says from its own mappings. */
@@ -829,6 +916,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_min_duration_takes_back_short_calls, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_longjmp_closes_skipped_frames, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exception_through_c_frames_closes_them, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_thread_exit_closes_open_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_instrumented_signal_handler_is_recorded, setup,
 		                                teardown),
@@ -869,6 +958,10 @@ int main(void)
 #ifdef TL_INSTRUMENTED_EXAMPLE
 		cmocka_unit_test_setup_teardown(test_convert_names_the_example_functions, setup,
 		                                teardown),
+		cmocka_unit_test(test_environment_turns_recording_off),
+		cmocka_unit_test(test_environment_sets_the_maximum_depth),
+		cmocka_unit_test(test_environment_sets_the_minimum_duration),
+		cmocka_unit_test(test_environment_sets_name_patterns),
 		cmocka_unit_test_setup_teardown(test_example_snapshot_has_every_call_named, setup,
 		                                teardown),
 #endif

@@ -33,4 +33,10 @@ void instrumented_first_under_systrace(void);
 void instrumented_pattern_included(void);
 void instrumented_pattern_excluded(void);
 
+/* calls fn two C calls deep (C built without -fexceptions) */
+void instrumented_c_through(void (*fn)(void));
+/* (instrumented_throw.cpp) throws 7 through instrumented_c_through from a
+ * C++ function and catches it; returns what it caught */
+int instrumented_exception_through_c(void);
+
 #endif
