@@ -45,9 +45,8 @@ static void test_pkg_config_instrumented_consumer_records_its_calls(void **state
 	                             "pkg-config --cflags --libs timeline-instrument)",
 	                             TL_SOURCE_DIR, exe, prefix, prefix),
 	                 0);
-	assert_int_equal(tl_test_run("LD_LIBRARY_PATH=%s/lib:%s/lib64 %s %s", prefix, prefix, exe,
-	                             json),
-	                 0);
+	assert_int_equal(
+	    tl_test_run("LD_LIBRARY_PATH=%s/lib:%s/lib64 %s %s", prefix, prefix, exe, json), 0);
 	char *text = tl_test_read_file(json, NULL);
 	assert_non_null(text);
 	assert_int_equal(tl_test_count(text, "\"cat\":\"function\""), 6);
