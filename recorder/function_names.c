@@ -225,7 +225,7 @@ size_t tl_function_name_in_module(uint64_t address, char *buf, size_t size)
 	size_t len = 0;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		char chunk[4096];
+		char chunk[1024]; /* small: this may run on a signal handler's stack */
 		size_t have = 0;
 		for (;;) {
 			ssize_t n = read(fd, chunk + have, sizeof chunk - have);
@@ -267,6 +267,7 @@ const char *tl_function_name_now(uint32_t id, char *buf, size_t size)
 	uint64_t progress = atomic_load_explicit(&resolved, memory_order_acquire);
 	if (atomic_load_explicit(&running, memory_order_acquire) &&
 	    atomic_load_explicit(&stalled_at, memory_order_relaxed) != progress + 1) {
+		int saved_errno = errno; /* nanosleep's EINTR */
 		struct timespec now, until;
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_nsec += NAME_WAIT_MS % 1000 * 1000000L;
@@ -275,11 +276,12 @@ const char *tl_function_name_now(uint32_t id, char *buf, size_t size)
 		do {
 			nanosleep(&(struct timespec){0, 20 * 1000}, NULL);
 			name = atomic_load_explicit(&names[id], memory_order_acquire);
-			if (name)
-				return name;
 			clock_gettime(CLOCK_MONOTONIC, &now);
-		} while (now.tv_sec < until.tv_sec ||
-		         (now.tv_sec == until.tv_sec && now.tv_nsec < until.tv_nsec));
+		} while (!name && (now.tv_sec < until.tv_sec ||
+		                   (now.tv_sec == until.tv_sec && now.tv_nsec < until.tv_nsec)));
+		errno = saved_errno;
+		if (name)
+			return name;
 		progress = atomic_load_explicit(&resolved, memory_order_acquire);
 		atomic_store_explicit(&stalled_at, progress + 1, memory_order_relaxed);
 	}
