@@ -607,7 +607,8 @@ static void test_anr_dump_names_the_stalled_function(void **state)
  * failing unless they are balanced. */
 static size_t example_calls_with(const char *env, tl_model *m)
 {
-	char *snap = strdup(tl_test_path("instrumented-example", ".tlsnap"));
+	char snap[512];
+	snprintf(snap, sizeof snap, "%s", tl_test_path("instrumented-example", ".tlsnap"));
 	const char *emulator = tl_test_emulator(); /* a cross build's program */
 	assert_int_equal(tl_test_run("env %s %s%s%s %s >/dev/null", env, emulator ? emulator : "",
 	                             emulator ? " " : "", TL_INSTRUMENTED_EXAMPLE, snap),
@@ -615,7 +616,6 @@ static size_t example_calls_with(const char *env, tl_model *m)
 	char err[256];
 	assert_int_equal(tl_model_read_binary_file(snap, m, err, sizeof err), 0);
 	unlink(snap);
-	free(snap);
 	return balanced_calls(m, NULL);
 }
 

@@ -211,8 +211,10 @@ static TL_NO_INSTRUMENT void ranges_read(struct pattern_set *set)
 		set->functions = (struct ranges){0};
 		return;
 	}
-	qsort(set->files.at, set->files.n, sizeof *set->files.at, by_start);
-	qsort(set->functions.at, set->functions.n, sizeof *set->functions.at, by_start);
+	if (set->files.n)
+		qsort(set->files.at, set->files.n, sizeof *set->files.at, by_start);
+	if (set->functions.n) /* none: no function matches a pattern */
+		qsort(set->functions.at, set->functions.n, sizeof *set->functions.at, by_start);
 }
 
 /* The comma-separated patterns of text, blanks around each one removed,
