@@ -840,6 +840,11 @@ static void own_hooks_record(const char *cc)
 	              "which a plain program built here does not link\n");
 	skip();
 #endif
+	if (tl_test_emulator()) {
+		print_message("skipped: a cross build's shared library is not for this machine's "
+		              "compilers\n");
+		skip();
+	}
 	skip_without_compiler(cc);
 	const char *exe = tl_test_path(cc, "-own-hooks");
 	const char *json = tl_test_path(cc, "-own-hooks.json");
