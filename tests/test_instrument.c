@@ -636,8 +636,10 @@ static void test_environment_sets_the_maximum_depth(void **state)
 	/* main (entered before tl_init, not recorded) is depth 0: work and
 	 * example_cxx_work, and the thread's two calls */
 	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT_MAX_DEPTH=2", &m), 4);
+#ifdef TL_HAVE_LIBELF /* else named module+0xoffset */
 	assert_int_equal(tl_test_count_events(&m, 'B', "fib"), 0);
 	assert_int_equal(tl_test_count_events(&m, 'B', "work"), 1);
+#endif
 	tl_model_free(&m);
 }
 
@@ -648,8 +650,10 @@ static void test_environment_sets_the_minimum_duration(void **state)
 	/* every call is shorter than a second; the thread's two, closed when
 	 * it exits mid-call, are not exits the filter sees */
 	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT_MIN_NS=1000000000", &m), 2);
-	assert_int_equal(tl_test_count_events(&m, 'B', "fib"), 0);
-	assert_int_equal(tl_test_count_events(&m, 'B', "work"), 0);
+#ifdef TL_HAVE_LIBELF
+	assert_int_equal(tl_test_count_events(&m, 'B', "thread_body"), 1);
+	assert_int_equal(tl_test_count_events(&m, 'B', "leave_thread"), 1);
+#endif
 	tl_model_free(&m);
 }
 
