@@ -14,10 +14,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <timeline/timeline_export.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
-
-#include <timeline/timeline_export.h>
 
 #define TL_HAVE_TSC 1
 #else
