@@ -418,9 +418,9 @@ static int write_event(struct systrace *st, const tl_record_view *v, bool first)
 	struct tl_atrace_payload p = {.pid = thread_get()->pid_text,
 	                              .pid_len = thread_get()->pid_len};
 	p.name = tl_record_name(v, numbered, &p.name_len);
-	const char *symbol; /* a function record's name, once resolved (hex until then) */
-	if ((v->flags & TL_REC_F_FUNCTION) &&
-	    (symbol = tl_tracer_function_name_cached((uint32_t)v->value))) {
+	const char *symbol; /* a function record's name: its symbol, or module+0xoffset */
+	if (TL_UNLIKELY(v->flags & TL_REC_F_FUNCTION) &&
+	    (symbol = tl_tracer_function_name_now((uint32_t)v->value, numbered, sizeof numbered))) {
 		p.name = symbol;
 		p.name_len = strlen(symbol);
 	}
@@ -765,7 +765,7 @@ static int systrace_start(struct tl_recorder *rec, const tl_options *opts)
 	counters_reset();
 	if (atomic_load(&st->gate_on))
 		write_clock_sync(st);
-	tl_tracer_function_names_start(); /* function records' names; without it, addresses */
+	tl_tracer_function_names_start(); /* function records' names; without it, module+0xoffset */
 	rec->backend = st;
 	return 0;
 }

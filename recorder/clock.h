@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <timeline/timeline_export.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 
@@ -36,7 +38,7 @@ extern _Atomic int tl_clock_use_tsc;
 
 /* The clock choice, read by the emitters (any thread, while tl_init may
  * write it: relaxed; a stale choice fails the form's session check). */
-static inline int tl_clock_tsc_chosen(void)
+static inline TL_NO_INSTRUMENT int tl_clock_tsc_chosen(void)
 {
 	return atomic_load_explicit(&tl_clock_use_tsc, memory_order_relaxed);
 }
@@ -45,13 +47,13 @@ static inline int tl_clock_tsc_chosen(void)
  * starts), so atomic; read with tl_clock_id_get. */
 extern _Atomic clockid_t tl_clock_id;
 
-static inline clockid_t tl_clock_id_get(void)
+static inline TL_NO_INSTRUMENT clockid_t tl_clock_id_get(void)
 {
 	return atomic_load_explicit(&tl_clock_id, memory_order_relaxed);
 }
 
 /* The hot-path read. Async-signal-safe. */
-static inline uint64_t tl_clock_read(void)
+static inline TL_NO_INSTRUMENT uint64_t tl_clock_read(void)
 {
 #if TL_HAVE_TSC
 	if (__builtin_expect(tl_clock_tsc_chosen(), 1))

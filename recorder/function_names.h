@@ -10,12 +10,14 @@
  * (symbolize.h): it allocates, takes a lock and opens files, so it never
  * runs on a path a signal handler may take. Those paths read what is
  * already resolved, lock-free, and hand the rest to a resolver thread
- * (tl_function_names_start), waking it with sem_post.
+ * (tl_function_names_start), waking it with sem_post; a writer that needs
+ * the name at once waits for it, bounded (tl_function_name_now).
  */
 #ifndef TIMELINE_FUNCTION_NAMES_H
 #define TIMELINE_FUNCTION_NAMES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #pragma GCC visibility push(hidden)
@@ -35,6 +37,43 @@ const char *tl_function_name_cached(uint32_t id);
  * (lock, malloc, files). The string lives as long as the process.
  */
 const char *tl_function_name_resolve(uint32_t id);
+
+/*
+ * The name of function id `id` for a writer that writes it at once (the
+ * systrace recorder), from any thread, signal handlers included: the
+ * resolved name when there is one; else, when the resolver thread runs,
+ * the name it resolves within 200 ms (a call's first name of a file reads
+ * the file: milliseconds; microseconds after); else, when the thread does
+ * not run (a fork child) or the wait ran out (the thread stuck on a lock
+ * the interrupted code holds: then no writer waits again until the thread
+ * makes progress), `module+0xoffset` written into buf (size bytes,
+ * NUL-terminated), as readers of snapshots name what has no symbol, or `0x`
+ * and the address when no mapping of a file covers it. NULL for an id with
+ * no address. The thread that calls it only posts a semaphore, sleeps,
+ * reads atomics and /proc/self/maps: async-signal-safe, no lock, no
+ * allocation.
+ */
+const char *tl_function_name_now(uint32_t id, char *buf, size_t size);
+
+/*
+ * Writes `module+0xoffset` for address into buf (size bytes,
+ * NUL-terminated; the module's name cut to fit), read from
+ * /proc/self/maps (open and read only), or `0x` and the address when no
+ * executable mapping of a file covers it; returns the length, 0 when
+ * size is under 19. Async-signal-safe; errno kept.
+ */
+size_t tl_function_name_in_module(uint64_t address, char *buf, size_t size);
+
+/*
+ * Calls fn(NULL, start, end, ctx) for each executable mapping of a file in
+ * the process now, then fn(name, start, end, ctx) for each function symbol
+ * in it (symbolize.h, tl_symbolizer_each_function: named as
+ * tl_function_name_resolve names it). 0, or -ENOTSUP without elfutils (or
+ * memory): fn is then not called. Not async-signal-safe (lock, malloc,
+ * files); fn must not call into this file.
+ */
+typedef void tl_function_symbol_fn(const char *name, uint64_t start, uint64_t end, void *ctx);
+int tl_function_symbols_each(tl_function_symbol_fn *fn, void *ctx);
 
 /*
  * Starts the resolver thread, once per process (again in a fork child

@@ -22,6 +22,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include <timeline/timeline_export.h>
+
 #pragma GCC visibility push(hidden)
 
 #define TL_FUNCTION_TABLE_BITS 16
@@ -38,7 +40,7 @@ extern _Atomic uint64_t tl_function_table_overflow;
 extern _Atomic uint32_t tl_function_count;
 
 /* Where an address starts probing. */
-static inline uint32_t tl_function_home(uintptr_t address)
+static inline TL_NO_INSTRUMENT uint32_t tl_function_home(uintptr_t address)
 {
 	return (uint32_t)(((uint64_t)address * 0x9e3779b97f4a7c15u) >> (64 - TL_FUNCTION_TABLE_BITS));
 }
@@ -49,7 +51,7 @@ uint32_t tl_function_intern_slow(uintptr_t address, uint32_t home);
  * interned without a collision); TL_FUNCTION_NONE otherwise: then
  * tl_function_intern finds or makes it. address must not be NULL. One
  * multiply, one load, one compare. */
-static inline uint32_t tl_function_find(uintptr_t address)
+static inline TL_NO_INSTRUMENT uint32_t tl_function_find(uintptr_t address)
 {
 	uint32_t home = tl_function_home(address);
 	if (__builtin_expect(
@@ -63,7 +65,7 @@ static inline uint32_t tl_function_find(uintptr_t address)
  * for NULL or when the table has no room (counted). Any thread,
  * async-signal-safe, lock-free; on a hit one multiply, one load, two
  * compares. */
-static inline uint32_t tl_function_intern(uintptr_t address)
+static inline TL_NO_INSTRUMENT uint32_t tl_function_intern(uintptr_t address)
 {
 	if (!address)
 		return TL_FUNCTION_NONE;
@@ -74,7 +76,7 @@ static inline uint32_t tl_function_intern(uintptr_t address)
 }
 
 /* The address of an id; 0 when the id names no entry. */
-static inline uintptr_t tl_function_address(uint32_t id)
+static inline TL_NO_INSTRUMENT uintptr_t tl_function_address(uint32_t id)
 {
 	if (id >= TL_FUNCTION_TABLE_CAPACITY)
 		return 0;

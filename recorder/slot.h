@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <timeline/timeline_export.h>
+
 #include "recorder/compiler.h"
 
 #pragma GCC visibility push(hidden)
@@ -119,23 +121,23 @@ _Static_assert(offsetof(struct tl_slot, tid) == TL_CACHELINE,
 _Static_assert(TL_BLOCK_MAX_BYTES / 16 * TL_POS_RECORD < ((uint64_t)1 << TL_POS_SHIFT),
 	       "a block's record count fits below the position");
 
-static inline uint64_t tl_pos_make(const _Atomic uint64_t *p, uint64_t records)
+static inline TL_NO_INSTRUMENT uint64_t tl_pos_make(const _Atomic uint64_t *p, uint64_t records)
 {
 	return ((uint64_t)(uintptr_t)p << TL_POS_SHIFT) | records * TL_POS_RECORD;
 }
 
-static inline _Atomic uint64_t *tl_pos_ptr(uint64_t pos)
+static inline TL_NO_INSTRUMENT _Atomic uint64_t *tl_pos_ptr(uint64_t pos)
 {
 	return (_Atomic uint64_t *)(uintptr_t)(pos >> TL_POS_SHIFT);
 }
 
-static inline uint64_t tl_pos_records(uint64_t pos)
+static inline TL_NO_INSTRUMENT uint64_t tl_pos_records(uint64_t pos)
 {
 	return (pos & (((uint64_t)1 << TL_POS_SHIFT) - 1)) / TL_POS_RECORD;
 }
 
 /* What a record of `words` words adds to a position word. */
-static inline uint64_t tl_pos_step(size_t words)
+static inline TL_NO_INSTRUMENT uint64_t tl_pos_step(size_t words)
 {
 	return ((uint64_t)words * sizeof(uint64_t) << TL_POS_SHIFT) + TL_POS_RECORD;
 }
@@ -143,24 +145,24 @@ static inline uint64_t tl_pos_step(size_t words)
 /* The position word of a limit: a position word p + tl_pos_step(words),
  * from a p at or before the limit, is at most tl_pos_limit(limit) exactly
  * when the record ends at or before the limit. */
-static inline uint64_t tl_pos_limit(const _Atomic uint64_t *limit)
+static inline TL_NO_INSTRUMENT uint64_t tl_pos_limit(const _Atomic uint64_t *limit)
 {
 	return tl_pos_make(limit, 0) | (((uint64_t)1 << TL_POS_SHIFT) - 1);
 }
 
 /* Whether a block [data, end) can be addressed by position words. */
-static inline int tl_pos_addressable(const void *end)
+static inline TL_NO_INSTRUMENT int tl_pos_addressable(const void *end)
 {
 	return (uint64_t)(uintptr_t)end < TL_POS_ADDRESS_LIMIT;
 }
 
 /* The owner's current write position (busy flag and count masked off). */
-static inline _Atomic uint64_t *tl_slot_cur(const struct tl_slot *slot)
+static inline TL_NO_INSTRUMENT _Atomic uint64_t *tl_slot_cur(const struct tl_slot *slot)
 {
 	return tl_pos_ptr(atomic_load_explicit(&slot->pos, memory_order_relaxed));
 }
 
-static inline int tl_slot_busy(const struct tl_slot *slot)
+static inline TL_NO_INSTRUMENT int tl_slot_busy(const struct tl_slot *slot)
 {
 	return (atomic_load_explicit(&slot->pos, memory_order_acquire) & TL_SLOT_BUSY) != 0;
 }
@@ -173,7 +175,7 @@ static inline int tl_slot_busy(const struct tl_slot *slot)
  * tl_state against tl_shutdown, whose membarrier() supplies the other
  * half. Owner only.
  */
-static inline int tl_slot_enter_pos(struct tl_slot *slot, uint64_t *pos)
+static inline TL_NO_INSTRUMENT int tl_slot_enter_pos(struct tl_slot *slot, uint64_t *pos)
 {
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 	/* One instruction sets the flag and says whether it was set: a signal
@@ -201,7 +203,7 @@ static inline int tl_slot_enter_pos(struct tl_slot *slot, uint64_t *pos)
 }
 
 /* tl_slot_enter_pos, returning the write position. */
-static inline int tl_slot_enter(struct tl_slot *slot, _Atomic uint64_t **cur)
+static inline TL_NO_INSTRUMENT int tl_slot_enter(struct tl_slot *slot, _Atomic uint64_t **cur)
 {
 	uint64_t pos;
 	if (!tl_slot_enter_pos(slot, &pos))
@@ -212,27 +214,27 @@ static inline int tl_slot_enter(struct tl_slot *slot, _Atomic uint64_t **cur)
 
 /* Commits a position word computed from the one tl_slot_enter_pos gave
  * (busy flag clear), which also leaves the emit. */
-static inline void tl_slot_commit_pos(struct tl_slot *slot, uint64_t pos)
+static inline TL_NO_INSTRUMENT void tl_slot_commit_pos(struct tl_slot *slot, uint64_t pos)
 {
 	atomic_store_explicit(&slot->pos, pos, memory_order_release);
 }
 
 /* Leaves at write position `end`, with `records` more records committed. */
-static inline void tl_slot_commit_records(struct tl_slot *slot, _Atomic uint64_t *end,
-					  uint64_t records)
+static inline TL_NO_INSTRUMENT void tl_slot_commit_records(struct tl_slot *slot,
+                                                           _Atomic uint64_t *end, uint64_t records)
 {
 	uint64_t pos = atomic_load_explicit(&slot->pos, memory_order_relaxed);
 	tl_slot_commit_pos(slot, tl_pos_make(end, tl_pos_records(pos) + records));
 }
 
 /* Leaves at write position `end`, no record added. */
-static inline void tl_slot_commit(struct tl_slot *slot, _Atomic uint64_t *end)
+static inline TL_NO_INSTRUMENT void tl_slot_commit(struct tl_slot *slot, _Atomic uint64_t *end)
 {
 	tl_slot_commit_records(slot, end, 0);
 }
 
 /* Leaves without moving the position. */
-static inline void tl_slot_leave(struct tl_slot *slot)
+static inline TL_NO_INSTRUMENT void tl_slot_leave(struct tl_slot *slot)
 {
 	tl_slot_commit_pos(slot, atomic_load_explicit(&slot->pos, memory_order_relaxed) &
 	                             ~TL_SLOT_BUSY);
@@ -240,7 +242,7 @@ static inline void tl_slot_leave(struct tl_slot *slot)
 
 /* Makes block b the slot's current block, keeping the busy flag as it is.
  * Owner thread only. */
-static inline void tl_slot_use_block(struct tl_slot *slot, struct tl_block *b)
+static inline TL_NO_INSTRUMENT void tl_slot_use_block(struct tl_slot *slot, struct tl_block *b)
 {
 	uint64_t busy = atomic_load_explicit(&slot->pos, memory_order_relaxed) & TL_SLOT_BUSY;
 	slot->block = b;
@@ -253,7 +255,7 @@ static inline void tl_slot_use_block(struct tl_slot *slot, struct tl_block *b)
 
 /* Publishes the slot's position and count into its current block, before
  * the block is retired. Owner thread only. */
-static inline void tl_slot_publish(struct tl_slot *slot)
+static inline TL_NO_INSTRUMENT void tl_slot_publish(struct tl_slot *slot)
 {
 	struct tl_block *b = slot->block;
 	uint64_t pos = atomic_load_explicit(&slot->pos, memory_order_relaxed);
@@ -273,8 +275,8 @@ extern __thread struct tl_slot *tl_self __attribute__((tls_model("initial-exec")
  * once retired. Async-signal-safe; callers detect a ring reusing the block
  * meanwhile with its generation.
  */
-static inline void tl_block_extent(const struct tl_block *b, _Atomic uint64_t **end,
-				   uint64_t *records)
+static inline TL_NO_INSTRUMENT void tl_block_extent(const struct tl_block *b,
+                                                    _Atomic uint64_t **end, uint64_t *records)
 {
 	if (atomic_load_explicit(&b->state, memory_order_acquire) == TL_BLOCK_OWNED) {
 		const struct tl_slot *owner =
@@ -298,13 +300,13 @@ static inline void tl_block_extent(const struct tl_block *b, _Atomic uint64_t **
 }
 
 /* The slot of the thread of `slot` (a row-0 slot) at nesting level k. */
-static inline struct tl_slot *tl_slot_nested(struct tl_slot *slot, unsigned level)
+static inline TL_NO_INSTRUMENT struct tl_slot *tl_slot_nested(struct tl_slot *slot, unsigned level)
 {
 	return slot + (size_t)level * TL_MAX_THREADS;
 }
 
 /* The nesting level of a slot of the table. */
-static inline unsigned tl_slot_level(const struct tl_slot *slot)
+static inline TL_NO_INSTRUMENT unsigned tl_slot_level(const struct tl_slot *slot)
 {
 	return (unsigned)((size_t)(slot - tl_slots) / TL_MAX_THREADS);
 }

@@ -48,7 +48,7 @@
  */
 extern _Atomic uint32_t tl_state; /* read it through tl_tracer_session() */
 
-static inline uint32_t tl_tracer_session(void)
+static inline TL_NO_INSTRUMENT uint32_t tl_tracer_session(void)
 {
 	return atomic_load_explicit(&tl_state, memory_order_relaxed);
 }
@@ -192,22 +192,25 @@ typedef struct tl_tracer_reservation {
 enum { TL_TRACER_RESERVED, TL_TRACER_BUSY, TL_TRACER_MISS };
 #define TL_TRACER_NO_ID UINT32_MAX
 
-static inline int tl_tracer_reserve2(tl_tracer_reservation *r);
-static inline int tl_tracer_reserve2_any(tl_tracer_reservation *r);
-static inline tl_timestamp tl_tracer_commit_function(tl_tracer_reservation *r, uint32_t id);
+static inline TL_NO_INSTRUMENT int tl_tracer_reserve2(tl_tracer_reservation *r);
+static inline TL_NO_INSTRUMENT int tl_tracer_reserve2_any(tl_tracer_reservation *r);
+static inline TL_NO_INSTRUMENT tl_timestamp tl_tracer_commit_function(tl_tracer_reservation *r,
+                                                                      uint32_t id);
 typedef uint64_t tl_tracer_prepared_end;
-static inline tl_tracer_prepared_end tl_tracer_prepare_end(const tl_category *cat);
-static inline tl_timestamp tl_tracer_commit_end(tl_tracer_reservation *r,
-                                                tl_tracer_prepared_end end);
-static inline tl_timestamp tl_tracer_reserved_clock(const tl_tracer_reservation *r);
-static inline void tl_tracer_commit_end_at(tl_tracer_reservation *r, tl_tracer_prepared_end end,
-                                           tl_timestamp ts);
-static inline bool tl_tracer_retract_reserved(tl_tracer_reservation *r, tl_timestamp ts);
-static inline void tl_tracer_cancel(tl_tracer_reservation *r);
-static inline uint32_t tl_tracer_function_id(const void *address);
-static inline bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session);
-static inline tl_timestamp tl_tracer_now(void);
-static inline bool tl_tracer_thread_busy(void);
+static inline TL_NO_INSTRUMENT tl_tracer_prepared_end tl_tracer_prepare_end(const tl_category *cat);
+static inline TL_NO_INSTRUMENT tl_timestamp tl_tracer_commit_end(tl_tracer_reservation *r,
+                                                                 tl_tracer_prepared_end end);
+static inline TL_NO_INSTRUMENT tl_timestamp
+tl_tracer_reserved_clock(const tl_tracer_reservation *r);
+static inline TL_NO_INSTRUMENT void
+tl_tracer_commit_end_at(tl_tracer_reservation *r, tl_tracer_prepared_end end, tl_timestamp ts);
+static inline TL_NO_INSTRUMENT bool tl_tracer_retract_reserved(tl_tracer_reservation *r,
+                                                               tl_timestamp ts);
+static inline TL_NO_INSTRUMENT void tl_tracer_cancel(tl_tracer_reservation *r);
+static inline TL_NO_INSTRUMENT uint32_t tl_tracer_function_id(const void *address);
+static inline TL_NO_INSTRUMENT bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session);
+static inline TL_NO_INSTRUMENT tl_timestamp tl_tracer_now(void);
+static inline TL_NO_INSTRUMENT bool tl_tracer_thread_busy(void);
 
 /* Addresses that got no id because the function table was full, since the
  * process started. */
@@ -226,12 +229,26 @@ uint32_t tl_tracer_function_intern(const void *address);
  *     process's maps and the ELF file once per file); NULL when it has no
  *     name. Never from a signal handler. The string lives as long as the
  *     process.
+ *   tl_tracer_function_name_now(id, buf, size): for a writer that needs it
+ *     at once, from any path (signal handlers included): the symbol, waited
+ *     for (bounded) from the resolver thread when not resolved yet, else
+ *     `module+0xoffset` in buf (function_names.h, tl_function_name_now).
+ *   tl_tracer_function_symbols(fn, ctx): fn(NULL, start, end, ctx) for each
+ *     executable mapping of a file in the process now, then fn(name, start,
+ *     end, ctx) for each function symbol in it, named as
+ *     tl_tracer_function_name names it, its addresses [start, end). 0, or
+ *     -ENOTSUP without elfutils (fn not called). Reads every mapped file:
+ *     not async-signal-safe; fn must not ask for names.
  *   tl_tracer_function_names_start(): starts the thread that resolves the
  *     ids met by tl_tracer_function_name_cached in the background. 0 or
  *     -errno.
  */
 const char *tl_tracer_function_name_cached(uint32_t id);
 const char *tl_tracer_function_name(uint32_t id);
+const char *tl_tracer_function_name_now(uint32_t id, char *buf, size_t size);
+#define TL_TRACER_NAME_NOW_MAX 256 /* a buffer for it */
+typedef void tl_tracer_symbol_fn(const char *name, uint64_t start, uint64_t end, void *ctx);
+int tl_tracer_function_symbols(tl_tracer_symbol_fn *fn, void *ctx);
 int tl_tracer_function_names_start(void);
 
 /* Function ids are below this: the function table's capacity, for a
@@ -338,12 +355,12 @@ void tl_clock_map_init(tl_clock_map *map);
 void tl_clock_map_refresh(tl_clock_map *map);
 
 /* Whether the map is for the clock in use now. */
-static inline bool tl_clock_map_current(const tl_clock_map *map)
+static inline TL_NO_INSTRUMENT bool tl_clock_map_current(const tl_clock_map *map)
 {
 	return map->generation == atomic_load_explicit(&tl_clock_generation, memory_order_relaxed);
 }
 
-static inline int64_t tl_clock_map_ns(const tl_clock_map *map, tl_timestamp raw)
+static inline TL_NO_INSTRUMENT int64_t tl_clock_map_ns(const tl_clock_map *map, tl_timestamp raw)
 {
 	if (!map->ticks)
 		return (int64_t)raw;
@@ -352,14 +369,15 @@ static inline int64_t tl_clock_map_ns(const tl_clock_map *map, tl_timestamp raw)
 
 /* A span of raw time in nanoseconds (one conversion: within a nanosecond
  * of tl_clock_map_ns(end) - tl_clock_map_ns(start)). */
-static inline int64_t tl_clock_map_span_ns(const tl_clock_map *map, uint64_t raw_span)
+static inline TL_NO_INSTRUMENT int64_t tl_clock_map_span_ns(const tl_clock_map *map,
+                                                            uint64_t raw_span)
 {
 	if (!map->ticks)
 		return (int64_t)raw_span;
 	return (int64_t)((double)(int64_t)raw_span * map->ns_per_tick);
 }
 
-static inline tl_timestamp tl_clock_map_raw(const tl_clock_map *map, int64_t ns)
+static inline TL_NO_INSTRUMENT tl_timestamp tl_clock_map_raw(const tl_clock_map *map, int64_t ns)
 {
 	if (!map->ticks)
 		return (tl_timestamp)ns;
@@ -399,7 +417,7 @@ void tl_timestamps_to_ns(const tl_timestamp *raw, int64_t *ns, size_t n);
 
 /* The clock of a reservation's session: the TSC (where there is one: the
  * state word tl_tsc_state) or clock_gettime (tl_vdso_state). */
-static inline tl_timestamp tl_tracer_inline_clock(const tl_tracer_reservation *r)
+static inline TL_NO_INSTRUMENT tl_timestamp tl_tracer_inline_clock(const tl_tracer_reservation *r)
 {
 #if TL_HAVE_TSC
 	if (TL_LIKELY(!r->vdso))
@@ -413,7 +431,7 @@ static inline tl_timestamp tl_tracer_inline_clock(const tl_tracer_reservation *r
 
 /* tl_tracer_reserve2 and _any: any_clock, whether sessions on the
  * clock_gettime path are taken where there is a TSC. */
-static inline int tl_tracer_reserve2_path(tl_tracer_reservation *r, bool any_clock)
+static inline TL_NO_INSTRUMENT int tl_tracer_reserve2_path(tl_tracer_reservation *r, bool any_clock)
 {
 	struct tl_slot *slot = tl_self;
 	r->slot = slot;
@@ -442,12 +460,12 @@ static inline int tl_tracer_reserve2_path(tl_tracer_reservation *r, bool any_clo
 	return TL_TRACER_MISS;
 }
 
-static inline int tl_tracer_reserve2(tl_tracer_reservation *r)
+static inline TL_NO_INSTRUMENT int tl_tracer_reserve2(tl_tracer_reservation *r)
 {
 	return tl_tracer_reserve2_path(r, false);
 }
 
-static inline int tl_tracer_reserve2_any(tl_tracer_reservation *r)
+static inline TL_NO_INSTRUMENT int tl_tracer_reserve2_any(tl_tracer_reservation *r)
 {
 	return tl_tracer_reserve2_path(r, true);
 }
@@ -455,7 +473,8 @@ static inline int tl_tracer_reserve2_any(tl_tracer_reservation *r)
 _Static_assert(TL_FUNCTION_NONE == TL_TRACER_NO_ID, "one value for no id");
 
 /* Writes the two-word record at ts and commits it (which leaves the slot). */
-static inline void tl_tracer_commit2_at(tl_tracer_reservation *r, uint64_t header, tl_timestamp ts)
+static inline TL_NO_INSTRUMENT void tl_tracer_commit2_at(tl_tracer_reservation *r, uint64_t header,
+                                                         tl_timestamp ts)
 {
 	_Atomic uint64_t *p = tl_pos_ptr(r->pos);
 	atomic_store_explicit(p + 1, header, memory_order_relaxed);
@@ -465,7 +484,8 @@ static inline void tl_tracer_commit2_at(tl_tracer_reservation *r, uint64_t heade
 
 /* The same, at the clock's time. The empty asm keeps the address computed
  * before the clock read (emit.c's reserve_at). */
-static inline tl_timestamp tl_tracer_commit2(tl_tracer_reservation *r, uint64_t header)
+static inline TL_NO_INSTRUMENT tl_timestamp tl_tracer_commit2(tl_tracer_reservation *r,
+                                                              uint64_t header)
 {
 	_Atomic uint64_t *p = tl_pos_ptr(r->pos);
 	__asm__ volatile("" : "+r"(p));
@@ -476,38 +496,39 @@ static inline tl_timestamp tl_tracer_commit2(tl_tracer_reservation *r, uint64_t 
 	return ts;
 }
 
-static inline tl_timestamp tl_tracer_commit_function(tl_tracer_reservation *r, uint32_t id)
+static inline TL_NO_INSTRUMENT tl_timestamp tl_tracer_commit_function(tl_tracer_reservation *r,
+                                                                      uint32_t id)
 {
 	/* an id is below the table's capacity: the mask tells the compiler */
 	return tl_tracer_commit2(r, TL_REC_FUNCTION_HEADER(id & (TL_FUNCTION_TABLE_CAPACITY - 1)));
 }
 
 /* The header of the END. */
-static inline tl_tracer_prepared_end tl_tracer_prepare_end(const tl_category *cat)
+static inline TL_NO_INSTRUMENT tl_tracer_prepared_end tl_tracer_prepare_end(const tl_category *cat)
 {
 	return TL_REC_HEADER(TL_PHASE_END, 2, 0, cat->index, 0);
 }
 
-static inline tl_timestamp tl_tracer_commit_end(tl_tracer_reservation *r,
-                                                tl_tracer_prepared_end end)
+static inline TL_NO_INSTRUMENT tl_timestamp tl_tracer_commit_end(tl_tracer_reservation *r,
+                                                                 tl_tracer_prepared_end end)
 {
 	return tl_tracer_commit2(r, end);
 }
 
-static inline tl_timestamp tl_tracer_reserved_clock(const tl_tracer_reservation *r)
+static inline TL_NO_INSTRUMENT tl_timestamp tl_tracer_reserved_clock(const tl_tracer_reservation *r)
 {
 	return tl_tracer_inline_clock(r);
 }
 
-static inline void tl_tracer_commit_end_at(tl_tracer_reservation *r, tl_tracer_prepared_end end,
-                                           tl_timestamp ts)
+static inline TL_NO_INSTRUMENT void
+tl_tracer_commit_end_at(tl_tracer_reservation *r, tl_tracer_prepared_end end, tl_timestamp ts)
 {
 	tl_tracer_commit2_at(r, end, ts);
 }
 
 /* Whether the last record before the position word pos is the function
  * record at ts (a record of the block: the count is not 0). */
-static inline bool tl_tracer_last_is_function(uint64_t pos, tl_timestamp ts)
+static inline TL_NO_INSTRUMENT bool tl_tracer_last_is_function(uint64_t pos, tl_timestamp ts)
 {
 	/* a function record's header besides its id: phase, length, flags */
 	_Static_assert(TL_REC_PHASE_SHIFT == 16 && TL_REC_ARGTYPES_SHIFT == 48,
@@ -519,7 +540,8 @@ static inline bool tl_tracer_last_is_function(uint64_t pos, tl_timestamp ts)
 	           (uint32_t)(TL_REC_FUNCTION_HEADER(0) >> 16);
 }
 
-static inline bool tl_tracer_retract_reserved(tl_tracer_reservation *r, tl_timestamp ts)
+static inline TL_NO_INSTRUMENT bool tl_tracer_retract_reserved(tl_tracer_reservation *r,
+                                                               tl_timestamp ts)
 {
 	if (!tl_tracer_last_is_function(r->pos, ts))
 		return false;
@@ -529,17 +551,17 @@ static inline bool tl_tracer_retract_reserved(tl_tracer_reservation *r, tl_times
 	return true;
 }
 
-static inline void tl_tracer_cancel(tl_tracer_reservation *r)
+static inline TL_NO_INSTRUMENT void tl_tracer_cancel(tl_tracer_reservation *r)
 {
 	tl_slot_commit_pos(r->slot, r->pos);
 }
 
-static inline uint32_t tl_tracer_function_id(const void *address)
+static inline TL_NO_INSTRUMENT uint32_t tl_tracer_function_id(const void *address)
 {
 	return tl_function_find((uintptr_t)address);
 }
 
-static inline bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session)
+static inline TL_NO_INSTRUMENT bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session)
 {
 	struct tl_slot *slot = tl_self;
 	uint64_t pos;
@@ -555,12 +577,12 @@ static inline bool tl_tracer_retract_function(tl_timestamp ts, uint32_t session)
 	return false;
 }
 
-static inline tl_timestamp tl_tracer_now(void)
+static inline TL_NO_INSTRUMENT tl_timestamp tl_tracer_now(void)
 {
 	return tl_clock_read();
 }
 
-static inline bool tl_tracer_thread_busy(void)
+static inline TL_NO_INSTRUMENT bool tl_tracer_thread_busy(void)
 {
 	const struct tl_slot *slot = tl_self;
 	/* the slot of unregistered threads is shared: its flag may be another

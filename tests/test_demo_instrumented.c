@@ -110,10 +110,10 @@ static void test_instrumented_demo_has_every_function_as_a_balanced_slice(void *
 
 int main(void)
 {
-#ifndef TL_DEMO_INSTRUMENTED
-	printf("skipped: the examples are not built (TIMELINE_BUILD_EXAMPLES=OFF)\n");
-	return TL_TEST_SKIP_EXIT;
-#endif
+	if (!*TL_DEMO_INSTRUMENTED) {
+		printf("skipped: the examples are not built (TIMELINE_BUILD_EXAMPLES=OFF)\n");
+		return TL_TEST_SKIP_EXIT;
+	}
 	tl_test_clear_environment();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_instrumented_demo_decodes_with_the_perfetto_schema),

@@ -18,6 +18,7 @@
 
 #include "recorder/export/symbolize.h"
 #include "recorder/export/trace_model.h"
+#include "recorder/function_names.h"
 #include "recorder/tracer.h"
 
 static int setup(void **state)
@@ -307,6 +308,96 @@ static void test_in_process_name_is_resolved_once(void **state)
 	assert_ptr_equal(tl_tracer_function_name_cached(id), name);
 }
 
+/* The writers' module+0xoffset, read from /proc/self/maps without a lock
+ * or an allocation, is the one readers of snapshots give. */
+static void test_name_in_module_is_the_readers_module_offset(void **state)
+{
+	(void)state;
+	char path[1024];
+	tl_mapping m = own_mapping(path, sizeof path);
+	char want[512], name[512];
+	tl_function_name(NULL, &m, 1, (uintptr_t)static_function, want, sizeof want);
+	assert_non_null(strstr(want, "+0x"));
+	size_t len = tl_function_name_in_module((uintptr_t)static_function, name, sizeof name);
+	assert_int_equal(len, strlen(want));
+	assert_string_equal(name, want);
+	assert_int_equal(tl_function_name_in_module(0x10, name, sizeof name), 4);
+	assert_string_equal(name, "0x10");
+}
+
+static void never_named_before(void)
+{
+}
+
+/* With no resolver thread (none runs in this process: no systrace
+ * recorder, no pattern), a writer gets module+0xoffset at once. */
+static void test_writer_without_the_resolver_thread_gets_module_offset(void **state)
+{
+	(void)state;
+	uint32_t id = tl_tracer_function_intern((const void *)never_named_before);
+	char want[512], buf[512];
+	tl_function_name_in_module((uintptr_t)never_named_before, want, sizeof want);
+	const char *name = tl_tracer_function_name_now(id, buf, sizeof buf);
+	assert_ptr_equal(name, buf);
+	assert_string_equal(name, want);
+	assert_null(tl_tracer_function_name_cached(id));
+}
+
+static void named_by_the_writer(void)
+{
+}
+
+/* With it, the writer waits for the name: a function's first write is
+ * named by its symbol. */
+static void test_writer_with_the_resolver_thread_gets_the_symbol(void **state)
+{
+	(void)state;
+	skip_without_symbols();
+	uint32_t id = tl_tracer_function_intern((const void *)named_by_the_writer);
+	assert_null(tl_tracer_function_name_cached(id));
+	assert_int_equal(tl_tracer_function_names_start(), 0);
+	char buf[512];
+	const char *name = tl_tracer_function_name_now(id, buf, sizeof buf);
+	assert_non_null(name);
+	assert_named(name, "named_by_the_writer");
+	assert_ptr_equal(tl_tracer_function_name_cached(id), name);
+}
+
+struct symbol_search {
+	uint64_t address;
+	bool in_file; /* a file's range holds it */
+	char name[TL_SYMBOL_NAME_MAX];
+	uint64_t start, end;
+};
+
+static void symbol_search_visit(const char *name, uint64_t start, uint64_t end, void *ctx)
+{
+	struct symbol_search *q = ctx;
+	if (q->address < start || q->address >= end)
+		return;
+	if (!name) {
+		q->in_file = true;
+	} else if (!q->name[0]) {
+		snprintf(q->name, sizeof q->name, "%s", name);
+		q->start = start;
+		q->end = end;
+	}
+}
+
+/* The process's function symbols, listed once (for name patterns): a
+ * static function, with its range, inside its file's. */
+static void test_process_symbols_list_a_static_function(void **state)
+{
+	(void)state;
+	skip_without_symbols();
+	struct symbol_search q = {.address = (uintptr_t)static_function};
+	assert_int_equal(tl_tracer_function_symbols(symbol_search_visit, &q), 0);
+	assert_true(q.in_file);
+	assert_string_equal(q.name, "static_function");
+	assert_int_equal(q.start, (uintptr_t)static_function);
+	assert_true(q.end > q.start);
+}
+
 int main(void)
 {
 	tl_test_clear_environment();
@@ -324,6 +415,10 @@ int main(void)
 	    cmocka_unit_test(test_address_outside_every_mapping_is_hex),
 	    cmocka_unit_test(test_long_name_is_cut_to_the_buffer),
 	    cmocka_unit_test(test_in_process_name_is_resolved_once),
+	    cmocka_unit_test(test_name_in_module_is_the_readers_module_offset),
+	    cmocka_unit_test(test_process_symbols_list_a_static_function),
+	    cmocka_unit_test(test_writer_without_the_resolver_thread_gets_module_offset),
+	    cmocka_unit_test(test_writer_with_the_resolver_thread_gets_the_symbol),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,6 +34,25 @@ static void test_pkg_config_consumer_builds_and_records(void **state)
 			 0);
 }
 
+static void test_pkg_config_instrumented_consumer_records_its_calls(void **state)
+{
+	(void)state;
+	const char *exe = tl_test_path("consumer-instrument", "");
+	const char *json = tl_test_path("consumer-instrument", ".json");
+	assert_int_equal(tl_test_run("cc -std=c11 -O2 -Wall -Werror -finstrument-functions "
+	                             "%s/tests/support/instrument_consumer.c -o %s "
+	                             "$(PKG_CONFIG_PATH=%s/lib/pkgconfig:%s/lib64/pkgconfig "
+	                             "pkg-config --cflags --libs timeline-instrument)",
+	                             TL_SOURCE_DIR, exe, prefix, prefix),
+	                 0);
+	assert_int_equal(
+	    tl_test_run("LD_LIBRARY_PATH=%s/lib:%s/lib64 %s %s", prefix, prefix, exe, json), 0);
+	char *text = tl_test_read_file(json, NULL);
+	assert_non_null(text);
+	assert_int_equal(tl_test_count(text, "\"cat\":\"function\""), 6);
+	free(text);
+}
+
 static void test_cmake_package_consumer_builds_and_records(void **state)
 {
 	(void)state;
@@ -73,6 +92,7 @@ int main(void)
 #endif
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pkg_config_consumer_builds_and_records),
+		cmocka_unit_test(test_pkg_config_instrumented_consumer_records_its_calls),
 		cmocka_unit_test(test_cmake_package_consumer_builds_and_records),
 		cmocka_unit_test(test_only_api_symbols_are_exported),
 	};

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,7 +22,6 @@
 #include <timeline/looper.h>
 
 #include "recorder/export/trace_model.h"
-#include "recorder/function_names.h"
 #include "recorder/snapshot_writer.h"
 
 static int setup(void **state)
@@ -182,6 +182,20 @@ static void test_longjmp_closes_skipped_frames(void **state)
 	assert_int_equal(stats().frames_closed - before, 4);
 }
 
+/* A C++ exception thrown through C frames built without -fexceptions:
+ * their exit hooks do not run; the C++ frame that catches it closes them
+ * at its own exit. */
+static void test_exception_through_c_frames_closes_them(void **state)
+{
+	(void)state;
+	uint64_t before = stats().frames_closed;
+	assert_int_equal(instrumented_exception_through_c(), 7);
+	/* the catcher, instrumented_c_through, c_inner, the thrower (whose
+	 * exit runs as the exception leaves it: C++ has the cleanup) */
+	assert_int_equal(snapshot_calls(NULL), 4);
+	assert_int_equal(stats().frames_closed - before, 2);
+}
+
 static void test_thread_exit_closes_open_calls(void **state)
 {
 	(void)state;
@@ -285,8 +299,9 @@ static void test_call_chain_beyond_the_stack_is_balanced(void **state)
 
 /* Calls spinning from 0 to twice the minimum: every call kept lasted the
  * minimum or more (in the snapshot's nanoseconds: on the vDSO path the
- * clock's own; a TSC tick converted twice may round 1 ns down), and every
- * call is either kept or counted as filtered. */
+ * clock's own; a TSC tick converted twice may round 1 ns down); every call
+ * that spun the minimum or more, and so lasted longer, is kept; every call
+ * is either kept or counted as filtered. */
 static void test_min_duration_keeps_no_call_shorter_than_it(void **state)
 {
 	(void)state;
@@ -316,7 +331,9 @@ static void test_min_duration_keeps_no_call_shorter_than_it(void **state)
 	uint64_t filtered = stats().filtered - before;
 	assert_int_equal(kept + (long)filtered, calls);
 	assert_true(filtered > 0);
-	assert_true(kept > 0);
+	long spun_the_minimum = calls / 2; /* i * 2 * min / calls >= min */
+	if (kept < spun_the_minimum)
+		fail_msg("%ld calls kept, %ld lasted the minimum or more", kept, spun_the_minimum);
 }
 
 static void test_threads_record_their_calls_balanced(void **state)
@@ -455,22 +472,11 @@ static void test_stats_rejects_a_short_struct(void **state)
 	assert_int_equal(tl_instrument_stats_get(NULL), -EINVAL);
 }
 
-/* Calls fn in a session of its own, so that its functions have ids and the
- * resolver thread their names, then starts a fresh session. */
-static void warm_up(void (*fn)(void))
-{
-	fn();
-	assert_true(tl_function_names_settle(10000));
-	tl_shutdown();
-	tl_test_init(TL_RECORDER_RING, 0);
-}
-
 static void test_exclude_pattern_leaves_out_matching_functions(void **state)
 {
 	(void)state;
 	skip_without_symbols();
 	assert_int_equal(tl_instrument_set_patterns(NULL, "other, instrumented_l?af"), 0);
-	warm_up(instrumented_caller);
 	uint64_t before = stats().excluded;
 	instrumented_caller(); /* calls instrumented_leaf twice */
 	tl_model m;
@@ -487,7 +493,6 @@ static void test_include_pattern_keeps_only_matching_functions(void **state)
 	(void)state;
 	skip_without_symbols();
 	assert_int_equal(tl_instrument_set_patterns("instrumented_[c]*", ""), 0);
-	warm_up(instrumented_caller);
 	instrumented_caller();
 	instrumented_recurse(2); /* matches no include pattern */
 	tl_model m;
@@ -497,12 +502,31 @@ static void test_include_pattern_keeps_only_matching_functions(void **state)
 	tl_model_free(&m);
 }
 
+/* Patterns are resolved to address ranges when they are set: a
+ * function's very first call is decided (its name was never resolved). */
+static void test_patterns_decide_a_function_first_call(void **state)
+{
+	(void)state;
+	skip_without_symbols();
+	assert_int_equal(
+	    tl_instrument_set_patterns("instrumented_pattern_*", "instrumented_pattern_excluded"),
+	    0);
+	uint64_t before = stats().excluded;
+	instrumented_pattern_included();
+	instrumented_pattern_excluded();
+	tl_model m;
+	tl_test_snapshot_model(&m);
+	assert_int_equal(tl_test_count_events(&m, 'B', "instrumented_pattern_included"), 1);
+	assert_int_equal(balanced_calls(&m, NULL), 1);
+	tl_model_free(&m);
+	assert_int_equal(stats().excluded - before, 1);
+}
+
 static void test_clearing_patterns_records_every_call_again(void **state)
 {
 	(void)state;
 	skip_without_symbols();
 	assert_int_equal(tl_instrument_set_patterns(NULL, "instrumented_leaf"), 0);
-	warm_up(instrumented_caller);
 	assert_int_equal(tl_instrument_set_patterns(NULL, NULL), 0);
 	instrumented_caller();
 	assert_int_equal(snapshot_calls(NULL), 3);
@@ -578,6 +602,80 @@ static void test_anr_dump_names_the_stalled_function(void **state)
 }
 
 #ifdef TL_INSTRUMENTED_EXAMPLE
+/* Runs the example program with `env` (NAME=value ...) in its
+ * environment and reads its snapshot into m; returns its function calls,
+ * failing unless they are balanced. */
+static size_t example_calls_with(const char *env, tl_model *m)
+{
+	char snap[512];
+	snprintf(snap, sizeof snap, "%s", tl_test_path("instrumented-example", ".tlsnap"));
+	const char *emulator = tl_test_emulator(); /* a cross build's program */
+	assert_int_equal(tl_test_run("env %s %s%s%s %s >/dev/null", env, emulator ? emulator : "",
+	                             emulator ? " " : "", TL_INSTRUMENTED_EXAMPLE, snap),
+	                 0);
+	char err[256];
+	assert_int_equal(tl_model_read_binary_file(snap, m, err, sizeof err), 0);
+	unlink(snap);
+	return balanced_calls(m, NULL);
+}
+
+static void test_environment_turns_recording_off(void **state)
+{
+	(void)state;
+	tl_model m;
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT=0", &m), 0);
+	tl_model_free(&m);
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT=1", &m), 34);
+	tl_model_free(&m);
+}
+
+static void test_environment_sets_the_maximum_depth(void **state)
+{
+	(void)state;
+	tl_model m;
+	/* main (entered before tl_init, not recorded) is depth 0: work and
+	 * example_cxx_work, and the thread's two calls */
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT_MAX_DEPTH=2", &m), 4);
+#ifdef TL_HAVE_LIBELF /* else named module+0xoffset */
+	assert_int_equal(tl_test_count_events(&m, 'B', "fib"), 0);
+	assert_int_equal(tl_test_count_events(&m, 'B', "work"), 1);
+#endif
+	tl_model_free(&m);
+}
+
+static void test_environment_sets_the_minimum_duration(void **state)
+{
+	(void)state;
+	tl_model m;
+	/* every call is shorter than a second; the thread's two, closed when
+	 * it exits mid-call, are not exits the filter sees */
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT_MIN_NS=1000000000", &m), 2);
+#ifdef TL_HAVE_LIBELF
+	assert_int_equal(tl_test_count_events(&m, 'B', "thread_body"), 1);
+	assert_int_equal(tl_test_count_events(&m, 'B', "leave_thread"), 1);
+#endif
+	tl_model_free(&m);
+}
+
+static void test_environment_sets_name_patterns(void **state)
+{
+	(void)state;
+	skip_without_symbols();
+	tl_model m;
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT_INCLUDE=fib", &m), 25);
+	assert_int_equal(tl_test_count_events(&m, 'B', "fib"), 25);
+	tl_model_free(&m);
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT_EXCLUDE=fib", &m), 34 - 25);
+	assert_int_equal(tl_test_count_events(&m, 'B', "fib"), 0);
+	tl_model_free(&m);
+	/* a library loaded with dlopen after the patterns were set: its
+	 * functions' first (and only) calls are decided by name */
+	assert_int_equal(example_calls_with("TIMELINE_INSTRUMENT_INCLUDE='plugin_*'", &m), 2);
+	assert_int_equal(tl_test_count_events(&m, 'B', "plugin_work"), 1);
+	assert_int_equal(tl_test_count_events(&m, 'B', "plugin_square"), 1);
+	tl_model_free(&m);
+}
+
 /* The example program, built with -finstrument-functions and linked with
  * the shared timeline::instrument: every call in its snapshot, balanced,
  * named as the program says from its own mappings. */
@@ -660,6 +758,160 @@ static void test_convert_names_the_example_functions(void **state)
 }
 #endif
 
+/*
+ * Makes a tracefs instance of this process's own for the systrace
+ * recorder (TIMELINE_TRACEFS_INSTANCE) and writes its directory into dir;
+ * skips the running test, saying why, without root or tracefs.
+ */
+static void systrace_instance(char *dir, size_t size)
+{
+	static const char top[] = "/sys/kernel/tracing";
+	if (geteuid() != 0) {
+		print_message(
+		    "skipped: the systrace recorder writes to tracefs, which needs root\n");
+		skip();
+	}
+	if (access("/sys/kernel/tracing/trace_marker", F_OK) != 0 &&
+	    mount("nodev", top, "tracefs", 0, NULL) != 0) {
+		print_message("skipped: tracefs is not mounted and mounting it failed: %s\n",
+		              strerror(errno));
+		skip();
+	}
+	char name[64];
+	snprintf(name, sizeof name, "timeline_instrument_%d", (int)getpid());
+	snprintf(dir, size, "%s/instances/%s", top, name);
+	if (mkdir(dir, 0755) != 0) {
+		print_message("skipped: cannot create the tracefs instance %s: %s\n", dir,
+		              strerror(errno));
+		skip();
+	}
+	setenv("TIMELINE_TRACEFS_INSTANCE", name, 1);
+}
+
+/* The very first call of a function, through the hooks, is written under
+ * the systrace recorder with the function's name, not its address. */
+static void test_systrace_writes_the_first_call_by_name(void **state)
+{
+	(void)state;
+	char dir[256];
+	systrace_instance(dir, sizeof dir);
+	tl_shutdown();
+	tl_test_init(TL_RECORDER_SYSTRACE, 0);
+	instrumented_first_under_systrace();
+	tl_shutdown();
+	unsetenv("TIMELINE_TRACEFS_INSTANCE");
+	char trace[300];
+	snprintf(trace, sizeof trace, "%s/trace", dir);
+	char *text = tl_test_read_file(trace, NULL);
+	rmdir(dir);
+	assert_non_null(text);
+	char begin[64];
+	snprintf(begin, sizeof begin, "tracing_mark_write: B|%d|", (int)getpid());
+	const char *at = strstr(text, begin);
+	assert_non_null(at);
+	at += strlen(begin);
+#ifdef TL_HAVE_LIBELF
+	const char *name = "instrumented_first_under_systrace\n";
+#else
+	const char *name = "test_instrument+0x";
+#endif
+	if (strncmp(at, name, strlen(name)) != 0)
+		fail_msg("the first call is written as %.*s", (int)strcspn(at, "\n"), at);
+	assert_int_equal(tl_test_count(text, begin), 1);
+	assert_int_equal(tl_test_count(text, "tracing_mark_write: E|"), 1);
+	free(text);
+}
+
+/* Skips the running test when cc (a compiler's name) is not installed. */
+static void skip_without_compiler(const char *cc)
+{
+	if (tl_test_run("command -v %s >/dev/null 2>&1", cc) != 0) {
+		print_message("skipped: %s is not installed\n", cc);
+		skip();
+	}
+}
+
+/*
+ * A program whose own hooks call the public API (support/own_hooks.c),
+ * built whole with -finstrument-functions by cc against the shared
+ * library: the API's inline functions must not call the hooks again (a
+ * recursion that ends in a stack overflow). It records 20 events.
+ */
+static void own_hooks_record(const char *cc)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	print_message("skipped: a sanitizer build's shared library needs the sanitizer's runtime, "
+	              "which a plain program built here does not link\n");
+	skip();
+#endif
+	if (tl_test_emulator()) {
+		print_message("skipped: a cross build's shared library is not for this machine's "
+		              "compilers\n");
+		skip();
+	}
+	skip_without_compiler(cc);
+	const char *exe = tl_test_path(cc, "-own-hooks");
+	const char *json = tl_test_path(cc, "-own-hooks.json");
+	assert_int_equal(tl_test_run("%s -std=c11 -O2 -Wall -Werror -finstrument-functions -I%s/include "
+	                             "%s/tests/support/own_hooks.c -o %s -L%s -ltimeline "
+	                             "-Wl,-rpath,%s",
+	                             cc, TL_SOURCE_DIR, TL_SOURCE_DIR, exe, TL_BINARY_DIR,
+	                             TL_BINARY_DIR),
+	                 0);
+	assert_int_equal(tl_test_run("%s %s >/dev/null", exe, json), 0);
+	char *text = tl_test_read_file(json, NULL);
+	assert_non_null(text);
+	assert_int_equal(tl_test_count(text, "\"cat\":\"own_hooks\""), 10);
+	free(text);
+}
+
+static void test_own_hooks_on_the_api_record_with_gcc(void **state)
+{
+	(void)state;
+	own_hooks_record("gcc");
+}
+
+static void test_own_hooks_on_the_api_record_with_clang(void **state)
+{
+	(void)state;
+	own_hooks_record("clang");
+}
+
+/*
+ * The hooks' own sources built with -finstrument-functions by cc (a user
+ * who builds the library with the flag; clang has no flag that undoes it):
+ * nothing in them, inline functions of the headers included, calls a hook.
+ */
+static void hooks_built_instrumented_call_no_hook(const char *cc)
+{
+	skip_without_compiler(cc);
+	static const char *const sources[] = {"tracers/instrument.c", "tracers/instrument_patterns.c",
+	                                      "tracers/instrument/hooks.c"};
+	const char *object = tl_test_path(cc, "-hooks.o");
+	for (size_t i = 0; i < sizeof sources / sizeof *sources; i++) {
+		assert_int_equal(tl_test_run("%s -std=c11 -O2 -D_GNU_SOURCE -DTIMELINE_BUILDING_LIBRARY "
+		                             "-finstrument-functions -I%s/include -I%s -c %s/%s -o %s",
+		                             cc, TL_SOURCE_DIR, TL_SOURCE_DIR, TL_SOURCE_DIR,
+		                             sources[i], object),
+		                 0);
+		if (tl_test_run("nm -u %s | grep -q __cyg_profile_func", object) == 0)
+			fail_msg("%s built by %s with -finstrument-functions calls the hooks", sources[i],
+			         cc);
+	}
+}
+
+static void test_hooks_built_instrumented_by_gcc_call_no_hook(void **state)
+{
+	(void)state;
+	hooks_built_instrumented_call_no_hook("gcc");
+}
+
+static void test_hooks_built_instrumented_by_clang_call_no_hook(void **state)
+{
+	(void)state;
+	hooks_built_instrumented_call_no_hook("clang");
+}
+
 int main(void)
 {
 	tl_test_clear_environment();
@@ -673,6 +925,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_min_duration_takes_back_short_calls, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_longjmp_closes_skipped_frames, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exception_through_c_frames_closes_them, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_thread_exit_closes_open_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_instrumented_signal_handler_is_recorded, setup,
 		                                teardown),
@@ -680,10 +934,18 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_call_inside_a_hook_is_dropped_and_counted, setup,
 		                                teardown),
 		cmocka_unit_test(test_stats_rejects_a_short_struct),
+		cmocka_unit_test_setup_teardown(test_systrace_writes_the_first_call_by_name, setup,
+		                                teardown),
+		cmocka_unit_test(test_own_hooks_on_the_api_record_with_gcc),
+		cmocka_unit_test(test_own_hooks_on_the_api_record_with_clang),
+		cmocka_unit_test(test_hooks_built_instrumented_by_gcc_call_no_hook),
+		cmocka_unit_test(test_hooks_built_instrumented_by_clang_call_no_hook),
 		cmocka_unit_test_setup_teardown(test_exclude_pattern_leaves_out_matching_functions,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_include_pattern_keeps_only_matching_functions,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_patterns_decide_a_function_first_call, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_clearing_patterns_records_every_call_again, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_slow_dispatch_tree_names_instrumented_functions,
@@ -705,6 +967,10 @@ int main(void)
 #ifdef TL_INSTRUMENTED_EXAMPLE
 		cmocka_unit_test_setup_teardown(test_convert_names_the_example_functions, setup,
 		                                teardown),
+		cmocka_unit_test(test_environment_turns_recording_off),
+		cmocka_unit_test(test_environment_sets_the_maximum_depth),
+		cmocka_unit_test(test_environment_sets_the_minimum_duration),
+		cmocka_unit_test(test_environment_sets_name_patterns),
 		cmocka_unit_test_setup_teardown(test_example_snapshot_has_every_call_named, setup,
 		                                teardown),
 #endif

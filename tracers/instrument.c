@@ -42,7 +42,6 @@
 #include "recorder/tracer.h"
 #include "tracers/instrument_patterns.h"
 
-#define NO_HOOK __attribute__((no_instrument_function))
 
 struct frame {
 	const void *function;
@@ -117,25 +116,25 @@ static struct {
 	_Atomic uint64_t reentered, frames_closed, exits_unmatched, threads_failed, excluded;
 } counts;
 
-static NO_HOOK void add(_Atomic uint64_t *counter)
+static TL_NO_INSTRUMENT void add(_Atomic uint64_t *counter)
 {
 	atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
 }
 
-static NO_HOOK const tl_category *category(void)
+static TL_NO_INSTRUMENT const tl_category *category(void)
 {
 	return atomic_load_explicit(&function_cat, memory_order_acquire);
 }
 
 /* A slow path's hold on its thread's stack: hook calls made meanwhile (a
  * signal handler, code the slow path calls) are dropped as re-entered. */
-static NO_HOOK void hold(struct instrument_thread *t)
+static TL_NO_INSTRUMENT void hold(struct instrument_thread *t)
 {
 	t->capacity = 0;
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
-static NO_HOOK void release(struct instrument_thread *t)
+static TL_NO_INSTRUMENT void release(struct instrument_thread *t)
 {
 	atomic_signal_fence(memory_order_seq_cst);
 	t->capacity = TL_INSTRUMENT_STACK_MAX;
@@ -143,7 +142,7 @@ static NO_HOOK void release(struct instrument_thread *t)
 
 /* The END of a recorded call when its session still runs: inline when it
  * can, else the out-of-line emitter. */
-static NO_HOOK void frame_end(const struct frame *f)
+static TL_NO_INSTRUMENT void frame_end(const struct frame *f)
 {
 	tl_tracer_reservation r;
 	switch (tl_tracer_reserve2_any(&r)) {
@@ -164,7 +163,7 @@ static NO_HOOK void frame_end(const struct frame *f)
 }
 
 /* Counts one on a state's own counter (its thread only, holding it). */
-static NO_HOOK void add_own(_Atomic uint64_t *counter)
+static TL_NO_INSTRUMENT void add_own(_Atomic uint64_t *counter)
 {
 	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
 	                      memory_order_relaxed);
@@ -174,7 +173,7 @@ static NO_HOOK void add_own(_Atomic uint64_t *counter)
 static _Atomic(struct instrument_thread *) all_threads;
 
 /* Thread exit: the calls still open are closed, the state handed back. */
-static NO_HOOK void thread_end(void *arg)
+static TL_NO_INSTRUMENT void thread_end(void *arg)
 {
 	struct instrument_thread *t = arg;
 	self = &failed; /* a later destructor's calls record nothing */
@@ -192,7 +191,7 @@ static NO_HOOK void thread_end(void *arg)
 
 /* A state no thread uses, taken; else a new one, mapped (mmap:
  * async-signal-safe) and added to the list. NULL when mapping failed. */
-static NO_HOOK struct instrument_thread *thread_take(void)
+static TL_NO_INSTRUMENT struct instrument_thread *thread_take(void)
 {
 	for (struct instrument_thread *t = atomic_load_explicit(&all_threads, memory_order_acquire);
 	     t; t = t->next) {
@@ -217,7 +216,7 @@ static NO_HOOK struct instrument_thread *thread_take(void)
 }
 
 /* The thread's first call: takes a state. */
-static NO_HOOK struct instrument_thread *thread_start(void)
+static TL_NO_INSTRUMENT struct instrument_thread *thread_start(void)
 {
 	self = &starting;
 	atomic_signal_fence(memory_order_seq_cst);
@@ -234,13 +233,13 @@ static NO_HOOK struct instrument_thread *thread_start(void)
 
 /* Whether min_raw is made for this minimum duration and clock (the map is
  * made again for every session: tl_clock_generation). */
-static NO_HOOK bool min_raw_ready(const struct instrument_thread *t, uint64_t ns)
+static TL_NO_INSTRUMENT bool min_raw_ready(const struct instrument_thread *t, uint64_t ns)
 {
 	return t->min_ns == ns && tl_clock_map_current(&t->map);
 }
 
 /* The minimum duration in raw units, for the clock in use. */
-static NO_HOOK uint64_t min_raw(struct instrument_thread *t, uint64_t ns)
+static TL_NO_INSTRUMENT uint64_t min_raw(struct instrument_thread *t, uint64_t ns)
 {
 	if (TL_UNLIKELY(!min_raw_ready(t, ns))) {
 		tl_clock_map_init(&t->map);
@@ -251,7 +250,7 @@ static NO_HOOK uint64_t min_raw(struct instrument_thread *t, uint64_t ns)
 }
 
 /* Whether a call at depth is to be recorded. */
-static NO_HOOK bool recording(uint32_t depth)
+static TL_NO_INSTRUMENT bool recording(uint32_t depth)
 {
 	return depth < atomic_load_explicit(&record_below, memory_order_relaxed) &&
 	       tl_category_enabled(category());
@@ -262,7 +261,7 @@ static NO_HOOK bool recording(uint32_t depth)
  * records none while they are set: record_below is 0); a call they leave
  * out is counted.
  */
-static NO_HOOK bool recording_by_patterns(uint32_t depth, const void *function)
+static TL_NO_INSTRUMENT bool recording_by_patterns(uint32_t depth, const void *function)
 {
 	uint32_t s = atomic_load_explicit(&settings, memory_order_relaxed);
 	if (!(s & SETTING_PATTERNS) || (s & SETTING_OFF) || depth >= (s & SETTING_DEPTH_MASK) ||
@@ -277,7 +276,7 @@ static NO_HOOK bool recording_by_patterns(uint32_t depth, const void *function)
 /* An entry the fast path does not take, because the stack has no room:
  * the thread's first call, a thread with no stack, a slow path in
  * progress, a call past the stack's capacity. */
-static NO_HOOK __attribute__((noinline)) void enter_slow(void *function,
+static TL_NO_INSTRUMENT __attribute__((noinline)) void enter_slow(void *function,
                                                          struct instrument_thread *t)
 {
 	if (t == &not_started) {
@@ -300,7 +299,7 @@ static NO_HOOK __attribute__((noinline)) void enter_slow(void *function,
 /* An entry with room on the stack but no reservation: not recorded (off,
  * too deep, the category disabled), re-entered (BUSY), or recorded by the
  * out-of-line emitter (the fast path missed). */
-static NO_HOOK __attribute__((noinline)) void enter_unreserved(void *function,
+static TL_NO_INSTRUMENT __attribute__((noinline)) void enter_unreserved(void *function,
                                                                struct instrument_thread *t, int got)
 {
 	uint32_t depth = t->depth;
@@ -338,7 +337,7 @@ static NO_HOOK __attribute__((noinline)) void enter_unreserved(void *function,
  * dropped as re-entered. Off the fast path a slow path holds the stack
  * (hold) instead.
  */
-NO_HOOK void tl_i_instrument_enter(void *function, void *call_site)
+TL_NO_INSTRUMENT void tl_i_instrument_enter(void *function, void *call_site)
 {
 	(void)call_site;
 	struct instrument_thread *t = self;
@@ -365,7 +364,7 @@ NO_HOOK void tl_i_instrument_enter(void *function, void *call_site)
 
 /* The exit of a recorded call, its frame popped, the stack held: its END,
  * or with a minimum duration, its entry taken back when it was shorter. */
-static NO_HOOK void exit_recorded(struct instrument_thread *t, const struct frame *f)
+static TL_NO_INSTRUMENT void exit_recorded(struct instrument_thread *t, const struct frame *f)
 {
 	uint64_t ns = atomic_load_explicit(&min_ns, memory_order_relaxed);
 	if (ns && tl_tracer_now() - f->ts < min_raw(t, ns) &&
@@ -378,7 +377,7 @@ static NO_HOOK void exit_recorded(struct instrument_thread *t, const struct fram
 /* An exit the fast path does not take: no frame for it on top of the
  * stack (longjmp, an exception, an exit with no entry), past the
  * capacity, a slow path in progress, or a thread with no stack. */
-static NO_HOOK __attribute__((noinline)) void exit_slow(void *function, struct instrument_thread *t)
+static TL_NO_INSTRUMENT __attribute__((noinline)) void exit_slow(void *function, struct instrument_thread *t)
 {
 	uint32_t depth = t->depth;
 	if (t->capacity == 0) {
@@ -424,7 +423,7 @@ static NO_HOOK __attribute__((noinline)) void exit_slow(void *function, struct i
 /* The exit of a recorded call on top of the stack, with no reservation:
  * re-entered (BUSY: the frame stays, for a later exit to close), or a
  * minimum duration set, or the fast path missed. */
-static NO_HOOK __attribute__((noinline)) void exit_unreserved(struct instrument_thread *t, int got)
+static TL_NO_INSTRUMENT __attribute__((noinline)) void exit_unreserved(struct instrument_thread *t, int got)
 {
 	if (got == TL_TRACER_BUSY) {
 		add(&counts.reentered);
@@ -439,7 +438,7 @@ static NO_HOOK __attribute__((noinline)) void exit_unreserved(struct instrument_
 /* The exit of a call not recorded, on top of the stack: popped, unless
  * the thread is inside a hook or an emit (then its entry was dropped
  * too, and the frame on top is another call's). */
-static NO_HOOK __attribute__((noinline)) void exit_unrecorded(struct instrument_thread *t,
+static TL_NO_INSTRUMENT __attribute__((noinline)) void exit_unrecorded(struct instrument_thread *t,
                                                               uint32_t depth)
 {
 	if (tl_tracer_thread_busy()) {
@@ -451,7 +450,7 @@ static NO_HOOK __attribute__((noinline)) void exit_unrecorded(struct instrument_
 
 /* The exit hook: as the entry hook, its fast path holds the thread's slot
  * while it pops the frame and writes the END. */
-NO_HOOK void tl_i_instrument_exit(void *function, void *call_site)
+TL_NO_INSTRUMENT void tl_i_instrument_exit(void *function, void *call_site)
 {
 	(void)call_site;
 	struct instrument_thread *t = self;
@@ -501,7 +500,7 @@ NO_HOOK void tl_i_instrument_exit(void *function, void *call_site)
 }
 
 /* A number from the environment; fallback when unset or not a number. */
-static NO_HOOK uint64_t env_number(const char *name, uint64_t fallback)
+static TL_NO_INSTRUMENT uint64_t env_number(const char *name, uint64_t fallback)
 {
 	const char *s = getenv(name);
 	if (!s || !*s)
@@ -518,13 +517,13 @@ static NO_HOOK uint64_t env_number(const char *name, uint64_t fallback)
  * written before the core lets the thread's blocks go (after that it
  * refuses the thread's events).
  */
-static NO_HOOK __attribute__((constructor(101))) void make_thread_key(void)
+static TL_NO_INSTRUMENT __attribute__((constructor(101))) void make_thread_key(void)
 {
 	if (pthread_key_create(&thread_key, thread_end) == 0)
 		atomic_store_explicit(&have_key, true, memory_order_release);
 }
 
-NO_HOOK void tl_i_instrument_setup(void)
+TL_NO_INSTRUMENT void tl_i_instrument_setup(void)
 {
 	const tl_category *cat = tl_category_get("function");
 	if (cat) {
@@ -544,7 +543,7 @@ NO_HOOK void tl_i_instrument_setup(void)
 }
 
 /* Changes the settings: bits `clear` off, `set` on; then record_below. */
-static NO_HOOK void settings_change(uint32_t clear, uint32_t set)
+static TL_NO_INSTRUMENT void settings_change(uint32_t clear, uint32_t set)
 {
 	uint32_t old = atomic_load_explicit(&settings, memory_order_relaxed);
 	while (!atomic_compare_exchange_weak_explicit(&settings, &old, (old & ~clear) | set,
@@ -562,34 +561,34 @@ static NO_HOOK void settings_change(uint32_t clear, uint32_t set)
 	} while (seen != now);
 }
 
-NO_HOOK void tl_i_instrument_patterns_changed(bool any)
+TL_NO_INSTRUMENT void tl_i_instrument_patterns_changed(bool any)
 {
 	settings_change(SETTING_PATTERNS, any ? SETTING_PATTERNS : 0);
 }
 
-NO_HOOK void tl_instrument_enable(bool on)
+TL_NO_INSTRUMENT void tl_instrument_enable(bool on)
 {
 	settings_change(SETTING_OFF, on ? 0 : SETTING_OFF);
 }
 
-NO_HOOK bool tl_instrument_enabled(void)
+TL_NO_INSTRUMENT bool tl_instrument_enabled(void)
 {
 	return !(atomic_load_explicit(&settings, memory_order_relaxed) & SETTING_OFF);
 }
 
-NO_HOOK void tl_instrument_set_min_duration_ns(uint64_t ns)
+TL_NO_INSTRUMENT void tl_instrument_set_min_duration_ns(uint64_t ns)
 {
 	atomic_store_explicit(&min_ns, ns, memory_order_relaxed);
 }
 
-NO_HOOK void tl_instrument_set_max_depth(unsigned depth)
+TL_NO_INSTRUMENT void tl_instrument_set_max_depth(unsigned depth)
 {
 	if (depth == 0 || depth > TL_INSTRUMENT_STACK_MAX)
 		depth = TL_INSTRUMENT_STACK_MAX;
 	settings_change(SETTING_DEPTH_MASK, depth);
 }
 
-NO_HOOK int tl_instrument_stats_get(tl_instrument_stats *out)
+TL_NO_INSTRUMENT int tl_instrument_stats_get(tl_instrument_stats *out)
 {
 	if (!out || out->struct_size < sizeof *out)
 		return -EINVAL;

@@ -14,11 +14,12 @@
 /*
  * Whether the calls of the function at `address` are recorded under the
  * patterns: its verdict from the table; on the function's first call
- * under these patterns, its name matched when this process has resolved
- * it (function_names.h), else the default (recorded unless there are
- * include patterns) without keeping a verdict, so that a later call
- * decides once the name is known. Any thread; async-signal-safe,
- * lock-free, no allocation.
+ * under these patterns, from the address ranges read when they were set,
+ * or for a function outside the files read then, its name, waited for
+ * from the resolver thread (at most 200 ms); without a name, the default
+ * (recorded unless there are include patterns) without keeping a verdict,
+ * so that a later call decides. Any thread; async-signal-safe, lock-free,
+ * no allocation.
  */
 bool tl_instrument_patterns_allow(const void *address);
 

@@ -75,13 +75,16 @@ TL_API void tl_instrument_set_max_depth(unsigned max_depth);
  * demangled, with their parameters: `ns::parse*`); NULL or "" for none.
  * Both empty: every call is recorded again.
  *
- * A function's verdict is made once, on its first call after its name is
- * resolved, by a thread of the library (started here) that reads the
- * symbol tables of the process's mapped files; until then its calls are
- * recorded when there is no include pattern, and left out otherwise.
+ * The patterns are resolved here to the address ranges of the functions
+ * they match, from the symbol tables of every file mapped now, so that a
+ * function's first call is decided too. A function of a library loaded
+ * later is decided by its name on its first call, which waits (at most
+ * 200 ms) for a thread of the library, started here, to resolve it.
  * Excluded calls are counted in `excluded`. Any thread; not
- * async-signal-safe. Returns 0, -ENOMEM, or -errno when the thread could
- * not be started (the patterns are set; names stay unresolved).
+ * async-signal-safe; reads every mapped file. Returns 0, -ENOMEM, or
+ * -errno when the thread could not be started (the patterns are set;
+ * functions of later libraries then follow the default: recorded when
+ * there is no include pattern, left out otherwise).
  */
 TL_API int tl_instrument_set_patterns(const char *include, const char *exclude);
 

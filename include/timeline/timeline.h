@@ -237,7 +237,7 @@ TL_API int tl_category_disable(const char *pattern);
  */
 TL_API int tl_category_set_filter(const char *filter);
 
-static inline bool tl_category_enabled(const tl_category *cat)
+static inline TL_NO_INSTRUMENT bool tl_category_enabled(const tl_category *cat)
 {
 	return __atomic_load_n(&cat->enabled, __ATOMIC_RELAXED) != 0;
 }

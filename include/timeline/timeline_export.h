@@ -9,4 +9,17 @@
 #define TL_API
 #endif
 
+/*
+ * Never instrumented: the inline functions of the headers (and the
+ * library's own hooks) carry it, so that a program built with gcc's or
+ * clang's -finstrument-functions, whose own __cyg_profile_func_enter calls
+ * the API, does not call its hook again from inside the API's inline
+ * functions (both compilers instrument a function inlined into another).
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define TL_NO_INSTRUMENT __attribute__((no_instrument_function))
+#else
+#define TL_NO_INSTRUMENT
+#endif
+
 #endif /* TIMELINE_TIMELINE_EXPORT_H */

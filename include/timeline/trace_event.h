@@ -43,7 +43,7 @@ TL_API tl_category *tl_i_category_resolve(tl_category **cache, const char *name)
 /* The cache is published with release by the thread that resolved it, and
  * read with acquire (a plain load on x86), so the handle's fields are seen
  * whole by a thread that did not register it. */
-static inline tl_category *tl_i_category(tl_category **cache, const char *name)
+static inline TL_NO_INSTRUMENT tl_category *tl_i_category(tl_category **cache, const char *name)
 {
 	tl_category *cat = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
 	if (TL_I_UNLIKELY(cat == NULL))
@@ -55,7 +55,7 @@ typedef struct tl_i_copied_string {
 	const char *s;
 } tl_i_copied_string;
 
-static inline tl_arg tl_i_arg_int(const char *key, int64_t v)
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg_int(const char *key, int64_t v)
 {
 	tl_arg a;
 	a.key = key;
@@ -63,7 +63,7 @@ static inline tl_arg tl_i_arg_int(const char *key, int64_t v)
 	a.value.i = v;
 	return a;
 }
-static inline tl_arg tl_i_arg_uint(const char *key, uint64_t v)
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg_uint(const char *key, uint64_t v)
 {
 	tl_arg a;
 	a.key = key;
@@ -71,7 +71,7 @@ static inline tl_arg tl_i_arg_uint(const char *key, uint64_t v)
 	a.value.u = v;
 	return a;
 }
-static inline tl_arg tl_i_arg_double(const char *key, double v)
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg_double(const char *key, double v)
 {
 	tl_arg a;
 	a.key = key;
@@ -79,7 +79,7 @@ static inline tl_arg tl_i_arg_double(const char *key, double v)
 	a.value.d = v;
 	return a;
 }
-static inline tl_arg tl_i_arg_bool(const char *key, bool v)
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg_bool(const char *key, bool v)
 {
 	tl_arg a;
 	a.key = key;
@@ -87,7 +87,7 @@ static inline tl_arg tl_i_arg_bool(const char *key, bool v)
 	a.value.b = v;
 	return a;
 }
-static inline tl_arg tl_i_arg_pointer(const char *key, const void *v)
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg_pointer(const char *key, const void *v)
 {
 	tl_arg a;
 	a.key = key;
@@ -95,7 +95,7 @@ static inline tl_arg tl_i_arg_pointer(const char *key, const void *v)
 	a.value.p = v;
 	return a;
 }
-static inline tl_arg tl_i_arg_string(const char *key, const char *v)
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg_string(const char *key, const char *v)
 {
 	tl_arg a;
 	a.key = key;
@@ -103,7 +103,7 @@ static inline tl_arg tl_i_arg_string(const char *key, const char *v)
 	a.value.s = v;
 	return a;
 }
-static inline tl_arg tl_i_arg_copy(const char *key, tl_i_copied_string v)
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg_copy(const char *key, tl_i_copied_string v)
 {
 	tl_arg a;
 	a.key = key;
@@ -112,33 +112,36 @@ static inline tl_arg tl_i_arg_copy(const char *key, tl_i_copied_string v)
 	return a;
 }
 
-static inline void tl_i_emit1(const tl_category *cat, tl_phase phase, unsigned flags,
-			      const char *name, uint64_t id, tl_arg a)
+static inline TL_NO_INSTRUMENT void tl_i_emit1(const tl_category *cat, tl_phase phase,
+                                               unsigned flags, const char *name, uint64_t id,
+                                               tl_arg a)
 {
 	tl_emit(cat, phase, flags, name, id, 0, &a, 1);
 }
-static inline void tl_i_emit2(const tl_category *cat, tl_phase phase, unsigned flags,
-			      const char *name, uint64_t id, tl_arg a, tl_arg b)
+static inline TL_NO_INSTRUMENT void tl_i_emit2(const tl_category *cat, tl_phase phase,
+                                               unsigned flags, const char *name, uint64_t id,
+                                               tl_arg a, tl_arg b)
 {
 	tl_arg args[2] = {a, b};
 	tl_emit(cat, phase, flags, name, id, 0, args, 2);
 }
-static inline void tl_i_emit3(const tl_category *cat, tl_phase phase, unsigned flags,
-			      const char *name, uint64_t id, tl_arg a, tl_arg b, tl_arg c)
+static inline TL_NO_INSTRUMENT void tl_i_emit3(const tl_category *cat, tl_phase phase,
+                                               unsigned flags, const char *name, uint64_t id,
+                                               tl_arg a, tl_arg b, tl_arg c)
 {
 	tl_arg args[3] = {a, b, c};
 	tl_emit(cat, phase, flags, name, id, 0, args, 3);
 }
-static inline void tl_i_emit4(const tl_category *cat, tl_phase phase, unsigned flags,
-			      const char *name, uint64_t id, tl_arg a, tl_arg b, tl_arg c,
-			      tl_arg d)
+static inline TL_NO_INSTRUMENT void tl_i_emit4(const tl_category *cat, tl_phase phase,
+                                               unsigned flags, const char *name, uint64_t id,
+                                               tl_arg a, tl_arg b, tl_arg c, tl_arg d)
 {
 	tl_arg args[4] = {a, b, c, d};
 	tl_emit(cat, phase, flags, name, id, 0, args, 4);
 }
 
 /* The type an event name must have, for names that are checked, not used. */
-static inline const char *tl_i_name(const char *name)
+static inline TL_NO_INSTRUMENT const char *tl_i_name(const char *name)
 {
 	return name;
 }
@@ -148,25 +151,25 @@ typedef struct tl_i_scope {
 	const tl_category *cat; /* NULL: nothing was begun */
 } tl_i_scope;
 
-static inline void tl_i_scope_end(tl_i_scope *scope)
+static inline TL_NO_INSTRUMENT void tl_i_scope_end(tl_i_scope *scope)
 {
 	if (scope->cat)
 		tl_emit_end(scope->cat);
 }
-static inline tl_i_scope tl_i_scope_none(void)
+static inline TL_NO_INSTRUMENT tl_i_scope tl_i_scope_none(void)
 {
 	tl_i_scope s;
 	s.cat = NULL;
 	return s;
 }
-static inline tl_i_scope tl_i_scope_begun(const tl_category *cat)
+static inline TL_NO_INSTRUMENT tl_i_scope tl_i_scope_begun(const tl_category *cat)
 {
 	tl_i_scope s;
 	s.cat = cat;
 	return s;
 }
-static inline tl_i_scope tl_i_scope_begin0(const tl_category *cat, unsigned flags,
-					   const char *name)
+static inline TL_NO_INSTRUMENT tl_i_scope tl_i_scope_begin0(const tl_category *cat, unsigned flags,
+                                                            const char *name)
 {
 	if (flags)
 		tl_emit(cat, TL_PHASE_BEGIN, flags, name, 0, 0, NULL, 0);
@@ -174,41 +177,43 @@ static inline tl_i_scope tl_i_scope_begin0(const tl_category *cat, unsigned flag
 		tl_emit_begin(cat, name);
 	return tl_i_scope_begun(cat);
 }
-static inline tl_i_scope tl_i_scope_begin1(const tl_category *cat, unsigned flags,
-					   const char *name, tl_arg a)
+static inline TL_NO_INSTRUMENT tl_i_scope tl_i_scope_begin1(const tl_category *cat, unsigned flags,
+                                                            const char *name, tl_arg a)
 {
 	tl_i_emit1(cat, TL_PHASE_BEGIN, flags, name, 0, a);
 	return tl_i_scope_begun(cat);
 }
-static inline tl_i_scope tl_i_scope_begin2(const tl_category *cat, unsigned flags,
-					   const char *name, tl_arg a, tl_arg b)
+static inline TL_NO_INSTRUMENT tl_i_scope tl_i_scope_begin2(const tl_category *cat, unsigned flags,
+                                                            const char *name, tl_arg a, tl_arg b)
 {
 	tl_i_emit2(cat, TL_PHASE_BEGIN, flags, name, 0, a, b);
 	return tl_i_scope_begun(cat);
 }
-static inline tl_i_scope tl_i_scope_begin3(const tl_category *cat, unsigned flags,
-					   const char *name, tl_arg a, tl_arg b, tl_arg c)
+static inline TL_NO_INSTRUMENT tl_i_scope tl_i_scope_begin3(const tl_category *cat, unsigned flags,
+                                                            const char *name, tl_arg a, tl_arg b,
+                                                            tl_arg c)
 {
 	tl_i_emit3(cat, TL_PHASE_BEGIN, flags, name, 0, a, b, c);
 	return tl_i_scope_begun(cat);
 }
-static inline tl_i_scope tl_i_scope_begin4(const tl_category *cat, unsigned flags,
-					   const char *name, tl_arg a, tl_arg b, tl_arg c,
-					   tl_arg d)
+static inline TL_NO_INSTRUMENT tl_i_scope tl_i_scope_begin4(const tl_category *cat, unsigned flags,
+                                                            const char *name, tl_arg a, tl_arg b,
+                                                            tl_arg c, tl_arg d)
 {
 	tl_i_emit4(cat, TL_PHASE_BEGIN, flags, name, 0, a, b, c, d);
 	return tl_i_scope_begun(cat);
 }
 
-static inline uint64_t tl_i_double_bits(double v)
+static inline TL_NO_INSTRUMENT uint64_t tl_i_double_bits(double v)
 {
 	uint64_t bits;
 	__builtin_memcpy(&bits, &v, sizeof bits);
 	return bits;
 }
 
-static inline void tl_i_async_complete(const tl_category *cat, unsigned flags, const char *name,
-				       uint64_t id, tl_timestamp start, tl_timestamp end)
+static inline TL_NO_INSTRUMENT void tl_i_async_complete(const tl_category *cat, unsigned flags,
+                                                        const char *name, uint64_t id,
+                                                        tl_timestamp start, tl_timestamp end)
 {
 	if (end < start) {
 		tl_timestamp t = start;
@@ -222,52 +227,69 @@ static inline void tl_i_async_complete(const tl_category *cat, unsigned flags, c
 #ifdef __cplusplus
 } /* extern "C" */
 
-static inline tl_arg tl_i_arg(const char *k, bool v) { return tl_i_arg_bool(k, v); }
-static inline tl_arg tl_i_arg(const char *k, char v) { return tl_i_arg_int(k, v); }
-static inline tl_arg tl_i_arg(const char *k, signed char v) { return tl_i_arg_int(k, v); }
-static inline tl_arg tl_i_arg(const char *k, short v) { return tl_i_arg_int(k, v); }
-static inline tl_arg tl_i_arg(const char *k, int v) { return tl_i_arg_int(k, v); }
-static inline tl_arg tl_i_arg(const char *k, long v) { return tl_i_arg_int(k, v); }
-static inline tl_arg tl_i_arg(const char *k, long long v) { return tl_i_arg_int(k, v); }
-static inline tl_arg tl_i_arg(const char *k, unsigned char v) { return tl_i_arg_uint(k, v); }
-static inline tl_arg tl_i_arg(const char *k, unsigned short v) { return tl_i_arg_uint(k, v); }
-static inline tl_arg tl_i_arg(const char *k, unsigned v) { return tl_i_arg_uint(k, v); }
-static inline tl_arg tl_i_arg(const char *k, unsigned long v) { return tl_i_arg_uint(k, v); }
-static inline tl_arg tl_i_arg(const char *k, unsigned long long v) { return tl_i_arg_uint(k, v); }
-static inline tl_arg tl_i_arg(const char *k, float v) { return tl_i_arg_double(k, v); }
-static inline tl_arg tl_i_arg(const char *k, double v) { return tl_i_arg_double(k, v); }
-static inline tl_arg tl_i_arg(const char *k, const char *v) { return tl_i_arg_string(k, v); }
-static inline tl_arg tl_i_arg(const char *k, tl_i_copied_string v) { return tl_i_arg_copy(k, v); }
-static inline tl_arg tl_i_arg(const char *k, const void *v) { return tl_i_arg_pointer(k, v); }
+/* clang-format off */
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, bool v) { return tl_i_arg_bool(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, char v) { return tl_i_arg_int(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, signed char v) { return tl_i_arg_int(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, short v) { return tl_i_arg_int(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, int v) { return tl_i_arg_int(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, long v) { return tl_i_arg_int(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, long long v) { return tl_i_arg_int(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, unsigned char v) { return tl_i_arg_uint(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, unsigned short v) { return tl_i_arg_uint(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, unsigned v) { return tl_i_arg_uint(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, unsigned long v) { return tl_i_arg_uint(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, unsigned long long v) { return tl_i_arg_uint(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, float v) { return tl_i_arg_double(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, double v) { return tl_i_arg_double(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, const char *v) { return tl_i_arg_string(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, tl_i_copied_string v) { return tl_i_arg_copy(k, v); }
+static inline TL_NO_INSTRUMENT tl_arg tl_i_arg(const char *k, const void *v) { return tl_i_arg_pointer(k, v); }
+/* clang-format on */
 #define TL_I_ARG(k, v) tl_i_arg((k), (v))
 #define TL_STR_COPY(str) (tl_i_copied_string{(str)})
 /* Counter values convert with static_cast, so a pointer or a string is
  * refused; in the return type, so that a call the compiler only checks
  * (inside sizeof, with TIMELINE_DISABLED) refuses it too. */
 template <typename T>
-static inline auto tl_i_counter_bits(T v)
-	-> decltype(static_cast<uint64_t>(static_cast<int64_t>(v)))
+static inline TL_NO_INSTRUMENT auto tl_i_counter_bits(T v)
+    -> decltype(static_cast<uint64_t>(static_cast<int64_t>(v)))
 {
 	return static_cast<uint64_t>(static_cast<int64_t>(v));
 }
-static inline uint64_t tl_i_counter_bits(float v) { return tl_i_double_bits(v); }
-static inline uint64_t tl_i_counter_bits(double v) { return tl_i_double_bits(v); }
-template <typename T> static inline unsigned tl_i_counter_flags(T) { return 0; }
-static inline unsigned tl_i_counter_flags(float) { return TL_EVENT_COUNTER_DOUBLE; }
-static inline unsigned tl_i_counter_flags(double) { return TL_EVENT_COUNTER_DOUBLE; }
+static inline TL_NO_INSTRUMENT uint64_t tl_i_counter_bits(float v)
+{
+	return tl_i_double_bits(v);
+}
+static inline TL_NO_INSTRUMENT uint64_t tl_i_counter_bits(double v)
+{
+	return tl_i_double_bits(v);
+}
+template <typename T> static inline TL_NO_INSTRUMENT unsigned tl_i_counter_flags(T)
+{
+	return 0;
+}
+static inline TL_NO_INSTRUMENT unsigned tl_i_counter_flags(float)
+{
+	return TL_EVENT_COUNTER_DOUBLE;
+}
+static inline TL_NO_INSTRUMENT unsigned tl_i_counter_flags(double)
+{
+	return TL_EVENT_COUNTER_DOUBLE;
+}
 #define TL_I_COUNTER_BITS(v) tl_i_counter_bits(v)
 #define TL_I_COUNTER_FLAGS(v) tl_i_counter_flags(v)
 template <typename T>
-static inline auto tl_i_counter(const tl_category *c, const char *n, T v)
-	-> decltype((void)static_cast<int64_t>(v))
+static inline TL_NO_INSTRUMENT auto tl_i_counter(const tl_category *c, const char *n, T v)
+    -> decltype((void)static_cast<int64_t>(v))
 {
 	tl_emit_counter(c, n, static_cast<int64_t>(v));
 }
-static inline void tl_i_counter(const tl_category *c, const char *n, float v)
+static inline TL_NO_INSTRUMENT void tl_i_counter(const tl_category *c, const char *n, float v)
 {
 	tl_emit_counter_double(c, n, v);
 }
-static inline void tl_i_counter(const tl_category *c, const char *n, double v)
+static inline TL_NO_INSTRUMENT void tl_i_counter(const tl_category *c, const char *n, double v)
 {
 	tl_emit_counter_double(c, n, v);
 }

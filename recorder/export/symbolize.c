@@ -338,6 +338,29 @@ static const struct symbol *symbol_at(const struct module *m, uint64_t vaddr)
 	return sym;
 }
 
+/* The symbol's name, demangled, followed by +0x and distance when that is
+ * not 0, into buf; 0 if none. */
+static size_t symbol_name(const struct symbol *sym, uint64_t distance, char *buf, size_t size)
+{
+	const char *name = elf_strptr(sym->elf, sym->strtab, sym->name);
+	if (!name || !*name)
+		return 0;
+	char *demangled = NULL;
+	if (name[0] == '_' && name[1] == 'Z') {
+		int status = 0;
+		demangled = __cxa_demangle(name, NULL, NULL, &status);
+		if (demangled && status == 0)
+			name = demangled;
+	}
+	int n = distance == 0
+	            ? snprintf(buf, size, "%s", name)
+	            : snprintf(buf, size, "%s+0x%llx", name, (unsigned long long)distance);
+	free(demangled);
+	if (n < 0)
+		return 0;
+	return (size_t)n < size ? (size_t)n : size - 1;
+}
+
 /* The symbol's name at vaddr in m, demangled, into buf; 0 if none. */
 static size_t module_name(const struct module *m, uint64_t file_offset, char *buf, size_t size)
 {
@@ -355,23 +378,43 @@ static size_t module_name(const struct module *m, uint64_t file_offset, char *bu
 	const struct symbol *sym = found ? symbol_at(m, vaddr) : NULL;
 	if (!sym)
 		return 0;
-	const char *name = elf_strptr(sym->elf, sym->strtab, sym->name);
-	if (!name || !*name)
+	return symbol_name(sym, vaddr - sym->address, buf, size);
+}
+
+size_t tl_symbolizer_each_function(tl_symbolizer *s, const tl_mapping *mp, tl_symbol_fn *fn,
+                                   void *ctx)
+{
+	if (!s || !mp->path_len || mp->path[0] != '/')
 		return 0;
-	char *demangled = NULL;
-	if (name[0] == '_' && name[1] == 'Z') {
-		int status = 0;
-		demangled = __cxa_demangle(name, NULL, NULL, &status);
-		if (demangled && status == 0)
-			name = demangled;
+	struct module *m = module_get(s, mp);
+	if (!m || !m->usable)
+		return 0;
+	size_t count = 0;
+	char name[TL_SYMBOL_NAME_MAX];
+	for (size_t i = 0; i < m->nsymbols; i++) {
+		const struct symbol *sym = &m->symbols[i];
+		if (i > 0 && sym[-1].address == sym->address)
+			continue; /* named by the best ranked at its address */
+		uint64_t file_offset = 0;
+		bool found = false;
+		for (size_t k = 0; k < m->nsegments && !found; k++) {
+			const struct segment *sg = &m->segments[k];
+			if (sym->address >= sg->vaddr && sym->address - sg->vaddr < sg->size) {
+				file_offset = sym->address - sg->vaddr + sg->offset;
+				found = true;
+			}
+		}
+		if (!found || file_offset < mp->offset ||
+		    file_offset - mp->offset >= mp->end - mp->start)
+			continue; /* not in this mapping */
+		uint64_t start = mp->start + (file_offset - mp->offset);
+		uint64_t end = start + (sym->size ? sym->size : 1);
+		if (symbol_name(sym, 0, name, sizeof name)) {
+			fn(name, start, end < mp->end ? end : mp->end, ctx);
+			count++;
+		}
 	}
-	int n = vaddr == sym->address ? snprintf(buf, size, "%s", name)
-	                              : snprintf(buf, size, "%s+0x%llx", name,
-	                                         (unsigned long long)(vaddr - sym->address));
-	free(demangled);
-	if (n < 0)
-		return 0;
-	return (size_t)n < size ? (size_t)n : size - 1;
+	return count;
 }
 
 #else /* !TL_HAVE_LIBELF */
@@ -396,6 +439,16 @@ int tl_symbolizer_set_debug_root(tl_symbolizer *s, const char *dir)
 	(void)s;
 	(void)dir;
 	return -ENOTSUP;
+}
+
+size_t tl_symbolizer_each_function(tl_symbolizer *s, const tl_mapping *mp, tl_symbol_fn *fn,
+                                   void *ctx)
+{
+	(void)s;
+	(void)mp;
+	(void)fn;
+	(void)ctx;
+	return 0;
 }
 
 #endif

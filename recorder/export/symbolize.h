@@ -59,6 +59,21 @@ int tl_symbolizer_set_debug_root(tl_symbolizer *s, const char *dir);
 size_t tl_function_name(tl_symbolizer *s, const tl_mapping *mappings, size_t nmappings,
                         uint64_t address, char *buf, size_t size);
 
+/* A function symbol of a mapped file: its name, demangled (cut at
+ * TL_SYMBOL_NAME_MAX - 1 bytes), and the addresses [start, end) it
+ * covers in the process. */
+#define TL_SYMBOL_NAME_MAX 512
+typedef void tl_symbol_fn(const char *name, uint64_t start, uint64_t end, void *ctx);
+
+/*
+ * Calls fn for each function symbol of the mapping's file that lies in the
+ * mapping, named as tl_function_name names it (one name per address: the
+ * one it picks among aliases); returns how many. 0 when s is NULL, the
+ * file cannot be read, or without elfutils.
+ */
+size_t tl_symbolizer_each_function(tl_symbolizer *s, const tl_mapping *mp, tl_symbol_fn *fn,
+                                   void *ctx);
+
 #pragma GCC visibility pop
 
 #endif /* TIMELINE_SYMBOLIZE_H */

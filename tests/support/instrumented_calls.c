@@ -197,3 +197,32 @@ unsigned long instrumented_signal_storm(int calls, int signals)
 	sigaction(SIGUSR1, &old, NULL);
 	return atomic_load(&storm_taken);
 }
+
+void instrumented_first_under_systrace(void)
+{
+	atomic_fetch_add_explicit(&instrumented_sink, 1, memory_order_relaxed);
+}
+
+void instrumented_pattern_included(void)
+{
+	atomic_fetch_add_explicit(&instrumented_sink, 1, memory_order_relaxed);
+}
+
+void instrumented_pattern_excluded(void)
+{
+	atomic_fetch_add_explicit(&instrumented_sink, 1, memory_order_relaxed);
+}
+
+/* Built without -fexceptions: an exception thrown below unwinds through
+ * these frames with no cleanup, so their exit hooks do not run. */
+static void c_inner(void (*fn)(void))
+{
+	fn();
+	atomic_fetch_add_explicit(&instrumented_sink, 1, memory_order_relaxed);
+}
+
+void instrumented_c_through(void (*fn)(void))
+{
+	c_inner(fn);
+	atomic_fetch_add_explicit(&instrumented_sink, 1, memory_order_relaxed);
+}

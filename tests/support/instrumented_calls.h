@@ -27,5 +27,16 @@ unsigned long instrumented_busy_stop(void);
  * it `signals` SIGUSR1s, whose instrumented handler calls instrumented_leaf;
  * returns the signals its handler took */
 unsigned long instrumented_signal_storm(int calls, int signals);
+/* called by no test but the systrace one: its name is not resolved before */
+void instrumented_first_under_systrace(void);
+/* called by no test but the one of patterns on a function's first call */
+void instrumented_pattern_included(void);
+void instrumented_pattern_excluded(void);
+
+/* calls fn two C calls deep (C built without -fexceptions) */
+void instrumented_c_through(void (*fn)(void));
+/* (instrumented_throw.cpp) throws 7 through instrumented_c_through from a
+ * C++ function and catches it; returns what it caught */
+int instrumented_exception_through_c(void);
 
 #endif

@@ -9,24 +9,23 @@
  */
 #include <timeline/instrument.h>
 
-#define NO_HOOK __attribute__((no_instrument_function))
 
-NO_HOOK void __cyg_profile_func_enter(void *function, void *call_site);
-NO_HOOK void __cyg_profile_func_exit(void *function, void *call_site);
+TL_NO_INSTRUMENT void __cyg_profile_func_enter(void *function, void *call_site);
+TL_NO_INSTRUMENT void __cyg_profile_func_exit(void *function, void *call_site);
 
 /* Before the program's own constructors (this library is loaded first):
  * the category, the thread-exit key and the environment. */
-static NO_HOOK __attribute__((constructor)) void instrument_load(void)
+static TL_NO_INSTRUMENT __attribute__((constructor)) void instrument_load(void)
 {
 	tl_i_instrument_setup();
 }
 
-NO_HOOK void __cyg_profile_func_enter(void *function, void *call_site)
+TL_NO_INSTRUMENT void __cyg_profile_func_enter(void *function, void *call_site)
 {
 	tl_i_instrument_enter(function, call_site);
 }
 
-NO_HOOK void __cyg_profile_func_exit(void *function, void *call_site)
+TL_NO_INSTRUMENT void __cyg_profile_func_exit(void *function, void *call_site)
 {
 	tl_i_instrument_exit(function, call_site);
 }
