@@ -507,24 +507,42 @@ static long drain_idle(struct file_recorder *f)
 	return sleep_ns;
 }
 
+/* The semaphore waited on with a deadline on CLOCK_MONOTONIC, so that a
+ * jump of the wall clock neither delays the drain nor wakes it early
+ * (sem_clockwait, glibc 2.30); a C library without it waits on
+ * CLOCK_REALTIME, the only clock sem_timedwait takes. */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 30))
+#define WAIT_CLOCK CLOCK_MONOTONIC
+#define wait_until(sem, until) sem_clockwait((sem), CLOCK_MONOTONIC, (until))
+#else
+#define WAIT_CLOCK CLOCK_REALTIME
+#define wait_until(sem, until) sem_timedwait((sem), (until))
+#endif
+
+static void sleep_at_most(sem_t *wake, long ns)
+{
+	struct timespec until;
+	clock_gettime(WAIT_CLOCK, &until);
+	until.tv_nsec += ns;
+	while (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	while (wait_until(wake, &until) != 0 && errno == EINTR)
+		;
+}
+
 static void *drain_main(void *arg)
 {
 	struct tl_recorder *rec = arg;
 	struct file_recorder *f = rec->backend;
 	long sleep_ns = DRAIN_PERIOD_NS;
 	while (!atomic_load(&f->stopping)) {
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += sleep_ns;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
 		/* asleep, then a last look: a block retired before the flag was
 		 * seen set woke nobody, and is taken now */
 		atomic_store(&f->sleeping, 1);
 		if (!atomic_load_explicit(&rec->pool.waiting, memory_order_seq_cst))
-			sem_timedwait(&f->wake, &until);
+			sleep_at_most(&f->wake, sleep_ns);
 		atomic_store(&f->sleeping, 0);
 		drain_once(f, &rec->pool);
 		sleep_ns = atomic_load(&rec->pool.waiting) ? 0 : drain_idle(f);
