@@ -27,6 +27,7 @@
 #define THREADS 4
 
 static const char *file_path;
+static const char *fifo_copy; /* a copy of what a FIFO at file_path carried */
 
 static void start(size_t buffer_bytes, uint64_t max_bytes, unsigned keep)
 {
@@ -224,6 +225,172 @@ static void test_a_killed_writers_file_still_converts(void **state)
 	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "before kill"), 100000);
 	assert_true(thread_named(&m, "doomed writer"));
 	tl_model_free(&m);
+}
+
+/* A child that writes flat out, never flushing, is killed with SIGKILL
+ * mid-run (blocks staged, writes in flight): `timeline convert` turns
+ * what reached the file into JSON, exits 0, names the thread, keeps a
+ * prefix of its events (the pairs numbered from 0, in order) and says
+ * the file was cut. */
+static void test_a_writer_killed_mid_run_converts_with_the_cli(void **state)
+{
+	(void)state;
+	const char *cli = tl_test_cli();
+	if (!cli) {
+		print_message("skipped: TIMELINE_CLI is not set (run through ctest)\n");
+		skip();
+	}
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(ready[0]);
+		start(8u * 1024 * 1024, 0, 0);
+		tl_thread_set_name("killed mid-run");
+		for (int64_t i = 0;; i++) {
+			TL_TRACE_EVENT_BEGIN1("file", "mid-run", "i", i);
+			TL_TRACE_EVENT_END0("file", "mid-run");
+			if (i == 200000 && write(ready[1], "r", 1) != 1)
+				_exit(1);
+		}
+	}
+	close(ready[1]);
+	char c;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	usleep(20 * 1000); /* still writing flat out */
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	const char *json = tl_test_path("file-recorder-killed", ".json");
+	char *out = NULL, *err = NULL;
+	int rc = tl_test_run_cli(&out, &err, "convert %s -o %s", file_path, json);
+	print_message("timeline convert of the killed writer's file: %d, %s", rc, err);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(err, "warning"));
+	assert_non_null(strstr(err, "truncated"));
+	assert_null(strstr(err, "undecodable"));
+	free(out);
+	free(err);
+	/* valid JSON; the thread named; "mid-run" slices numbered 0, 1, 2 ...
+	 * in time order up to where the file was cut */
+	rc = tl_test_run("python3 -c '"
+	                 "import json,sys\n"
+	                 "d=json.load(open(sys.argv[1]))[\"traceEvents\"]\n"
+	                 "assert any(e[\"ph\"]==\"M\" and e[\"name\"]==\"thread_name\" and "
+	                 "e[\"args\"][\"name\"]==\"killed mid-run\" for e in d)\n"
+	                 "i=[e[\"args\"][\"i\"] for e in d if e.get(\"name\")==\"mid-run\" and "
+	                 "e[\"ph\"] in \"BX\"]\n"
+	                 "assert i and i==list(range(len(i))), i[:10]\n"
+	                 "print(len(i), \"pairs converted\")' %s",
+	                 json);
+	assert_int_equal(rc, 0);
+}
+
+/* A drain that never catches up (the queue of full blocks never empties)
+ * still writes what changes of the metadata: a file cut in the middle of
+ * the overload names a thread that started during it and counts the
+ * drops so far. */
+static _Atomic int overload_stop;
+
+static void *write_until_stopped(void *arg)
+{
+	tl_thread_set_name(arg);
+	while (!atomic_load_explicit(&overload_stop, memory_order_relaxed)) {
+		TL_TRACE_EVENT_BEGIN0("file", "overload");
+		TL_TRACE_EVENT_END0("file", "overload");
+	}
+	return NULL;
+}
+
+static _Atomic int slow_reader_fast;
+
+/* Copies the FIFO at file_path to fifo_copy, slowly until told otherwise. */
+static void *slow_fifo_reader(void *arg)
+{
+	(void)arg;
+	int in = open(file_path, O_RDONLY);
+	if (in < 0)
+		return (void *)1;
+	int out = open(fifo_copy, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char buf[65536];
+	ssize_t n;
+	for (;;) {
+		int fast = atomic_load(&slow_reader_fast);
+		if ((n = read(in, buf, fast ? sizeof buf : 4096)) <= 0)
+			break;
+		if (write(out, buf, (size_t)n) != n)
+			break;
+		if (!fast)
+			usleep(10 * 1000); /* a block in 10 ms: far behind */
+	}
+	close(out);
+	close(in);
+	return NULL;
+}
+
+static size_t thread_events(const tl_model *m, const char *thread)
+{
+	uint32_t tid = 0;
+	for (size_t i = 0; i < m->nthreads; i++)
+		if (strcmp(m->threads[i].name, thread) == 0)
+			tid = m->threads[i].tid;
+	size_t n = 0;
+	for (size_t i = 0; tid && i < m->nevents; i++)
+		n += m->events[i].tid == tid;
+	return n;
+}
+
+static void test_a_file_cut_during_an_overload_names_its_threads_and_drops(void **state)
+{
+	(void)state;
+	fifo_copy = tl_test_path("file-recorder-overload-copy", ".tl");
+	unlink(file_path);
+	assert_int_equal(mkfifo(file_path, 0644), 0);
+	atomic_store(&slow_reader_fast, 0);
+	atomic_store(&overload_stop, 0);
+	pthread_t reader, early, late;
+	assert_int_equal(pthread_create(&reader, NULL, slow_fifo_reader, NULL), 0);
+	start(64 * 1024, 0, 0);
+	assert_int_equal(pthread_create(&early, NULL, write_until_stopped, "early writer"), 0);
+	tl_stats st = {.struct_size = sizeof st};
+	do {
+		usleep(1000);
+		assert_int_equal(tl_stats_get(&st), 0);
+	} while (st.events_dropped == 0);
+	/* overloaded: a second thread starts now */
+	assert_int_equal(pthread_create(&late, NULL, write_until_stopped, "late writer"), 0);
+	size_t late_events = 0;
+	uint64_t dropped = 0;
+	/* a block reaches the copy every 10 ms: the pool's 16 and the pipe's
+	 * 16 in 0.3 s */
+	for (int wait = 0; wait < 100 && (late_events == 0 || dropped == 0); wait++) {
+		usleep(20 * 1000);
+		tl_model m;
+		char err[256] = "";
+		if (tl_model_read_binary_file(fifo_copy, &m, err, sizeof err) != 0)
+			continue;
+		late_events = thread_events(&m, "late writer");
+		dropped = m.stats.events_dropped;
+		tl_model_free(&m);
+	}
+	/* the overload went on throughout */
+	assert_int_equal(tl_stats_get(&st), 0);
+	print_message("cut during the overload: %zu events of the late writer, %llu drops read "
+	              "(%llu dropped so far)\n",
+	              late_events, (unsigned long long)dropped,
+	              (unsigned long long)st.events_dropped);
+	atomic_store(&overload_stop, 1);
+	pthread_join(early, NULL);
+	pthread_join(late, NULL);
+	atomic_store(&slow_reader_fast, 1);
+	tl_shutdown();
+	pthread_join(reader, NULL);
+	unlink(file_path);
+	assert_true(late_events > 0);
+	assert_true(dropped > 0);
 }
 
 /* Blocks that filled reach the file by themselves, with no tl_flush. */
@@ -425,7 +592,6 @@ static void test_rotation_keeps_the_newest_files_which_read_as_one(void **state)
 
 /* The file is a FIFO whose reader holds off until the writers are done:
  * the drain blocks in write(2), the pool fills, and the writers drop. */
-static const char *fifo_copy;
 static _Atomic int reader_go;
 
 static void *fifo_reader(void *arg)
@@ -582,6 +748,10 @@ int main(void)
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_still_converts, setup,
 	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_a_writer_killed_mid_run_converts_with_the_cli,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_a_file_cut_during_an_overload_names_its_threads_and_drops, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_blocks_reach_the_file_without_a_flush, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_a_finished_file_ends_with_its_end_chunk, setup,

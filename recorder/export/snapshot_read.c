@@ -406,6 +406,35 @@ static int read_header(tl_snapshot_read *r, const uint8_t *data, size_t len, siz
 	return 0;
 }
 
+/* A file recorder makes its file longer ahead of what it has written, in
+ * zero bytes, and writes whole 4 KiB sectors from the file's start: cut
+ * by kill -9, the file goes on with zeros where a chunk may have been cut.
+ * The end of what was written in the input from `start` (a file's header)
+ * on: len without its trailing zero bytes in whole sectors (and a zero
+ * partial sector at the end). A written sector is never all zero: no
+ * record is as long as a sector, and each has a non-zero header word. */
+#define WRITTEN_SECTOR 4096
+_Static_assert(TL_REC_MAX_WORDS * 8 < WRITTEN_SECTOR, "a record shorter than a sector");
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static size_t written_end(const uint8_t *data, size_t start, size_t len)
+{
+	size_t end = len - (len - start) % WRITTEN_SECTOR;
+	if (!all_zero(data + end, len - end))
+		return len;
+	while (end - start > WRITTEN_SECTOR &&
+	       all_zero(data + end - WRITTEN_SECTOR, WRITTEN_SECTOR))
+		end -= WRITTEN_SECTOR;
+	return end;
+}
+
 /* Reads chunks from off to the END chunk (sets model->complete); *next is
  * where the bytes after END start (len when the input ends before it). */
 static int read_chunks(tl_snapshot_read *r, const uint8_t *data, size_t len, size_t off,
@@ -567,7 +596,7 @@ int tl_snapshot_read_open(tl_snapshot_read *r, const void *input, size_t len, tl
 		m->complete = 0;
 		rc = read_header(r, data + at, len - at, &off);
 		if (rc == 0)
-			rc = read_chunks(r, data, len, at + off, &next);
+			rc = read_chunks(r, data, written_end(data, at, len), at + off, &next);
 		if (rc < 0)
 			break;
 		at = next;
