@@ -136,15 +136,53 @@ static void test_every_event_of_a_run_is_in_the_file_once(void **state)
  * reads back whole, and the file still holds every event once. */
 static _Atomic int writers_done;
 
+/* What a snapshot holds under the file recorder: the latest events of
+ * each thread, in memory. Each thread's pairs in it are named, whole and
+ * in order (their "i" increasing), with nothing from another name. */
+static int snapshot_is_in_order(const tl_model *m)
+{
+	for (size_t i = 0; i < m->nevents; i++) {
+		const tl_model_event *e = &m->events[i];
+		if (e->phase != TL_PHASE_BEGIN && e->phase != TL_PHASE_END)
+			return 0;
+		if (e->phase == TL_PHASE_BEGIN && strcmp(e->name, "pair") != 0)
+			return 0;
+	}
+	for (size_t t = 0; t < m->nthreads; t++) {
+		int64_t last = -1;
+		size_t n = 0;
+		for (size_t i = 0; i < m->nevents; i++) {
+			const tl_model_event *e = &m->events[i];
+			if (e->tid != m->threads[t].tid || e->phase != TL_PHASE_BEGIN)
+				continue;
+			if (e->nargs != 1 || e->args[0].v.i <= last)
+				return 0;
+			last = e->args[0].v.i;
+			n++;
+		}
+		if (n && strncmp(m->threads[t].name, "writer ", 7) != 0)
+			return 0;
+	}
+	return 1;
+}
+
 static void *snapshot_loop(void *arg)
 {
 	int *taken = arg;
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	assert_true(null >= 0);
 	while (!atomic_load(&writers_done) || *taken < 3) {
+		/* a snapshot request (it flushes the partly filled blocks to the
+		 * file), then what the snapshot holds */
+		assert_int_equal(tl_snapshot_json_fd(null), 0);
 		tl_model m;
 		tl_test_snapshot_model(&m);
+		if (!snapshot_is_in_order(&m))
+			fail_msg("snapshot %d: events out of order or misnamed", *taken);
 		tl_model_free(&m);
 		(*taken)++;
 	}
+	close(null);
 	return NULL;
 }
 
@@ -191,6 +229,36 @@ static void test_flush_writes_partly_filled_blocks_and_nothing_twice(void **stat
 	assert_true(m.complete);
 	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "before flush"), 10);
 	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "after flush"), 5);
+	tl_model_free(&m);
+}
+
+/* A snapshot request writes the partly filled blocks to the file, as
+ * tl_flush does, and returns the events still in memory. */
+static void test_a_snapshot_request_writes_the_partly_filled_blocks(void **state)
+{
+	(void)state;
+	start(1024 * 1024, 0, 0);
+	for (int i = 0; i < 10; i++)
+		TL_TRACE_EVENT_INSTANT1("file", "before snapshot", TL_SCOPE_THREAD, "i", i);
+	const char *json = tl_test_path("file-recorder-snapshot", ".json");
+	assert_int_equal(tl_snapshot_json(json), 0);
+	char *text = tl_test_read_file(json, NULL);
+	assert_non_null(text);
+	assert_int_equal(tl_test_count(text, "\"before snapshot\""), 10);
+	free(text);
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_false(m.complete);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "before snapshot"), 10);
+	tl_model_free(&m);
+	/* the block goes on from there: nothing written twice */
+	TL_TRACE_EVENT_INSTANT0("file", "after snapshot", TL_SCOPE_THREAD);
+	tl_shutdown();
+	read_file(&m, err, sizeof err);
+	assert_true(m.complete);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "before snapshot"), 10);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "after snapshot"), 1);
 	tl_model_free(&m);
 }
 
@@ -745,6 +813,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(
 	        test_snapshots_during_writes_and_drains_leave_the_file_whole, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_flush_writes_partly_filled_blocks_and_nothing_twice,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_a_snapshot_request_writes_the_partly_filled_blocks,
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_still_converts, setup,
 	                                    teardown),
