@@ -712,6 +712,70 @@ static void test_a_drain_behind_drops_and_the_file_counts_them_per_thread(void *
 	unlink(file_path);
 }
 
+/* Drops are per thread in the file, and `timeline convert` names each
+ * thread that dropped with its count: a thread writing while the drain is
+ * held back drops, one that wrote a few events into its first block does
+ * not. */
+struct counted_writer {
+	const char *name;
+	int pairs;
+	_Atomic uint32_t tid;
+};
+
+static void *write_counted(void *arg)
+{
+	struct counted_writer *w = arg;
+	atomic_store(&w->tid, (uint32_t)syscall(SYS_gettid));
+	tl_thread_set_name(w->name);
+	for (int i = 0; i < w->pairs; i++) {
+		TL_TRACE_EVENT_BEGIN0("file", "counted");
+		TL_TRACE_EVENT_END0("file", "counted");
+	}
+	return NULL;
+}
+
+static void test_convert_names_each_thread_that_dropped_with_its_count(void **state)
+{
+	(void)state;
+	const char *cli = tl_test_cli();
+	if (!cli) {
+		print_message("skipped: TIMELINE_CLI is not set (run through ctest)\n");
+		skip();
+	}
+	fifo_copy = tl_test_path("file-recorder-drops-copy", ".tl");
+	unlink(file_path);
+	assert_int_equal(mkfifo(file_path, 0644), 0);
+	atomic_store(&reader_go, 0);
+	pthread_t reader, thread;
+	assert_int_equal(pthread_create(&reader, NULL, fifo_reader, NULL), 0);
+	start(64 * 1024, 0, 0);
+	struct counted_writer keeper = {.name = "keeper", .pairs = 10};
+	struct counted_writer dropper = {.name = "dropper", .pairs = 50000};
+	assert_int_equal(pthread_create(&thread, NULL, write_counted, &keeper), 0);
+	pthread_join(thread, NULL);
+	assert_int_equal(pthread_create(&thread, NULL, write_counted, &dropper), 0);
+	pthread_join(thread, NULL);
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_true(st.events_dropped > 0);
+	atomic_store(&reader_go, 1);
+	tl_shutdown();
+	pthread_join(reader, NULL);
+	unlink(file_path);
+	char *err = NULL;
+	int rc = tl_test_run_cli(NULL, &err, "convert %s -o /dev/null", fifo_copy);
+	print_message("%s", err);
+	assert_int_equal(rc, 0);
+	char expected[256];
+	snprintf(expected, sizeof expected,
+	         ": %llu events dropped by the recorder: %llu by thread %u (dropper)\n",
+	         (unsigned long long)st.events_dropped, (unsigned long long)st.events_dropped,
+	         atomic_load(&dropper.tid));
+	assert_non_null(strstr(err, expected));
+	assert_null(strstr(err, "(keeper)"));
+	free(err);
+}
+
 /* ---- a full disk ------------------------------------------------------------ */
 
 static char full_dir[256];
@@ -836,6 +900,8 @@ int main(void)
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_a_drain_behind_drops_and_the_file_counts_them_per_thread, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_convert_names_each_thread_that_dropped_with_its_count, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_full_disk_ends_the_file_and_counts_what_is_lost,
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_percent_p_in_the_path_names_the_process, setup,
