@@ -656,6 +656,42 @@ static void test_rotation_keeps_the_newest_files_which_read_as_one(void **state)
 	tl_model_free(&all);
 }
 
+/* `timeline convert PATH.2 PATH.1 PATH` reads the rotated set as one
+ * trace: the pairs of the three files, numbered on without a gap or a
+ * repeat up to the newest, the oldest files' gone. */
+static void test_convert_reads_a_rotated_set_as_one_trace(void **state)
+{
+	(void)state;
+	const char *cli = tl_test_cli();
+	if (!cli) {
+		print_message("skipped: TIMELINE_CLI is not set (run through ctest)\n");
+		skip();
+	}
+	start(16u * 1024 * 1024, 64 * 1024, 3); /* room to wait for the drain */
+	for (int i = 0; i < 50000; i++) {
+		TL_TRACE_EVENT_BEGIN1("file", "rotated", "i", i);
+		TL_TRACE_EVENT_END0("file", "rotated");
+	}
+	tl_shutdown();
+	const char *json = tl_test_path("file-recorder-rotated", ".json");
+	char *err = NULL;
+	int rc = tl_test_run_cli(NULL, &err, "convert %s.2 %s.1 %s -o %s", file_path, file_path,
+	                         file_path, json);
+	print_message("%s", err);
+	assert_int_equal(rc, 0);
+	assert_null(strstr(err, "warning"));
+	free(err);
+	rc = tl_test_run("python3 -c '"
+	                 "import json,sys\n"
+	                 "d=json.load(open(sys.argv[1]))[\"traceEvents\"]\n"
+	                 "i=[e[\"args\"][\"i\"] for e in d if e.get(\"name\")==\"rotated\" and "
+	                 "e[\"ph\"] in \"BX\"]\n"
+	                 "assert i and 0 < i[0] and i==list(range(i[0], 50000)), (i[:3], i[-3:])\n"
+	                 "print(len(i), \"pairs from\", i[0])' %s",
+	                 json);
+	assert_int_equal(rc, 0);
+}
+
 /* ---- a drain that falls behind ------------------------------------------ */
 
 /* The file is a FIFO whose reader holds off until the writers are done:
@@ -898,6 +934,8 @@ int main(void)
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rotation_keeps_the_newest_files_which_read_as_one,
 	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_convert_reads_a_rotated_set_as_one_trace, setup,
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_a_drain_behind_drops_and_the_file_counts_them_per_thread, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
