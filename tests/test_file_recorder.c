@@ -298,8 +298,9 @@ static void test_a_killed_writers_file_still_converts(void **state)
 /* A child that writes flat out, never flushing, is killed with SIGKILL
  * mid-run (blocks staged, writes in flight): `timeline convert` turns
  * what reached the file into JSON, exits 0, names the thread, keeps a
- * prefix of its events (the pairs numbered from 0, in order) and says
- * the file was cut. */
+ * prefix of what the file got (the pairs numbered from 0, in order, with
+ * gaps only where a busy machine's drain fell behind and the recorder
+ * dropped) and says the file was cut. */
 static void test_a_writer_killed_mid_run_converts_with_the_cli(void **state)
 {
 	(void)state;
@@ -314,7 +315,8 @@ static void test_a_writer_killed_mid_run_converts_with_the_cli(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(ready[0]);
-		start(8u * 1024 * 1024, 0, 0);
+		alarm(120); /* a parent that failed before the kill */
+		start(64u * 1024 * 1024, 0, 0); /* room to wait for the drain */
 		tl_thread_set_name("killed mid-run");
 		for (int64_t i = 0;; i++) {
 			TL_TRACE_EVENT_BEGIN1("file", "mid-run", "i", i);
@@ -351,7 +353,7 @@ static void test_a_writer_killed_mid_run_converts_with_the_cli(void **state)
 	                 "e[\"args\"][\"name\"]==\"killed mid-run\" for e in d)\n"
 	                 "i=[e[\"args\"][\"i\"] for e in d if e.get(\"name\")==\"mid-run\" and "
 	                 "e[\"ph\"] in \"BX\"]\n"
-	                 "assert i and i==list(range(len(i))), i[:10]\n"
+	                 "assert i and i[0]==0 and all(a<b for a,b in zip(i,i[1:])), i[:10]\n"
 	                 "print(len(i), \"pairs converted\")' %s",
 	                 json);
 	assert_int_equal(rc, 0);
