@@ -212,10 +212,11 @@ static int write_async(struct file_recorder *f, struct tl_snapshot_sink *s, size
 			i = 0;
 		}
 	if (at + len > f->extended) {
-		/* not far beyond a size limit: the file is ended there */
+		/* not far beyond a size limit: the file is ended there; whole
+		 * sectors, which readers take as not written while all zero */
 		uint64_t ahead = EXTEND_BYTES;
 		if (f->max_bytes && ahead > f->max_bytes)
-			ahead = f->max_bytes;
+			ahead = (f->max_bytes + TL_STREAM_ALIGN - 1) / TL_STREAM_ALIGN * TL_STREAM_ALIGN;
 		f->extended = at + len + ahead;
 		if (ftruncate(f->fd, (off_t)f->extended) != 0)
 			return -errno;

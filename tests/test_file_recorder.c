@@ -611,6 +611,61 @@ static void test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk(void **sta
 	free(whole);
 }
 
+/* Zero bytes after a file's END are not what the reader takes as the
+ * room made ahead: a whole file whose size leaves END's last, zero, word
+ * alone in a sector of its own reads complete; the same file followed by
+ * whole zero sectors also does; cut inside its last block with zero
+ * sectors after the cut, it keeps that block's whole records. */
+static void test_zero_bytes_at_a_files_end_are_read_for_what_they_are(void **state)
+{
+	(void)state;
+	start(1024 * 1024, 0, 0);
+	for (int i = 0; i < 100; i++)
+		TL_TRACE_EVENT_INSTANT1("file", "zeros", TL_SCOPE_THREAD, "i", i);
+	tl_shutdown();
+	size_t len = 0;
+	char *whole = tl_test_read_file(file_path, &len);
+	assert_non_null(whole);
+	assert_true(len % 8 == 0 && len >= 64);
+	/* a PADDING chunk before END to make the size 8 past a sector */
+	size_t body = len - 16, pad = 16;
+	while ((body + pad + 16) % 4096 != 8)
+		pad += 8;
+	size_t padded_len = body + pad + 16, room = padded_len + 3 * 4096;
+	char *padded = calloc(1, room);
+	assert_non_null(padded);
+	memcpy(padded, whole, body);
+	uint32_t type = 12;
+	uint64_t payload = pad - 16;
+	memcpy(padded + body, &type, 4);
+	memcpy(padded + body + 8, &payload, 8);
+	memcpy(padded + body + pad, whole + body, 16);
+	tl_model m;
+	char err[256] = "";
+	assert_int_equal(tl_model_read_binary(padded, padded_len, &m, err, sizeof err), 0);
+	assert_string_equal(err, "");
+	assert_true(m.complete);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "zeros"), 100);
+	tl_model_free(&m);
+	/* followed by zeros to a whole number of sectors and beyond */
+	size_t zero_tail = (padded_len + 4096 - 1) / 4096 * 4096 + 4096;
+	assert_int_equal(tl_model_read_binary(padded, zero_tail, &m, err, sizeof err), 0);
+	assert_true(m.complete);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "zeros"), 100);
+	tl_model_free(&m);
+	/* cut 8 bytes before the END chunk's start, inside the file's last
+	 * chunk (the stats or a block); zeros after it, in whole sectors */
+	size_t cut = body - 8;
+	memset(padded + cut, 0, room - cut);
+	assert_int_equal(tl_model_read_binary(padded, zero_tail, &m, err, sizeof err), 0);
+	assert_false(m.complete);
+	assert_null(strstr(err, "undecodable"));
+	assert_true(tl_test_count_events(&m, TL_PHASE_INSTANT, "zeros") <= 100);
+	tl_model_free(&m);
+	free(padded);
+	free(whole);
+}
+
 /* A size limit rotates the file: PATH, PATH.1 and PATH.2 are kept, the
  * older ones removed, and the three read as one trace hold the newest
  * events. */
@@ -934,6 +989,8 @@ int main(void)
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk,
 	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_zero_bytes_at_a_files_end_are_read_for_what_they_are, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rotation_keeps_the_newest_files_which_read_as_one,
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_convert_reads_a_rotated_set_as_one_trace, setup,

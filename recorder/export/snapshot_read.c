@@ -406,13 +406,15 @@ static int read_header(tl_snapshot_read *r, const uint8_t *data, size_t len, siz
 	return 0;
 }
 
-/* A file recorder makes its file longer ahead of what it has written, in
- * zero bytes, and writes whole 4 KiB sectors from the file's start: cut
- * by kill -9, the file goes on with zeros where a chunk may have been cut.
- * The end of what was written in the input from `start` (a file's header)
- * on: len without its trailing zero bytes in whole sectors (and a zero
- * partial sector at the end). A written sector is never all zero: no
- * record is as long as a sector, and each has a non-zero header word. */
+/* A file recorder makes its file longer ahead of what it has written, to
+ * a whole number of 4 KiB sectors, in zero bytes, and writes whole
+ * sectors from the file's start: cut by kill -9, the file goes on with
+ * zeros where a chunk may have been cut. The end of what was written in
+ * the input from `start` (a file's header) on: len, less its trailing
+ * all-zero sectors when it is a whole number of sectors. A written sector
+ * is never all zero: no record is as long as a sector, each has a
+ * non-zero header word; only an END may leave its last word, its zero
+ * payload size, alone in a sector (read_chunks reads it whole). */
 #define WRITTEN_SECTOR 4096
 _Static_assert(TL_REC_MAX_WORDS * 8 < WRITTEN_SECTOR, "a record shorter than a sector");
 
@@ -426,9 +428,9 @@ static int all_zero(const uint8_t *p, size_t n)
 
 static size_t written_end(const uint8_t *data, size_t start, size_t len)
 {
-	size_t end = len - (len - start) % WRITTEN_SECTOR;
-	if (!all_zero(data + end, len - end))
-		return len;
+	size_t end = len;
+	if ((len - start) % WRITTEN_SECTOR)
+		return len; /* cut to its size by the recorder: no room ahead */
 	while (end - start > WRITTEN_SECTOR &&
 	       all_zero(data + end - WRITTEN_SECTOR, WRITTEN_SECTOR))
 		end -= WRITTEN_SECTOR;
@@ -437,14 +439,20 @@ static size_t written_end(const uint8_t *data, size_t start, size_t len)
 
 /* Reads chunks from off to the END chunk (sets model->complete); *next is
  * where the bytes after END start (len when the input ends before it). */
-static int read_chunks(tl_snapshot_read *r, const uint8_t *data, size_t len, size_t off,
-                       size_t *next)
+static int read_chunks(tl_snapshot_read *r, const uint8_t *data, size_t len, size_t written,
+                       size_t off, size_t *next)
 {
 	*next = len;
-	while (len - off >= TL_CHUNK_HEADER_BYTES) {
+	while (off < written && len - off >= TL_CHUNK_HEADER_BYTES) {
 		uint32_t type = load_u32(data + off);
 		uint64_t payload = load_u64(data + off + 8);
-		size_t room = len - off - TL_CHUNK_HEADER_BYTES;
+		/* a header cut by the end of what was written: only an END,
+		 * whose zero payload size may begin a zero sector, is whole */
+		if (written - off < TL_CHUNK_HEADER_BYTES && (type != TL_CHUNK_END || payload))
+			break;
+		size_t room = written - off > TL_CHUNK_HEADER_BYTES
+		                  ? written - off - TL_CHUNK_HEADER_BYTES
+		                  : 0;
 		int cut = payload > room;
 		struct cursor c = {data + off + TL_CHUNK_HEADER_BYTES,
 		                   cut ? room : (size_t)payload};
@@ -596,7 +604,7 @@ int tl_snapshot_read_open(tl_snapshot_read *r, const void *input, size_t len, tl
 		m->complete = 0;
 		rc = read_header(r, data + at, len - at, &off);
 		if (rc == 0)
-			rc = read_chunks(r, data, written_end(data, at, len), at + off, &next);
+			rc = read_chunks(r, data, len, written_end(data, at, len), at + off, &next);
 		if (rc < 0)
 			break;
 		at = next;
