@@ -341,6 +341,7 @@ static void test_a_writer_killed_mid_run_converts_with_the_cli(void **state)
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(err, "warning"));
 	assert_non_null(strstr(err, "truncated"));
+	assert_non_null(strstr(err, "whole chunks up to byte "));
 	assert_null(strstr(err, "undecodable"));
 	free(out);
 	free(err);
@@ -660,6 +661,10 @@ static void test_zero_bytes_at_a_files_end_are_read_for_what_they_are(void **sta
 	assert_int_equal(tl_model_read_binary(padded, zero_tail, &m, err, sizeof err), 0);
 	assert_false(m.complete);
 	assert_null(strstr(err, "undecodable"));
+	/* what was written: the sectors up to the cut's */
+	char written[64];
+	snprintf(written, sizeof written, " of %zu written)", (cut + 4095) / 4096 * 4096);
+	assert_non_null(strstr(err, written));
 	assert_true(tl_test_count_events(&m, TL_PHASE_INSTANT, "zeros") <= 100);
 	tl_model_free(&m);
 	free(padded);

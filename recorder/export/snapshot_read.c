@@ -495,13 +495,16 @@ static int read_chunks(tl_snapshot_read *r, const uint8_t *data, size_t len, siz
 		default:
 			break; /* a chunk type from a newer writer */
 		}
-		if (rc < 0 || cut)
+		if (rc < 0)
 			return rc;
+		if (cut)
+			break;
 		size_t padded = (size_t)payload + (size_t)(-payload & 7);
 		if (padded > room)
 			break; /* the padding of the last chunk is missing */
 		off += TL_CHUNK_HEADER_BYTES + padded;
 	}
+	r->whole_end = off;
 	return 0;
 }
 
@@ -601,10 +604,13 @@ int tl_snapshot_read_open(tl_snapshot_read *r, const void *input, size_t len, tl
 	size_t at = 0;
 	while (rc == 0) {
 		size_t off, next;
+		size_t written = written_end(data, at, len);
 		m->complete = 0;
+		r->file_start = r->whole_end = at;
+		r->file_len = written - at;
 		rc = read_header(r, data + at, len - at, &off);
 		if (rc == 0)
-			rc = read_chunks(r, data, len, written_end(data, at, len), at + off, &next);
+			rc = read_chunks(r, data, len, written, at + off, &next);
 		if (rc < 0)
 			break;
 		at = next;
@@ -640,8 +646,11 @@ void tl_snapshot_read_finish(tl_snapshot_read *r)
 		         (unsigned long long)r->bad_blocks, r->bad_blocks == 1 ? "" : "s",
 		         (unsigned long long)r->bad_words);
 	if (!r->model->complete)
-		set_message(r->err, r->errlen, "snapshot is truncated (no END chunk)%s%s",
-		            blocks[0] ? "; " : "", blocks);
+		set_message(r->err, r->errlen,
+		            "snapshot is truncated (no END chunk; whole chunks up to byte %zu of "
+		            "%zu written)%s%s",
+		            r->whole_end - r->file_start, r->file_len, blocks[0] ? "; " : "",
+		            blocks);
 	else
 		set_message(r->err, r->errlen, "%s", blocks);
 }
