@@ -47,6 +47,12 @@
 
 /* The drain wakes at least this often (new names, drop counts). */
 #define DRAIN_PERIOD_NS (100 * 1000 * 1000)
+/* A drain that never catches up (the queue never empties) still writes
+ * what changed of the metadata (names, per-thread drops) after this many
+ * blocks or this long, whichever comes first: a scan of the thread table,
+ * a few microseconds, against the encoding of that many blocks. */
+#define METADATA_EVERY_BLOCKS 64
+#define METADATA_EVERY_NS (10 * 1000 * 1000)
 #define DEFAULT_KEEP 2
 /* Direct writes: the staging buffer, written once half full. */
 #define STAGING_BYTES (1u * 1024 * 1024)
@@ -80,6 +86,7 @@ struct file_recorder {
 	uint64_t extended;   /* direct: the file's size, ahead of what is written */
 	bool sync;           /* write_out writes all that is staged */
 	bool final;          /* ... and ends the file there (END was staged) */
+	int64_t metadata_at; /* CLOCK_MONOTONIC ns of the last metadata written */
 	unsigned char *tail; /* direct: the last partial sector, padded */
 	/* Direct: staging buffers besides the stream's, swapped with it at
 	 * each write so that the drain encodes into one while the disk takes
@@ -205,10 +212,11 @@ static int write_async(struct file_recorder *f, struct tl_snapshot_sink *s, size
 			i = 0;
 		}
 	if (at + len > f->extended) {
-		/* not far beyond a size limit: the file is ended there */
+		/* not far beyond a size limit: the file is ended there; whole
+		 * sectors, which readers take as not written while all zero */
 		uint64_t ahead = EXTEND_BYTES;
 		if (f->max_bytes && ahead > f->max_bytes)
-			ahead = f->max_bytes;
+			ahead = (f->max_bytes + TL_STREAM_ALIGN - 1) / TL_STREAM_ALIGN * TL_STREAM_ALIGN;
 		f->extended = at + len + ahead;
 		if (ftruncate(f->fd, (off_t)f->extended) != 0)
 			return -errno;
@@ -423,15 +431,31 @@ static void write_block(struct file_recorder *f, struct tl_pool *pool, struct tl
 		write_failed(f, rc);
 }
 
-/* Writes new metadata, then every block waiting, giving each back. */
+/* Writes what changed of the metadata. Under write_lock. */
+static void write_metadata(struct file_recorder *f)
+{
+	int rc;
+	f->metadata_at = now_ns();
+	if (f->fd >= 0 && (rc = tl_stream_metadata(&f->stream)) != 0)
+		write_failed(f, rc);
+}
+
+/* Writes new metadata, then every block waiting, giving each back; while
+ * blocks keep coming, the metadata again every METADATA_EVERY_BLOCKS
+ * blocks or METADATA_EVERY_NS (a block's own thread is named before it
+ * whatever the cadence: tl_stream_block). */
 static void drain_once(struct file_recorder *f, struct tl_pool *pool)
 {
 	pthread_mutex_lock(&f->write_lock);
-	int rc;
-	if (f->fd >= 0 && (rc = tl_stream_metadata(&f->stream)) != 0)
-		write_failed(f, rc);
+	write_metadata(f);
 	struct tl_block *b;
+	unsigned blocks = 0;
 	while ((b = tl_pool_drain_next(pool)) != NULL) {
+		if (++blocks == METADATA_EVERY_BLOCKS ||
+		    now_ns() - f->metadata_at >= METADATA_EVERY_NS) {
+			write_metadata(f);
+			blocks = 0;
+		}
 		write_block(f, pool, b, 1);
 		tl_pool_drain_done(pool, b);
 	}
@@ -457,9 +481,7 @@ static void sync_staged(struct file_recorder *f)
 static void write_owned(struct file_recorder *f, struct tl_pool *pool)
 {
 	pthread_mutex_lock(&f->write_lock);
-	int rc;
-	if (f->fd >= 0 && (rc = tl_stream_metadata(&f->stream)) != 0)
-		write_failed(f, rc);
+	write_metadata(f);
 	uint32_t handed = atomic_load_explicit(&pool->handed, memory_order_acquire);
 	for (uint32_t i = 0; i < handed; i++) {
 		struct tl_block *b = tl_pool_block(pool, i);
@@ -486,24 +508,42 @@ static long drain_idle(struct file_recorder *f)
 	return sleep_ns;
 }
 
+/* The semaphore waited on with a deadline on CLOCK_MONOTONIC, so that a
+ * jump of the wall clock neither delays the drain nor wakes it early
+ * (sem_clockwait, glibc 2.30); a C library without it waits on
+ * CLOCK_REALTIME, the only clock sem_timedwait takes. */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 30))
+#define WAIT_CLOCK CLOCK_MONOTONIC
+#define wait_until(sem, until) sem_clockwait((sem), CLOCK_MONOTONIC, (until))
+#else
+#define WAIT_CLOCK CLOCK_REALTIME
+#define wait_until(sem, until) sem_timedwait((sem), (until))
+#endif
+
+static void sleep_at_most(sem_t *wake, long ns)
+{
+	struct timespec until;
+	clock_gettime(WAIT_CLOCK, &until);
+	until.tv_nsec += ns;
+	while (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	while (wait_until(wake, &until) != 0 && errno == EINTR)
+		;
+}
+
 static void *drain_main(void *arg)
 {
 	struct tl_recorder *rec = arg;
 	struct file_recorder *f = rec->backend;
 	long sleep_ns = DRAIN_PERIOD_NS;
 	while (!atomic_load(&f->stopping)) {
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += sleep_ns;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
 		/* asleep, then a last look: a block retired before the flag was
 		 * seen set woke nobody, and is taken now */
 		atomic_store(&f->sleeping, 1);
 		if (!atomic_load_explicit(&rec->pool.waiting, memory_order_seq_cst))
-			sem_timedwait(&f->wake, &until);
+			sleep_at_most(&f->wake, sleep_ns);
 		atomic_store(&f->sleeping, 0);
 		drain_once(f, &rec->pool);
 		sleep_ns = atomic_load(&rec->pool.waiting) ? 0 : drain_idle(f);

@@ -893,20 +893,26 @@ static void stream_clock(struct tl_stream *st)
 	st->clock_written = 1;
 }
 
-static void stream_threads(struct tl_stream *st)
+/* A THREAD chunk for the thread of slot i (row 0) if it is new or renamed
+ * since the last one. */
+static void stream_thread(struct tl_stream *st, size_t i)
 {
 	char name[TL_NAME_MAX];
-	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
-		struct tl_slot *slot = &tl_slots[i];
-		uint32_t tid = atomic_load_explicit(&slot->tid, memory_order_acquire);
-		uint32_t seq = atomic_load_explicit(&slot->name_seq, memory_order_acquire);
-		if (tid == 0 || (tid == st->thread_tid[i] && seq == st->thread_seq[i]))
-			continue;
-		size_t len = tl_slot_read_name(slot, name, sizeof name);
-		chunk_u32_string(&st->sink, TL_CHUNK_THREAD, tid, name, len);
-		st->thread_tid[i] = tid;
-		st->thread_seq[i] = seq;
-	}
+	struct tl_slot *slot = &tl_slots[i];
+	uint32_t tid = atomic_load_explicit(&slot->tid, memory_order_acquire);
+	uint32_t seq = atomic_load_explicit(&slot->name_seq, memory_order_acquire);
+	if (tid == 0 || (tid == st->thread_tid[i] && seq == st->thread_seq[i]))
+		return;
+	size_t len = tl_slot_read_name(slot, name, sizeof name);
+	chunk_u32_string(&st->sink, TL_CHUNK_THREAD, tid, name, len);
+	st->thread_tid[i] = tid;
+	st->thread_seq[i] = seq;
+}
+
+static void stream_threads(struct tl_stream *st)
+{
+	for (size_t i = 0; i < TL_MAX_THREADS; i++)
+		stream_thread(st, i);
 }
 
 /* The function table's entries not written yet, when there are any. */
@@ -982,6 +988,12 @@ int tl_stream_block(struct tl_stream *st, const struct tl_block *b, uint32_t *fr
 	if (n < 0)
 		return -EAGAIN;
 	if (n > 0) {
+		/* the block's thread named before its records, however seldom
+		 * the caller writes the metadata */
+		uint32_t owner = atomic_load_explicit(&b->owner, memory_order_relaxed);
+		size_t row = owner % TL_MAX_THREADS;
+		if (tid != st->thread_tid[row])
+			stream_thread(st, row);
 		uint32_t before = *from;
 		*from = write_block(&st->sink, words, (size_t)n, tid, seq, nested, *from);
 		if (*from > before)

@@ -139,6 +139,64 @@ static void test_snapshots_while_four_threads_write(void **state)
 	assert_true(st.events_overwritten > 0); /* the ring wrapped meanwhile */
 }
 
+/* Each writer's begins in a startup recorder's snapshot: a prefix of what
+ * it emitted (i = 0, 1, 2 ... with no gap), as the recorder stops for
+ * every thread at once; their number in all. */
+static size_t check_each_thread_kept_a_prefix(const tl_model *m)
+{
+	uint64_t next[WRITERS] = {0};
+	size_t begins = 0;
+	for (size_t i = 0; i < m->nevents; i++) {
+		const tl_model_event *e = &m->events[i];
+		if (e->phase != 'B')
+			continue;
+		int k = writer_of(e->tid);
+		assert_int_equal(e->args[0].v.u, next[k]);
+		next[k]++;
+		begins++;
+	}
+	return begins;
+}
+
+static void test_startup_snapshots_while_four_threads_write(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_STARTUP, 2 << 20); /* full by the first snapshots */
+	start_writers();
+	size_t previous = 0;
+	int growing_rounds = 0;
+	tl_stats st = {.struct_size = sizeof st};
+	int full_rounds = 0;
+	for (int round = 0; round < 200 && full_rounds < 3; round++) {
+		assert_int_equal(tl_stats_get(&st), 0);
+		int full = st.events_dropped > 0;
+		tl_model m;
+		tl_test_snapshot_model(&m);
+		check_model_is_consistent(&m);
+		size_t begins = check_each_thread_kept_a_prefix(&m);
+		/* it only grows, and once full it no longer changes */
+		assert_true(begins >= previous);
+		growing_rounds += !full;
+		if (full && full_rounds++ > 0)
+			assert_int_equal(begins, previous);
+		previous = begins;
+		for (int i = 0; i < WRITERS; i++) {
+			char expected[32];
+			snprintf(expected, sizeof expected, "writer %d", i);
+			const char *name = tl_model_thread_name(&m, atomic_load(&writers[i].tid));
+			assert_non_null(name);
+			assert_string_equal(name, expected);
+		}
+		tl_model_free(&m);
+		usleep(1000);
+	}
+	stop_writers();
+	print_message("startup: %zu pairs kept, %llu events dropped; %d snapshots before it was "
+	              "full\n",
+	              previous, (unsigned long long)st.events_dropped, growing_rounds);
+	assert_true(full_rounds >= 3); /* it filled */
+}
+
 static void test_json_snapshots_while_threads_write(void **state)
 {
 	(void)state;
@@ -233,6 +291,7 @@ int main(void)
 	tl_test_clear_environment();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_snapshots_while_four_threads_write, teardown),
+		cmocka_unit_test_teardown(test_startup_snapshots_while_four_threads_write, teardown),
 		cmocka_unit_test_teardown(test_json_snapshots_while_threads_write, teardown),
 		cmocka_unit_test_teardown(test_binary_snapshot_from_a_signal_handler, teardown),
 		cmocka_unit_test_teardown(test_shutdown_while_threads_write, teardown),

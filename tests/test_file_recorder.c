@@ -27,6 +27,7 @@
 #define THREADS 4
 
 static const char *file_path;
+static const char *fifo_copy; /* a copy of what a FIFO at file_path carried */
 
 static void start(size_t buffer_bytes, uint64_t max_bytes, unsigned keep)
 {
@@ -135,15 +136,53 @@ static void test_every_event_of_a_run_is_in_the_file_once(void **state)
  * reads back whole, and the file still holds every event once. */
 static _Atomic int writers_done;
 
+/* What a snapshot holds under the file recorder: the latest events of
+ * each thread, in memory. Each thread's pairs in it are named, whole and
+ * in order (their "i" increasing), with nothing from another name. */
+static int snapshot_is_in_order(const tl_model *m)
+{
+	for (size_t i = 0; i < m->nevents; i++) {
+		const tl_model_event *e = &m->events[i];
+		if (e->phase != TL_PHASE_BEGIN && e->phase != TL_PHASE_END)
+			return 0;
+		if (e->phase == TL_PHASE_BEGIN && strcmp(e->name, "pair") != 0)
+			return 0;
+	}
+	for (size_t t = 0; t < m->nthreads; t++) {
+		int64_t last = -1;
+		size_t n = 0;
+		for (size_t i = 0; i < m->nevents; i++) {
+			const tl_model_event *e = &m->events[i];
+			if (e->tid != m->threads[t].tid || e->phase != TL_PHASE_BEGIN)
+				continue;
+			if (e->nargs != 1 || e->args[0].v.i <= last)
+				return 0;
+			last = e->args[0].v.i;
+			n++;
+		}
+		if (n && strncmp(m->threads[t].name, "writer ", 7) != 0)
+			return 0;
+	}
+	return 1;
+}
+
 static void *snapshot_loop(void *arg)
 {
 	int *taken = arg;
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	assert_true(null >= 0);
 	while (!atomic_load(&writers_done) || *taken < 3) {
+		/* a snapshot request (it flushes the partly filled blocks to the
+		 * file), then what the snapshot holds */
+		assert_int_equal(tl_snapshot_json_fd(null), 0);
 		tl_model m;
 		tl_test_snapshot_model(&m);
+		if (!snapshot_is_in_order(&m))
+			fail_msg("snapshot %d: events out of order or misnamed", *taken);
 		tl_model_free(&m);
 		(*taken)++;
 	}
+	close(null);
 	return NULL;
 }
 
@@ -193,6 +232,36 @@ static void test_flush_writes_partly_filled_blocks_and_nothing_twice(void **stat
 	tl_model_free(&m);
 }
 
+/* A snapshot request writes the partly filled blocks to the file, as
+ * tl_flush does, and returns the events still in memory. */
+static void test_a_snapshot_request_writes_the_partly_filled_blocks(void **state)
+{
+	(void)state;
+	start(1024 * 1024, 0, 0);
+	for (int i = 0; i < 10; i++)
+		TL_TRACE_EVENT_INSTANT1("file", "before snapshot", TL_SCOPE_THREAD, "i", i);
+	const char *json = tl_test_path("file-recorder-snapshot", ".json");
+	assert_int_equal(tl_snapshot_json(json), 0);
+	char *text = tl_test_read_file(json, NULL);
+	assert_non_null(text);
+	assert_int_equal(tl_test_count(text, "\"before snapshot\""), 10);
+	free(text);
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_false(m.complete);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "before snapshot"), 10);
+	tl_model_free(&m);
+	/* the block goes on from there: nothing written twice */
+	TL_TRACE_EVENT_INSTANT0("file", "after snapshot", TL_SCOPE_THREAD);
+	tl_shutdown();
+	read_file(&m, err, sizeof err);
+	assert_true(m.complete);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "before snapshot"), 10);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "after snapshot"), 1);
+	tl_model_free(&m);
+}
+
 /* A process killed with SIGKILL leaves a file that reads up to its last
  * whole chunk, with the thread's name. */
 static void test_a_killed_writers_file_still_converts(void **state)
@@ -224,6 +293,175 @@ static void test_a_killed_writers_file_still_converts(void **state)
 	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "before kill"), 100000);
 	assert_true(thread_named(&m, "doomed writer"));
 	tl_model_free(&m);
+}
+
+/* A child that writes flat out, never flushing, is killed with SIGKILL
+ * mid-run (blocks staged, writes in flight): `timeline convert` turns
+ * what reached the file into JSON, exits 0, names the thread, keeps a
+ * prefix of what the file got (the pairs numbered from 0, in order, with
+ * gaps only where a busy machine's drain fell behind and the recorder
+ * dropped) and says the file was cut. */
+static void test_a_writer_killed_mid_run_converts_with_the_cli(void **state)
+{
+	(void)state;
+	const char *cli = tl_test_cli();
+	if (!cli) {
+		print_message("skipped: TIMELINE_CLI is not set (run through ctest)\n");
+		skip();
+	}
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(ready[0]);
+		alarm(120); /* a parent that failed before the kill */
+		start(64u * 1024 * 1024, 0, 0); /* room to wait for the drain */
+		tl_thread_set_name("killed mid-run");
+		for (int64_t i = 0;; i++) {
+			TL_TRACE_EVENT_BEGIN1("file", "mid-run", "i", i);
+			TL_TRACE_EVENT_END0("file", "mid-run");
+			if (i == 200000 && write(ready[1], "r", 1) != 1)
+				_exit(1);
+		}
+	}
+	close(ready[1]);
+	char c;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	usleep(20 * 1000); /* still writing flat out */
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	const char *json = tl_test_path("file-recorder-killed", ".json");
+	char *out = NULL, *err = NULL;
+	int rc = tl_test_run_cli(&out, &err, "convert %s -o %s", file_path, json);
+	print_message("timeline convert of the killed writer's file: %d, %s", rc, err);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(err, "warning"));
+	assert_non_null(strstr(err, "truncated"));
+	assert_non_null(strstr(err, "whole chunks up to byte "));
+	assert_null(strstr(err, "undecodable"));
+	free(out);
+	free(err);
+	/* valid JSON; the thread named; "mid-run" slices numbered 0, 1, 2 ...
+	 * in time order up to where the file was cut */
+	rc = tl_test_run("python3 -c '"
+	                 "import json,sys\n"
+	                 "d=json.load(open(sys.argv[1]))[\"traceEvents\"]\n"
+	                 "assert any(e[\"ph\"]==\"M\" and e[\"name\"]==\"thread_name\" and "
+	                 "e[\"args\"][\"name\"]==\"killed mid-run\" for e in d)\n"
+	                 "i=[e[\"args\"][\"i\"] for e in d if e.get(\"name\")==\"mid-run\" and "
+	                 "e[\"ph\"] in \"BX\"]\n"
+	                 "assert i and i[0]==0 and all(a<b for a,b in zip(i,i[1:])), i[:10]\n"
+	                 "print(len(i), \"pairs converted\")' %s",
+	                 json);
+	assert_int_equal(rc, 0);
+}
+
+/* A drain that never catches up (the queue of full blocks never empties)
+ * still writes what changes of the metadata: a file cut in the middle of
+ * the overload names a thread that started during it and counts the
+ * drops so far. */
+static _Atomic int overload_stop;
+
+static void *write_until_stopped(void *arg)
+{
+	tl_thread_set_name(arg);
+	while (!atomic_load_explicit(&overload_stop, memory_order_relaxed)) {
+		TL_TRACE_EVENT_BEGIN0("file", "overload");
+		TL_TRACE_EVENT_END0("file", "overload");
+	}
+	return NULL;
+}
+
+static _Atomic int slow_reader_fast;
+
+/* Copies the FIFO at file_path to fifo_copy, slowly until told otherwise. */
+static void *slow_fifo_reader(void *arg)
+{
+	(void)arg;
+	int in = open(file_path, O_RDONLY);
+	if (in < 0)
+		return (void *)1;
+	int out = open(fifo_copy, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char buf[65536];
+	ssize_t n;
+	for (;;) {
+		int fast = atomic_load(&slow_reader_fast);
+		if ((n = read(in, buf, fast ? sizeof buf : 4096)) <= 0)
+			break;
+		if (write(out, buf, (size_t)n) != n)
+			break;
+		if (!fast)
+			usleep(10 * 1000); /* a block in 10 ms: far behind */
+	}
+	close(out);
+	close(in);
+	return NULL;
+}
+
+static size_t thread_events(const tl_model *m, const char *thread)
+{
+	uint32_t tid = 0;
+	for (size_t i = 0; i < m->nthreads; i++)
+		if (strcmp(m->threads[i].name, thread) == 0)
+			tid = m->threads[i].tid;
+	size_t n = 0;
+	for (size_t i = 0; tid && i < m->nevents; i++)
+		n += m->events[i].tid == tid;
+	return n;
+}
+
+static void test_a_file_cut_during_an_overload_names_its_threads_and_drops(void **state)
+{
+	(void)state;
+	fifo_copy = tl_test_path("file-recorder-overload-copy", ".tl");
+	unlink(file_path);
+	assert_int_equal(mkfifo(file_path, 0644), 0);
+	atomic_store(&slow_reader_fast, 0);
+	atomic_store(&overload_stop, 0);
+	pthread_t reader, early, late;
+	assert_int_equal(pthread_create(&reader, NULL, slow_fifo_reader, NULL), 0);
+	start(64 * 1024, 0, 0);
+	assert_int_equal(pthread_create(&early, NULL, write_until_stopped, "early writer"), 0);
+	tl_stats st = {.struct_size = sizeof st};
+	do {
+		usleep(1000);
+		assert_int_equal(tl_stats_get(&st), 0);
+	} while (st.events_dropped == 0);
+	/* overloaded: a second thread starts now */
+	assert_int_equal(pthread_create(&late, NULL, write_until_stopped, "late writer"), 0);
+	size_t late_events = 0;
+	uint64_t dropped = 0;
+	/* a block reaches the copy every 10 ms: the pool's 16 and the pipe's
+	 * 16 in 0.3 s */
+	for (int wait = 0; wait < 100 && (late_events == 0 || dropped == 0); wait++) {
+		usleep(20 * 1000);
+		tl_model m;
+		char err[256] = "";
+		if (tl_model_read_binary_file(fifo_copy, &m, err, sizeof err) != 0)
+			continue;
+		late_events = thread_events(&m, "late writer");
+		dropped = m.stats.events_dropped;
+		tl_model_free(&m);
+	}
+	/* the overload went on throughout */
+	assert_int_equal(tl_stats_get(&st), 0);
+	print_message("cut during the overload: %zu events of the late writer, %llu drops read "
+	              "(%llu dropped so far)\n",
+	              late_events, (unsigned long long)dropped,
+	              (unsigned long long)st.events_dropped);
+	atomic_store(&overload_stop, 1);
+	pthread_join(early, NULL);
+	pthread_join(late, NULL);
+	atomic_store(&slow_reader_fast, 1);
+	tl_shutdown();
+	pthread_join(reader, NULL);
+	unlink(file_path);
+	assert_true(late_events > 0);
+	assert_true(dropped > 0);
 }
 
 /* Blocks that filled reach the file by themselves, with no tl_flush. */
@@ -374,6 +612,65 @@ static void test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk(void **sta
 	free(whole);
 }
 
+/* Zero bytes after a file's END are not what the reader takes as the
+ * room made ahead: a whole file whose size leaves END's last, zero, word
+ * alone in a sector of its own reads complete; the same file followed by
+ * whole zero sectors also does; cut inside its last block with zero
+ * sectors after the cut, it keeps that block's whole records. */
+static void test_zero_bytes_at_a_files_end_are_read_for_what_they_are(void **state)
+{
+	(void)state;
+	start(1024 * 1024, 0, 0);
+	for (int i = 0; i < 100; i++)
+		TL_TRACE_EVENT_INSTANT1("file", "zeros", TL_SCOPE_THREAD, "i", i);
+	tl_shutdown();
+	size_t len = 0;
+	char *whole = tl_test_read_file(file_path, &len);
+	assert_non_null(whole);
+	assert_true(len % 8 == 0 && len >= 64);
+	/* a PADDING chunk before END to make the size 8 past a sector */
+	size_t body = len - 16, pad = 16;
+	while ((body + pad + 16) % 4096 != 8)
+		pad += 8;
+	size_t padded_len = body + pad + 16, room = padded_len + 3 * 4096;
+	char *padded = calloc(1, room);
+	assert_non_null(padded);
+	memcpy(padded, whole, body);
+	uint32_t type = 12;
+	uint64_t payload = pad - 16;
+	memcpy(padded + body, &type, 4);
+	memcpy(padded + body + 8, &payload, 8);
+	memcpy(padded + body + pad, whole + body, 16);
+	tl_model m;
+	char err[256] = "";
+	assert_int_equal(tl_model_read_binary(padded, padded_len, &m, err, sizeof err), 0);
+	assert_string_equal(err, "");
+	assert_true(m.complete);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "zeros"), 100);
+	tl_model_free(&m);
+	/* followed by zeros to a whole number of sectors and beyond */
+	size_t zero_tail = (padded_len + 4096 - 1) / 4096 * 4096 + 4096;
+	assert_int_equal(tl_model_read_binary(padded, zero_tail, &m, err, sizeof err), 0);
+	assert_true(m.complete);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "zeros"), 100);
+	tl_model_free(&m);
+	/* cut 8 bytes before the END chunk's start, inside the file's last
+	 * chunk (the stats or a block); zeros after it, in whole sectors */
+	size_t cut = body - 8;
+	memset(padded + cut, 0, room - cut);
+	assert_int_equal(tl_model_read_binary(padded, zero_tail, &m, err, sizeof err), 0);
+	assert_false(m.complete);
+	assert_null(strstr(err, "undecodable"));
+	/* what was written: the sectors up to the cut's */
+	char written[64];
+	snprintf(written, sizeof written, " of %zu written)", (cut + 4095) / 4096 * 4096);
+	assert_non_null(strstr(err, written));
+	assert_true(tl_test_count_events(&m, TL_PHASE_INSTANT, "zeros") <= 100);
+	tl_model_free(&m);
+	free(padded);
+	free(whole);
+}
+
 /* A size limit rotates the file: PATH, PATH.1 and PATH.2 are kept, the
  * older ones removed, and the three read as one trace hold the newest
  * events. */
@@ -421,11 +718,46 @@ static void test_rotation_keeps_the_newest_files_which_read_as_one(void **state)
 	tl_model_free(&all);
 }
 
+/* `timeline convert PATH.2 PATH.1 PATH` reads the rotated set as one
+ * trace: the pairs of the three files, numbered on without a gap or a
+ * repeat up to the newest, the oldest files' gone. */
+static void test_convert_reads_a_rotated_set_as_one_trace(void **state)
+{
+	(void)state;
+	const char *cli = tl_test_cli();
+	if (!cli) {
+		print_message("skipped: TIMELINE_CLI is not set (run through ctest)\n");
+		skip();
+	}
+	start(16u * 1024 * 1024, 64 * 1024, 3); /* room to wait for the drain */
+	for (int i = 0; i < 50000; i++) {
+		TL_TRACE_EVENT_BEGIN1("file", "rotated", "i", i);
+		TL_TRACE_EVENT_END0("file", "rotated");
+	}
+	tl_shutdown();
+	const char *json = tl_test_path("file-recorder-rotated", ".json");
+	char *err = NULL;
+	int rc = tl_test_run_cli(NULL, &err, "convert %s.2 %s.1 %s -o %s", file_path, file_path,
+	                         file_path, json);
+	print_message("%s", err);
+	assert_int_equal(rc, 0);
+	assert_null(strstr(err, "warning"));
+	free(err);
+	rc = tl_test_run("python3 -c '"
+	                 "import json,sys\n"
+	                 "d=json.load(open(sys.argv[1]))[\"traceEvents\"]\n"
+	                 "i=[e[\"args\"][\"i\"] for e in d if e.get(\"name\")==\"rotated\" and "
+	                 "e[\"ph\"] in \"BX\"]\n"
+	                 "assert i and 0 < i[0] and i==list(range(i[0], 50000)), (i[:3], i[-3:])\n"
+	                 "print(len(i), \"pairs from\", i[0])' %s",
+	                 json);
+	assert_int_equal(rc, 0);
+}
+
 /* ---- a drain that falls behind ------------------------------------------ */
 
 /* The file is a FIFO whose reader holds off until the writers are done:
  * the drain blocks in write(2), the pool fills, and the writers drop. */
-static const char *fifo_copy;
 static _Atomic int reader_go;
 
 static void *fifo_reader(void *arg)
@@ -476,6 +808,70 @@ static void test_a_drain_behind_drops_and_the_file_counts_them_per_thread(void *
 	assert_int_equal(m.stats.events_dropped, st.events_dropped);
 	tl_model_free(&m);
 	unlink(file_path);
+}
+
+/* Drops are per thread in the file, and `timeline convert` names each
+ * thread that dropped with its count: a thread writing while the drain is
+ * held back drops, one that wrote a few events into its first block does
+ * not. */
+struct counted_writer {
+	const char *name;
+	int pairs;
+	_Atomic uint32_t tid;
+};
+
+static void *write_counted(void *arg)
+{
+	struct counted_writer *w = arg;
+	atomic_store(&w->tid, (uint32_t)syscall(SYS_gettid));
+	tl_thread_set_name(w->name);
+	for (int i = 0; i < w->pairs; i++) {
+		TL_TRACE_EVENT_BEGIN0("file", "counted");
+		TL_TRACE_EVENT_END0("file", "counted");
+	}
+	return NULL;
+}
+
+static void test_convert_names_each_thread_that_dropped_with_its_count(void **state)
+{
+	(void)state;
+	const char *cli = tl_test_cli();
+	if (!cli) {
+		print_message("skipped: TIMELINE_CLI is not set (run through ctest)\n");
+		skip();
+	}
+	fifo_copy = tl_test_path("file-recorder-drops-copy", ".tl");
+	unlink(file_path);
+	assert_int_equal(mkfifo(file_path, 0644), 0);
+	atomic_store(&reader_go, 0);
+	pthread_t reader, thread;
+	assert_int_equal(pthread_create(&reader, NULL, fifo_reader, NULL), 0);
+	start(64 * 1024, 0, 0);
+	struct counted_writer keeper = {.name = "keeper", .pairs = 10};
+	struct counted_writer dropper = {.name = "dropper", .pairs = 50000};
+	assert_int_equal(pthread_create(&thread, NULL, write_counted, &keeper), 0);
+	pthread_join(thread, NULL);
+	assert_int_equal(pthread_create(&thread, NULL, write_counted, &dropper), 0);
+	pthread_join(thread, NULL);
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_true(st.events_dropped > 0);
+	atomic_store(&reader_go, 1);
+	tl_shutdown();
+	pthread_join(reader, NULL);
+	unlink(file_path);
+	char *err = NULL;
+	int rc = tl_test_run_cli(NULL, &err, "convert %s -o /dev/null", fifo_copy);
+	print_message("%s", err);
+	assert_int_equal(rc, 0);
+	char expected[256];
+	snprintf(expected, sizeof expected,
+	         ": %llu events dropped by the recorder: %llu by thread %u (dropper)\n",
+	         (unsigned long long)st.events_dropped, (unsigned long long)st.events_dropped,
+	         atomic_load(&dropper.tid));
+	assert_non_null(strstr(err, expected));
+	assert_null(strstr(err, "(keeper)"));
+	free(err);
 }
 
 /* ---- a full disk ------------------------------------------------------------ */
@@ -580,8 +976,14 @@ int main(void)
 	        test_snapshots_during_writes_and_drains_leave_the_file_whole, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_flush_writes_partly_filled_blocks_and_nothing_twice,
 	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_a_snapshot_request_writes_the_partly_filled_blocks,
+	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_still_converts, setup,
 	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_a_writer_killed_mid_run_converts_with_the_cli,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_a_file_cut_during_an_overload_names_its_threads_and_drops, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_blocks_reach_the_file_without_a_flush, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_a_finished_file_ends_with_its_end_chunk, setup,
@@ -592,10 +994,16 @@ int main(void)
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk,
 	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_zero_bytes_at_a_files_end_are_read_for_what_they_are, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rotation_keeps_the_newest_files_which_read_as_one,
 	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_convert_reads_a_rotated_set_as_one_trace, setup,
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_a_drain_behind_drops_and_the_file_counts_them_per_thread, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_convert_names_each_thread_that_dropped_with_its_count, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_full_disk_ends_the_file_and_counts_what_is_lost,
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_percent_p_in_the_path_names_the_process, setup,

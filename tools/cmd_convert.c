@@ -162,6 +162,47 @@ static void print_summary(const struct convert_args *args, const tl_output_forma
 	fputc('\n', stderr);
 }
 
+/* The events each thread dropped in the recorder (a file recorder whose
+ * drain fell behind: THREAD_DROPS), one line, the threads that dropped
+ * most first; nothing when none did. */
+#define DROPS_LISTED 16
+
+static int by_drops(const void *pa, const void *pb)
+{
+	const struct tl_snapshot_drops *a = pa, *b = pb;
+	if (a->dropped != b->dropped)
+		return a->dropped > b->dropped ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static void print_thread_drops(const char *input, const tl_snapshot_read *reader,
+                               const tl_model *meta)
+{
+	struct tl_snapshot_drops *drops = malloc((reader->ndrops + 1) * sizeof *drops);
+	size_t n = 0;
+	for (size_t i = 0; drops && i < reader->ndrops; i++)
+		if (reader->drops[i].dropped)
+			drops[n++] = reader->drops[i];
+	if (n) {
+		qsort(drops, n, sizeof drops[0], by_drops);
+		fprintf(stderr, CONVERT_PREFIX ": %s: %llu events dropped by the recorder:", input,
+		        (unsigned long long)reader->thread_drops_total);
+		for (size_t i = 0; i < n && i < DROPS_LISTED; i++) {
+			const char *name = "";
+			for (size_t t = 0; t < meta->nthreads; t++)
+				if (meta->threads[t].tid == drops[i].tid)
+					name = meta->threads[t].name;
+			fprintf(stderr, "%s %llu by thread %u%s%s%s", i ? "," : "",
+			        (unsigned long long)drops[i].dropped, drops[i].tid,
+			        name[0] ? " (" : "", name, name[0] ? ")" : "");
+		}
+		if (n > DROPS_LISTED)
+			fprintf(stderr, ", and %zu more threads", n - DROPS_LISTED);
+		fputc('\n', stderr);
+	}
+	free(drops);
+}
+
 /* Writes the source; returns the exit status, problems reported, the
  * summary left to the caller. A file is written whole or not at all
  * (recorder/atomic_file.h). */
@@ -310,6 +351,7 @@ static int convert_binary(const struct convert_args *args, const tl_output_forma
 		src.nevents = (size_t)reader.nevents;
 		src.nthreads = meta.nthreads;
 		print_summary(args, format, &src, &counts);
+		print_thread_drops(input, &reader, &meta);
 	}
 	tl_snapshot_read_close(&reader);
 	tl_model_free(&meta);

@@ -406,16 +406,53 @@ static int read_header(tl_snapshot_read *r, const uint8_t *data, size_t len, siz
 	return 0;
 }
 
+/* A file recorder makes its file longer ahead of what it has written, to
+ * a whole number of 4 KiB sectors, in zero bytes, and writes whole
+ * sectors from the file's start: cut by kill -9, the file goes on with
+ * zeros where a chunk may have been cut. The end of what was written in
+ * the input from `start` (a file's header) on: len, less its trailing
+ * all-zero sectors when it is a whole number of sectors. A written sector
+ * is never all zero: no record is as long as a sector, each has a
+ * non-zero header word; only an END may leave its last word, its zero
+ * payload size, alone in a sector (read_chunks reads it whole). */
+#define WRITTEN_SECTOR 4096
+_Static_assert(TL_REC_MAX_WORDS * 8 < WRITTEN_SECTOR, "a record shorter than a sector");
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static size_t written_end(const uint8_t *data, size_t start, size_t len)
+{
+	size_t end = len;
+	if ((len - start) % WRITTEN_SECTOR)
+		return len; /* cut to its size by the recorder: no room ahead */
+	while (end - start > WRITTEN_SECTOR &&
+	       all_zero(data + end - WRITTEN_SECTOR, WRITTEN_SECTOR))
+		end -= WRITTEN_SECTOR;
+	return end;
+}
+
 /* Reads chunks from off to the END chunk (sets model->complete); *next is
  * where the bytes after END start (len when the input ends before it). */
-static int read_chunks(tl_snapshot_read *r, const uint8_t *data, size_t len, size_t off,
-                       size_t *next)
+static int read_chunks(tl_snapshot_read *r, const uint8_t *data, size_t len, size_t written,
+                       size_t off, size_t *next)
 {
 	*next = len;
-	while (len - off >= TL_CHUNK_HEADER_BYTES) {
+	while (off < written && len - off >= TL_CHUNK_HEADER_BYTES) {
 		uint32_t type = load_u32(data + off);
 		uint64_t payload = load_u64(data + off + 8);
-		size_t room = len - off - TL_CHUNK_HEADER_BYTES;
+		/* a header cut by the end of what was written: only an END,
+		 * whose zero payload size may begin a zero sector, is whole */
+		if (written - off < TL_CHUNK_HEADER_BYTES && (type != TL_CHUNK_END || payload))
+			break;
+		size_t room = written - off > TL_CHUNK_HEADER_BYTES
+		                  ? written - off - TL_CHUNK_HEADER_BYTES
+		                  : 0;
 		int cut = payload > room;
 		struct cursor c = {data + off + TL_CHUNK_HEADER_BYTES,
 		                   cut ? room : (size_t)payload};
@@ -458,13 +495,16 @@ static int read_chunks(tl_snapshot_read *r, const uint8_t *data, size_t len, siz
 		default:
 			break; /* a chunk type from a newer writer */
 		}
-		if (rc < 0 || cut)
+		if (rc < 0)
 			return rc;
+		if (cut)
+			break;
 		size_t padded = (size_t)payload + (size_t)(-payload & 7);
 		if (padded > room)
 			break; /* the padding of the last chunk is missing */
 		off += TL_CHUNK_HEADER_BYTES + padded;
 	}
+	r->whole_end = off;
 	return 0;
 }
 
@@ -564,10 +604,13 @@ int tl_snapshot_read_open(tl_snapshot_read *r, const void *input, size_t len, tl
 	size_t at = 0;
 	while (rc == 0) {
 		size_t off, next;
+		size_t written = written_end(data, at, len);
 		m->complete = 0;
+		r->file_start = r->whole_end = at;
+		r->file_len = written - at;
 		rc = read_header(r, data + at, len - at, &off);
 		if (rc == 0)
-			rc = read_chunks(r, data, len, at + off, &next);
+			rc = read_chunks(r, data, len, written, at + off, &next);
 		if (rc < 0)
 			break;
 		at = next;
@@ -603,8 +646,11 @@ void tl_snapshot_read_finish(tl_snapshot_read *r)
 		         (unsigned long long)r->bad_blocks, r->bad_blocks == 1 ? "" : "s",
 		         (unsigned long long)r->bad_words);
 	if (!r->model->complete)
-		set_message(r->err, r->errlen, "snapshot is truncated (no END chunk)%s%s",
-		            blocks[0] ? "; " : "", blocks);
+		set_message(r->err, r->errlen,
+		            "snapshot is truncated (no END chunk; whole chunks up to byte %zu of "
+		            "%zu written)%s%s",
+		            r->whole_end - r->file_start, r->file_len, blocks[0] ? "; " : "",
+		            blocks);
 	else
 		set_message(r->err, r->errlen, "%s", blocks);
 }

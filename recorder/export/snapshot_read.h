@@ -75,6 +75,13 @@ typedef struct tl_snapshot_read {
 	tl_model *model; /* metadata only: no events */
 	char *err;
 	size_t errlen;
+	/* The last file read (of several: a rotation): where it starts in the
+	 * input, its length without the zero sectors of room made ahead, and
+	 * where its whole chunks end (a cut file: at the chunk cut, of which a
+	 * BLOCK's whole records are kept). */
+	size_t file_start;
+	size_t file_len;
+	size_t whole_end;
 
 	tl_clock_pair *pairs; /* by ticks; none: timestamps are ns */
 	size_t npairs;
