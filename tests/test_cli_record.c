@@ -403,6 +403,48 @@ static void test_record_json_merges_the_commands_own_events(void **state)
 	run_free(&run);
 }
 
+/* Frame slices of a trace, as `timeline slices` reads it. */
+static size_t count_frame_slices(const char *trace)
+{
+	char *items = tl_test_slices(trace);
+	size_t n = tl_test_count(items, "name=\"frame\"");
+	free(items);
+	return n;
+}
+
+/* ftrace text with the command's own events: a marker of the process whose
+ * own record is merged is replaced by that record, as in the JSON. The
+ * shell writes a "frame" marker pair as its pid, then execs the demo, which
+ * records with the file recorder under the same pid: the text holds as
+ * many frames as the demo's own trace, not one more. */
+static void test_record_text_shows_each_event_of_the_command_once(void **state)
+{
+	(void)state;
+	const char *pidfile = tl_test_path("pid", ".txt");
+	const char *own = tl_test_path("record-demo-own", ".json");
+	char args[2048];
+	snprintf(args, sizeof args,
+	         "--format ftrace -- sh -c 'echo $$ >%s; echo \"B|$$|frame\" >" MARKER_OF_INSTANCE
+	         "; echo \"E|$$\" >" MARKER_OF_INSTANCE "; exec \"%s\" demo --seconds 0.3 -o %s'",
+	         pidfile, cli, own);
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 0);
+	assert_non_null(run.text);
+	assert_non_null(strstr(run.summary, "markers    2 (B 1, E 1)"));
+	char pid[32], begin[96];
+	read_word(pidfile, pid, sizeof pid);
+	assert_true(pid[0] != '\0');
+	snprintf(begin, sizeof begin, "tracing_mark_write: B|%s|frame\n", pid);
+	size_t frames = tl_test_count(run.text, begin);
+	size_t own_frames = count_frame_slices(own);
+	print_message("%zu frames in the text, %zu in the demo's own trace\n", frames, own_frames);
+	assert_true(own_frames >= 10);
+	assert_int_equal(frames, own_frames);
+	assert_int_equal(count_frame_slices(run.trace), own_frames);
+	run_free(&run);
+}
+
 /* With --app-recorder systrace the command writes markers, as before. */
 static void test_record_app_recorder_systrace_keeps_markers(void **state)
 {
@@ -523,6 +565,7 @@ int main(void)
 	    cmocka_unit_test(test_record_json_names_the_capture_clock),
 	    cmocka_unit_test(test_record_of_the_demo_holds_its_slices),
 	    cmocka_unit_test(test_record_json_merges_the_commands_own_events),
+	    cmocka_unit_test(test_record_text_shows_each_event_of_the_command_once),
 	    cmocka_unit_test(test_record_app_recorder_systrace_keeps_markers),
 	    cmocka_unit_test(test_record_unknown_event_is_named),
 	    cmocka_unit_test(test_record_unwritable_output_is_named),

@@ -459,6 +459,27 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* Whether a line of the capture is a marker of one of the pids whose own
+ * events are merged: an atrace event (clock sync markers are kept) of the
+ * process its payload names, or its tgid column when the payload names
+ * none (an E may not). The app's record of the same events replaces it, as
+ * in the JSON. */
+static int is_merged_marker(const char *line, size_t len, const uint32_t *pids, int npids)
+{
+	tl_ftrace_line tok;
+	tl_atrace_point point;
+	if (len && line[len - 1] == '\n')
+		len--;
+	if (tl_ftrace_line_tokenize(line, len, &tok) != 0 || tok.kind != TL_FTRACE_LINE_MARKER ||
+	    tl_atrace_parse(tok.text.ptr, tok.text.len, &point) != TL_ATRACE_OK)
+		return 0;
+	uint32_t pid = point.tgid ? point.tgid : tok.tgid;
+	for (int i = 0; i < npids; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
 int record_write_text(struct record_session *session, const char *app_dir, int capture_clock,
                       int fd, char *err, size_t errlen)
 {
@@ -473,7 +494,8 @@ int record_write_text(struct record_session *session, const char *app_dir, int c
 	/* the capture, and each app's events as the ftrace exporter writes
 	 * them, merged line by line in time order */
 	struct text *texts = calloc((size_t)napps + 1, sizeof *texts);
-	int rc = texts ? 0 : -ENOMEM;
+	uint32_t *pids = calloc((size_t)napps, sizeof *pids);
+	int rc = texts && pids ? 0 : -ENOMEM;
 	for (int i = 0; i <= napps && rc == 0; i++) {
 		int mfd = memfd_create("timeline-record", MFD_CLOEXEC);
 		if (mfd < 0) {
@@ -484,6 +506,7 @@ int record_write_text(struct record_session *session, const char *app_dir, int c
 			rc = record_session_write_text(session, mfd);
 		} else {
 			tl_model *app = &apps[i - 1];
+			pids[i - 1] = app->pid;
 			int64_t shift = app_clock_shift(app, capture_clock);
 			for (size_t k = 0; k < app->nevents; k++) {
 				app->events[k].ts_ns += shift;
@@ -527,13 +550,15 @@ int record_write_text(struct record_session *session, const char *app_dir, int c
 			}
 			if (best < 0 || rc)
 				break;
-			rc = write_all(fd, best_line, best_len);
+			if (best > 0 || !is_merged_marker(best_line, best_len, pids, napps))
+				rc = write_all(fd, best_line, best_len);
 			texts[best].at += best_len;
 		}
 	}
 	for (int i = 0; texts && i <= napps; i++)
 		free(texts[i].data);
 	free(texts);
+	free(pids);
 	if (rc)
 		snprintf(err, errlen, "cannot write the trace with the command's own events: %s",
 		         strerror(-rc));

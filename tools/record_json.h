@@ -26,7 +26,9 @@ int record_write_perfetto(struct record_session *session, const char *app_dir, i
 /* The session as ftrace text (record_session_write_text), with the
  * command's own events of app_dir (NULL: none) as the ftrace exporter
  * writes them, moved to the capture's clock (capture_clock: 7 boot, 1
- * mono) and merged by timestamp. */
+ * mono) and merged by timestamp. The capture's atrace markers of a process
+ * whose own events are merged are left out, as in the JSON: each event is
+ * shown once. */
 int record_write_text(struct record_session *session, const char *app_dir, int capture_clock,
                       int fd, char *err, size_t errlen);
 
