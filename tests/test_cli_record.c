@@ -347,6 +347,15 @@ static void test_record_mono_clock_is_set(void **state)
 	run_free(&run);
 }
 
+/* How often `needle` occurs in what `timeline slices` prints for a trace. */
+static size_t count_items(const char *trace, const char *needle)
+{
+	char *items = tl_test_slices(trace);
+	size_t n = tl_test_count(items, needle);
+	free(items);
+	return n;
+}
+
 /* The product's own demo, captured by the product's own capture tool: the
  * capture's slices are the demo's frames and stages, on its threads. */
 static void test_record_of_the_demo_holds_its_slices(void **state)
@@ -378,16 +387,26 @@ static void test_record_json_merges_the_commands_own_events(void **state)
 {
 	(void)state;
 	char args[1024];
-	snprintf(args, sizeof args, "--format json -- '%s' demo --seconds 0.3 -o '%s'", cli,
-	         tl_test_path("record-demo-own", ".json"));
+	const char *own = tl_test_path("record-demo-own", ".json");
+	snprintf(args, sizeof args, "--format json -- '%s' demo --seconds 0.3 -o '%s'", cli, own);
 	struct run run;
 	record(&run, args);
 	assert_int_equal(run.status, 0);
 	assert_non_null(run.text);
-	/* args and flows only the in-process record has */
+	/* args and flows only the in-process record has: every flow of the
+	 * demo's own trace */
 	assert_non_null(strstr(run.text, "\"entities\":"));
-	assert_non_null(strstr(run.text, "\"ph\":\"s\""));
+	size_t flows = count_items(run.trace, "flow out=");
+	size_t own_flows = count_items(own, "flow out=");
+	print_message("%zu flows, %zu in the demo's own trace\n", flows, own_flows);
+	assert_true(own_flows > 0);
+	assert_int_equal(flows, own_flows);
+	/* names as the demo set them: the kernel's comm of the last worker is
+	 * cut to 15 bytes, the merged name is whole */
 	assert_non_null(strstr(run.text, "\"name\":\"worker-1\""));
+	assert_non_null(strstr(run.text, "\"name\":\"worker-3-with-a-long-name\""));
+	assert_null(strstr(run.text, "\"name\":\"worker-3-with-a\""));
+	assert_non_null(strstr(run.text, "\"name\":\"timeline-demo\""));
 	assert_non_null(strstr(run.text, "\"name\":\"CPU 0\""));
 	/* each frame once: a begin and an end per frame slice, no marker copy */
 	size_t frames = tl_test_count(run.text, "\"name\":\"frame\"");
@@ -403,14 +422,6 @@ static void test_record_json_merges_the_commands_own_events(void **state)
 	run_free(&run);
 }
 
-/* Frame slices of a trace, as `timeline slices` reads it. */
-static size_t count_frame_slices(const char *trace)
-{
-	char *items = tl_test_slices(trace);
-	size_t n = tl_test_count(items, "name=\"frame\"");
-	free(items);
-	return n;
-}
 
 /* ftrace text with the command's own events: a marker of the process whose
  * own record is merged is replaced by that record, as in the JSON. The
@@ -437,11 +448,11 @@ static void test_record_text_shows_each_event_of_the_command_once(void **state)
 	assert_true(pid[0] != '\0');
 	snprintf(begin, sizeof begin, "tracing_mark_write: B|%s|frame\n", pid);
 	size_t frames = tl_test_count(run.text, begin);
-	size_t own_frames = count_frame_slices(own);
+	size_t own_frames = count_items(own, "name=\"frame\"");
 	print_message("%zu frames in the text, %zu in the demo's own trace\n", frames, own_frames);
 	assert_true(own_frames >= 10);
 	assert_int_equal(frames, own_frames);
-	assert_int_equal(count_frame_slices(run.trace), own_frames);
+	assert_int_equal(count_items(run.trace, "name=\"frame\""), own_frames);
 	run_free(&run);
 }
 
