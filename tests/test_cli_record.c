@@ -422,7 +422,6 @@ static void test_record_json_merges_the_commands_own_events(void **state)
 	run_free(&run);
 }
 
-
 /* ftrace text with the command's own events: a marker of the process whose
  * own record is merged is replaced by that record, as in the JSON. The
  * shell writes a "frame" marker pair as its pid, then execs the demo, which
@@ -453,6 +452,161 @@ static void test_record_text_shows_each_event_of_the_command_once(void **state)
 	assert_true(own_frames >= 10);
 	assert_int_equal(frames, own_frames);
 	assert_int_equal(count_items(run.trace, "name=\"frame\""), own_frames);
+	run_free(&run);
+}
+
+/* The same merged capture in Perfetto's format: args, flows, full names,
+ * every frame and flow of the demo's own trace. */
+static void test_record_perfetto_merges_the_commands_own_events(void **state)
+{
+	(void)state;
+	const char *trace = tl_test_path("record-own", ".perfetto-trace");
+	const char *own = tl_test_path("record-demo-own", ".json");
+	const char *err = tl_test_path("record", ".err");
+	int status = tl_test_run("'%s' record -o '%s' -- '%s' demo --seconds 0.3 -o '%s' 2>'%s'",
+	                         cli, trace, cli, own, err);
+	char *summary = tl_test_read_file(err, NULL);
+	printf("%s", summary ? summary : "(no standard error)\n");
+	free(summary);
+	assert_int_equal(status, 0);
+	char *text = tl_test_perfetto_decode(trace);
+	assert_non_null(strstr(text, "process_name: \"timeline-demo\""));
+	assert_non_null(strstr(text, "thread_name: \"worker-3-with-a-long-name\""));
+	assert_non_null(strstr(text, "thread_name: \"CPU 0\""));
+	assert_non_null(strstr(text, "name: \"entities\"")); /* a debug annotation */
+	assert_non_null(strstr(text, "terminating_flow_ids: "));
+	free(text);
+	size_t frames = count_items(trace, "name=\"frame\"");
+	size_t own_frames = count_items(own, "name=\"frame\"");
+	size_t flows = count_items(trace, "flow out=");
+	size_t own_flows = count_items(own, "flow out=");
+	print_message("%zu frames and %zu flows, %zu and %zu in the demo's own trace\n", frames,
+	              flows, own_frames, own_flows);
+	assert_true(own_frames >= 10);
+	assert_int_equal(frames, own_frames);
+	assert_true(own_flows > 0);
+	assert_int_equal(flows, own_flows);
+}
+
+/* A slice as `timeline slices` prints it: begin and end in ns, its
+ * thread, and for a scheduling slice of the "CPUs" process the tid that
+ * ran (from its name, "comm tid"; 0 for other slices). */
+struct read_slice {
+	long long ts, end;
+	unsigned tid, ran;
+	char name[96];
+};
+
+static struct read_slice *read_slices(const char *trace, size_t *n)
+{
+	char *items = tl_test_slices(trace);
+	struct read_slice *s = calloc(tl_test_count(items, "\n") + 1, sizeof *s);
+	assert_non_null(s);
+	*n = 0;
+	for (const char *line = items; line && *line;) {
+		const char *end = strchr(line, '\n');
+		struct read_slice *r = &s[*n];
+		long long dur;
+		if (sscanf(line, "slice ts=%lld dur=%lld name=\"%95[^\"]\" tid=%u", &r->ts, &dur,
+		           r->name, &r->tid) == 4 &&
+		    dur >= 0) {
+			r->end = r->ts + dur;
+			const char *cpus = strstr(line, "process_name=\"CPUs\"");
+			const char *space = strrchr(r->name, ' ');
+			if (cpus && (!end || cpus < end) && space)
+				r->ran = (unsigned)strtoul(space + 1, NULL, 10);
+			++*n;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	free(items);
+	return s;
+}
+
+/* Whether ts lies, within tolerance_ns, in a scheduling slice of tid. */
+static int while_running(const struct read_slice *s, size_t n, unsigned tid, long long ts,
+                         long long tolerance_ns)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i].ran == tid && s[i].ts - tolerance_ns <= ts &&
+		    ts <= s[i].end + tolerance_ns)
+			return 1;
+	return 0;
+}
+
+/*
+ * Checks that the command's own frames line up with the kernel's view of
+ * the same run: each lies inside the capture, and its begin and end, read
+ * by the thread while it ran, lie in a scheduling slice of that thread
+ * (the capture's text has microseconds: 2 us of slack). The main thread
+ * sleeps between frames, so a clock off by more than a few microseconds
+ * puts begins (early) or ends (late) in the gaps. A thread seen running
+ * before the capture's first switch on its CPU has no slice there: most,
+ * not all, boundaries are asked to be inside.
+ */
+static void assert_frames_line_up(const char *trace)
+{
+	size_t n;
+	struct read_slice *s = read_slices(trace, &n);
+	long long first = 0, last = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!s[i].ran)
+			continue;
+		first = !first || s[i].ts < first ? s[i].ts : first;
+		last = s[i].end > last ? s[i].end : last;
+	}
+	assert_true(first > 0);
+	size_t frames = 0, inside = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(s[i].name, "frame") != 0 || s[i].ran)
+			continue;
+		frames++;
+		assert_true(s[i].ts >= first && s[i].end <= last);
+		inside += while_running(s, n, s[i].tid, s[i].ts, 2000);
+		inside += while_running(s, n, s[i].tid, s[i].end, 2000);
+	}
+	print_message("%zu of %zu frame begins and ends while their thread ran\n", inside,
+	              2 * frames);
+	assert_true(frames >= 10);
+	assert_true(inside * 10 >= 2 * frames * 9);
+	free(s);
+}
+
+static void test_record_commands_own_events_line_up_with_the_scheduler(void **state)
+{
+	(void)state;
+	char args[1024];
+	snprintf(args, sizeof args, "--format json -- '%s' demo --seconds 0.3 -o '%s'", cli,
+	         tl_test_path("record-demo-own", ".json"));
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 0);
+	assert_frames_line_up(run.trace);
+	run_free(&run);
+}
+
+/* --clock mono with a command on the boot clock: its events are moved by
+ * the difference of the two clocks its file recorded. Where boot and mono
+ * hardly differ (no suspend yet), the command runs in a time namespace
+ * whose boot clock is 1000 s ahead. */
+static void test_record_mono_capture_moves_the_commands_own_events(void **state)
+{
+	(void)state;
+	if (tl_test_run("unshare --time --boottime 1000 --fork true 2>/dev/null") != 0) {
+		print_message("skipped: unshare cannot make a time namespace here (util-linux "
+		              "2.36 and a kernel with CONFIG_TIME_NS are needed)\n");
+		skip();
+	}
+	char args[1024];
+	snprintf(args, sizeof args,
+	         "--clock mono --format json -- unshare --time --boottime 1000 --fork '%s' demo "
+	         "--seconds 0.3 -o '%s'",
+	         cli, tl_test_path("record-demo-own", ".json"));
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 0);
+	assert_non_null(strstr(run.text, "\"clock\":\"mono\""));
+	assert_frames_line_up(run.trace);
 	run_free(&run);
 }
 
@@ -577,6 +731,9 @@ int main(void)
 	    cmocka_unit_test(test_record_of_the_demo_holds_its_slices),
 	    cmocka_unit_test(test_record_json_merges_the_commands_own_events),
 	    cmocka_unit_test(test_record_text_shows_each_event_of_the_command_once),
+	    cmocka_unit_test(test_record_perfetto_merges_the_commands_own_events),
+	    cmocka_unit_test(test_record_commands_own_events_line_up_with_the_scheduler),
+	    cmocka_unit_test(test_record_mono_capture_moves_the_commands_own_events),
 	    cmocka_unit_test(test_record_app_recorder_systrace_keeps_markers),
 	    cmocka_unit_test(test_record_unknown_event_is_named),
 	    cmocka_unit_test(test_record_unwritable_output_is_named),
