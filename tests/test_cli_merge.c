@@ -438,6 +438,71 @@ static void test_merge_drops_a_capture_async_slice_with_its_end(void **state)
 	free(json);
 }
 
+/* A counter sample of the exporter's JSON ("queue", read back as "queue
+ * value", after its argument) and the capture's marker of it 2 us later
+ * are one sample; one 300 us later is another, on the same track. */
+static void test_merge_shows_a_json_counter_sample_of_a_capture_once(void **state)
+{
+	(void)state;
+	char *json = write_input(
+	    "merge-counter", ".json",
+	    "{\"traceEvents\":[\n"
+	    "{\"ph\":\"C\",\"name\":\"queue\",\"cat\":\"jobs\",\"pid\":100,\"tid\":101,"
+	    "\"ts\":1000000150.000,\"args\":{\"value\":4}}],\n"
+	    "\"metadata\":{\"clock\":\"boot\",\"boottime_ns\":1000001000000,"
+	    "\"monotonic_ns\":995001000000,\"realtime_ns\":1700000000001000000}}\n");
+	char *text = write_input(
+	    "merge-counter", ".txt",
+	    "# tracer: nop\n# timeline: recorder=tracefs clock=boot\n"
+	    "          render-101   (  100) [000] .... 1000.000152: tracing_mark_write: "
+	    "C|100|queue|4\n"
+	    "          render-101   (  100) [000] .... 1000.000450: tracing_mark_write: "
+	    "C|100|queue|5\n");
+	char *out = path_of("merge-out", ".json");
+	char *err;
+	assert_int_equal(merge(&err, "%s %s -o %s", json, text, out), 0);
+	assert_has(err, "1 event also recorded in process, shown once");
+	assert_has(err, "the farthest 2.000 us apart");
+	char *items = slices_of(out, "counter");
+	assert_int_equal(tl_test_count(items, "counter "), 2);
+	assert_has(items, "counter ts=1000000150000 name=\"queue value\" value=4 pid=100");
+	assert_has(items, "counter ts=1000000450000 name=\"queue value\" value=5 pid=100");
+	free(items);
+	free(err);
+
+	assert_int_equal(merge(&err, "%s %s -o %s --keep-duplicates", json, text, out), 0);
+	items = slices_of(out, "counter");
+	assert_int_equal(tl_test_count(items, "counter "), 3);
+	free(items);
+	free(err);
+	free(out);
+	free(text);
+	free(json);
+}
+
+/* A Perfetto input is named as one, and merged with a capture. */
+static void test_merge_reads_a_perfetto_input(void **state)
+{
+	(void)state;
+	char *json = write_input("merge-boot", ".json", json_boot);
+	char *pftrace = path_of("merge-in", ".perfetto-trace");
+	assert_int_equal(tl_test_run("%s convert %s -o %s", cli, json, pftrace), 0);
+	char *text = capture_file(CAPTURE_BOOT);
+	char *out = path_of("merge-out", ".json");
+	char *err;
+	assert_int_equal(merge(&err, "%s %s -o %s --assume-clock boot", pftrace, text, out), 0);
+	assert_has(err, ": Perfetto, ");
+	char *items = slices_of(out, "slice");
+	assert_has(items, expect_draw);
+	assert_has(items, expect_vsync);
+	free(items);
+	free(err);
+	free(out);
+	free(text);
+	free(pftrace);
+	free(json);
+}
+
 static void test_merge_writes_ftrace_text_for_a_txt_output(void **state)
 {
 	(void)state;
@@ -888,6 +953,8 @@ int main(void)
 	    cmocka_unit_test(test_merge_keeps_pids_tids_and_the_in_process_names),
 	    cmocka_unit_test(test_merge_shows_an_event_in_both_inputs_once_within_the_window),
 	    cmocka_unit_test(test_merge_drops_a_capture_async_slice_with_its_end),
+	    cmocka_unit_test(test_merge_shows_a_json_counter_sample_of_a_capture_once),
+	    cmocka_unit_test(test_merge_reads_a_perfetto_input),
 	    cmocka_unit_test(test_merge_writes_ftrace_text_for_a_txt_output),
 	    cmocka_unit_test(test_merge_writes_perfetto_for_a_pftrace_output),
 	    cmocka_unit_test(test_merge_names_a_missing_input),

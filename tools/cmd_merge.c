@@ -1,8 +1,9 @@
 /*
  * `timeline merge IN... -o OUT [--format json|ftrace|perfetto]`: joins traces -
  * binary snapshots (a file recorder's rotation too), Chrome JSON, ftrace
- * text, `trace-cmd report` output - on one timeline and writes them as one
- * Chrome JSON or ftrace text file (docs/reading.md, "merge").
+ * text, `trace-cmd report` output, Perfetto traces - on one timeline and
+ * writes them as one Chrome JSON, ftrace text or Perfetto file
+ * (docs/reading.md, "merge").
  *
  *   1. Each input is read as `timeline convert` reads it: a snapshot into
  *      a model, the others through the importer (tools/readers/trace_import.h).
@@ -22,7 +23,8 @@
  * event of an in-process input when both are of the same process, the
  * same kind - slice start (a begin or complete event), instant, counter
  * sample, async begin -, the same thread (slices, thread instants), the
- * same name once cleaned as a marker name is, and their timestamps on the
+ * same name once cleaned as a marker name is (a JSON counter's without the
+ * " value" the importer names it with: event_name_len), and their timestamps on the
  * timeline are at most the window apart (100 us, the systrace recorder's
  * live window; --dedup-window). Matching goes in time order, each event
  * matched once; a capture's dropped async begin takes its end with it.
@@ -162,9 +164,10 @@ static int parse_args(int argc, char **argv, struct merge_args *args)
 
 struct merge_input {
 	const char *path;
-	const char *kind; /* "binary snapshot", "Chrome JSON", "ftrace text" */
+	const char *kind; /* "binary snapshot", "Chrome JSON", "Perfetto", "ftrace text" */
 	int in_process;   /* see the top of this file */
 	int from_import;  /* its model was built by the importer: its ids are its own */
+	int json;         /* Chrome JSON: its counters are named after their argument */
 	int have_model, have_import;
 	tl_model model;
 	tl_import imp; /* text and JSON inputs */
@@ -249,7 +252,10 @@ static int read_input(struct merge_input *in, const struct merge_args *args)
 			in->have_import = 1;
 			if (tl_cli_report_unread_lines(MERGE_PREFIX, in->path, &in->imp))
 				return 1;
-			in->kind = format == TL_TRACE_FORMAT_JSON ? "Chrome JSON" : "ftrace text";
+			in->kind = format == TL_TRACE_FORMAT_JSON       ? "Chrome JSON"
+			           : format == TL_TRACE_FORMAT_PERFETTO ? "Perfetto"
+			                                                : "ftrace text";
+			in->json = format == TL_TRACE_FORMAT_JSON;
 			in->in_process = format == TL_TRACE_FORMAT_JSON && in->imp.clock &&
 			                 in->imp.clock_values.known;
 			in->from_import = 1;
@@ -387,18 +393,32 @@ static int event_family(const tl_model_event *e, uint32_t *tid)
 
 /* FNV-1a of the name as the systrace recorder writes it (tl_atrace_clean):
  * a marker's name and the in-process name it came from hash alike. */
-static uint64_t name_hash(const char *name)
+static uint64_t name_hash(const char *name, size_t name_len)
 {
 	char clean[TL_ATRACE_PAYLOAD_MAX];
 	int cut = 0;
-	size_t len =
-	    tl_atrace_clean(clean, sizeof clean, name, name ? strlen(name) : 0, NULL, &cut);
+	size_t len = tl_atrace_clean(clean, sizeof clean, name, name ? name_len : 0, NULL, &cut);
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (size_t i = 0; i < len; i++) {
 		h ^= (unsigned char)clean[i];
 		h *= 0x100000001b3ull;
 	}
 	return h;
+}
+
+/* The length of an event's name, without the " value" the importer ends a
+ * JSON counter's name with (Perfetto names a JSON counter's track after its
+ * argument, and the exporter's one argument is "value"): the name a marker
+ * of the same counter has. */
+static size_t event_name_len(const struct merge_input *in, const tl_model_event *e)
+{
+	static const char suffix[] = " value";
+	const size_t k = sizeof suffix - 1;
+	size_t len = e->name ? strlen(e->name) : 0;
+	if (in->json && e->phase == TL_PHASE_COUNTER && len > k &&
+	    memcmp(e->name + len - k, suffix, k) == 0)
+		return len - k;
+	return len;
 }
 
 static int compare_dup_key(const void *pa, const void *pb)
@@ -446,13 +466,14 @@ static dup_key *collect_keys(const struct merge_input *in, size_t ninputs, int i
 			int family = event_family(e, &tid);
 			if (!family)
 				continue;
-			keys[(*n)++] = (dup_key){.pid = tl_model_event_pid(m, e),
-			                         .tid = tid,
-			                         .family = family,
-			                         .name = name_hash(e->name),
-			                         .ts = on_timeline(e->ts_ns, &in[i]),
-			                         .input = i,
-			                         .event = k};
+			keys[(*n)++] =
+			    (dup_key){.pid = tl_model_event_pid(m, e),
+			              .tid = tid,
+			              .family = family,
+			              .name = name_hash(e->name, event_name_len(&in[i], e)),
+			              .ts = on_timeline(e->ts_ns, &in[i]),
+			              .input = i,
+			              .event = k};
 		}
 	}
 	qsort(keys, *n, sizeof *keys, compare_dup_key);
@@ -632,6 +653,10 @@ static merged_event copy_event(tl_model *out, const struct merge_input *in, size
 	c->ts_ns = on_timeline(e->ts_ns, in);
 	c->end_ns = on_timeline(e->end_ns, in);
 	if (tl_model_event_adopt_strings(out, c))
+		*nomem = 1;
+	/* a JSON counter on the track a capture's marker of it goes on */
+	size_t len = event_name_len(in, e);
+	if (c->name && len != strlen(e->name) && !(c->name = tl_model_intern(out, e->name, len)))
 		*nomem = 1;
 	/* the importer numbers its ids from 1 in each trace: kept apart */
 	if (in->from_import && is_async_or_flow(e->phase))
