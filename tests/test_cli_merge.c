@@ -480,18 +480,20 @@ static void test_merge_shows_a_json_counter_sample_of_a_capture_once(void **stat
 	free(json);
 }
 
-/* A Perfetto input is named as one, and merged with a capture. */
-static void test_merge_reads_a_perfetto_input(void **state)
+/* A Perfetto input is named as one, on the clock of its clock snapshot,
+ * whose boot and mono clocks put a mono capture on its timeline. */
+static void test_merge_reads_a_perfetto_input_on_its_snapshots_clock(void **state)
 {
 	(void)state;
 	char *json = write_input("merge-boot", ".json", json_boot);
 	char *pftrace = path_of("merge-in", ".perfetto-trace");
 	assert_int_equal(tl_test_run("%s convert %s -o %s", cli, json, pftrace), 0);
-	char *text = capture_file(CAPTURE_BOOT);
+	char *text = capture_file(CAPTURE_MONO);
 	char *out = path_of("merge-out", ".json");
 	char *err;
-	assert_int_equal(merge(&err, "%s %s -o %s --assume-clock boot", pftrace, text, out), 0);
-	assert_has(err, ": Perfetto, ");
+	assert_int_equal(merge(&err, "%s %s -o %s", pftrace, text, out), 0);
+	assert_has(err, ": Perfetto, on the boot clock: as is");
+	assert_has(err, ": ftrace text, on the mono clock: moved by +5000000000 ns");
 	char *items = slices_of(out, "slice");
 	assert_has(items, expect_draw);
 	assert_has(items, expect_vsync);
@@ -954,7 +956,7 @@ int main(void)
 	    cmocka_unit_test(test_merge_shows_an_event_in_both_inputs_once_within_the_window),
 	    cmocka_unit_test(test_merge_drops_a_capture_async_slice_with_its_end),
 	    cmocka_unit_test(test_merge_shows_a_json_counter_sample_of_a_capture_once),
-	    cmocka_unit_test(test_merge_reads_a_perfetto_input),
+	    cmocka_unit_test(test_merge_reads_a_perfetto_input_on_its_snapshots_clock),
 	    cmocka_unit_test(test_merge_writes_ftrace_text_for_a_txt_output),
 	    cmocka_unit_test(test_merge_writes_perfetto_for_a_pftrace_output),
 	    cmocka_unit_test(test_merge_names_a_missing_input),

@@ -17,8 +17,8 @@
  *      its pid and tid as they were; the exporters write it.
  *
  * The same event in two inputs: an in-process input is a snapshot, or
- * Chrome JSON that names its clock and gives the clock values (JSON
- * written from a snapshot); every other input is a capture, whose events
+ * Chrome JSON or a Perfetto trace that names its clock and gives the clock
+ * values (written from a snapshot); every other input is a capture, whose events
  * come from trace_marker writes. An event of a capture is the same as an
  * event of an in-process input when both are of the same process, the
  * same kind - slice start (a begin or complete event), instant, counter
@@ -43,6 +43,7 @@
 
 #include "recorder/atomic_file.h"
 #include "recorder/atrace_format.h"
+#include "recorder/export/perfetto_proto.h"
 #include "recorder/export/trace_model.h"
 #include "recorder/snapshot_format.h"
 #include "tools/readers/clock_align.h"
@@ -225,6 +226,160 @@ static int read_rotation(struct merge_input *in, char *err, size_t errlen)
 	return rc;
 }
 
+/* ---- a Perfetto trace's clock -------------------------------------------- */
+
+static int proto_varint(const unsigned char **p, const unsigned char *end, uint64_t *value)
+{
+	*value = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*p >= end)
+			return -1;
+		unsigned char b = *(*p)++;
+		*value |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* One field of a protobuf message at *p: its number, and a varint's value
+ * or a length-delimited field's bytes (*value their length); fixed-size
+ * fields are skipped. Returns 0, or -1 at the end or on bytes that are no
+ * protobuf. */
+static int proto_field(const unsigned char **p, const unsigned char *end, uint32_t *number,
+                       uint64_t *value, const unsigned char **bytes)
+{
+	uint64_t key;
+	if (proto_varint(p, end, &key))
+		return -1;
+	*number = (uint32_t)(key >> 3);
+	*value = 0;
+	*bytes = NULL;
+	switch (key & 7) {
+	case 0:
+		return proto_varint(p, end, value);
+	case 1:
+	case 5: {
+		size_t size = (key & 7) == 1 ? 8 : 4;
+		if ((size_t)(end - *p) < size)
+			return -1;
+		*p += size;
+		return 0;
+	}
+	case 2:
+		if (proto_varint(p, end, value) || *value > (uint64_t)(end - *p))
+			return -1;
+		*bytes = *p;
+		*p += *value;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static tl_trace_clock perfetto_clock(uint64_t builtin)
+{
+	return builtin == TL_PF_BUILTIN_CLOCK_BOOTTIME    ? TL_TRACE_CLOCK_BOOT
+	       : builtin == TL_PF_BUILTIN_CLOCK_MONOTONIC ? TL_TRACE_CLOCK_MONO
+	                                                  : TL_TRACE_CLOCK_UNKNOWN;
+}
+
+/* A ClockSnapshot: the boot, mono and realtime clocks it gives, and its
+ * primary trace clock (0: not given). */
+static void read_clock_snapshot(const unsigned char *p, const unsigned char *end,
+                                tl_clock_values *values, uint64_t *primary)
+{
+	int64_t boot = 0, mono = 0, real = 0;
+	uint32_t number;
+	uint64_t value;
+	const unsigned char *bytes;
+	while (proto_field(&p, end, &number, &value, &bytes) == 0) {
+		if (number == TL_PF_CLOCK_SNAPSHOT_PRIMARY && !bytes) {
+			*primary = value;
+			continue;
+		}
+		if (number != TL_PF_CLOCK_SNAPSHOT_CLOCKS || !bytes)
+			continue;
+		const unsigned char *c = bytes, *c_end = bytes + value;
+		uint64_t id = 0, ts = 0;
+		uint32_t n;
+		uint64_t v;
+		const unsigned char *b;
+		while (proto_field(&c, c_end, &n, &v, &b) == 0) {
+			if (n == TL_PF_CLOCK_ID && !b)
+				id = v;
+			else if (n == TL_PF_CLOCK_TIMESTAMP && !b)
+				ts = v;
+		}
+		int64_t *to = id == TL_PF_BUILTIN_CLOCK_BOOTTIME    ? &boot
+		              : id == TL_PF_BUILTIN_CLOCK_MONOTONIC ? &mono
+		              : id == TL_PF_BUILTIN_CLOCK_REALTIME  ? &real
+		                                                    : NULL;
+		if (to && ts <= INT64_MAX)
+			*to = (int64_t)ts;
+	}
+	*values = (tl_clock_values){.known = boot > 0 && mono > 0 && real > 0,
+	                            .boottime_ns = boot,
+	                            .monotonic_ns = mono,
+	                            .realtime_ns = real};
+}
+
+/*
+ * The clock of a Perfetto trace's timestamps and the clocks it read
+ * together, from its first ClockSnapshot packet (the importer keeps
+ * neither): the packets' timestamp clock (TracePacketDefaults, when a
+ * packet up to the snapshot's gives it), else the snapshot's primary trace
+ * clock, else boot, Perfetto's default. A trace without a clock snapshot
+ * names no clock.
+ */
+static void read_perfetto_clock(const char *path, tl_trace_clock *clock, tl_clock_values *values)
+{
+	*clock = TL_TRACE_CLOCK_UNKNOWN;
+	*values = (tl_clock_values){0};
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return;
+	unsigned char *data = NULL;
+	size_t len = 0;
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long size = ftell(f);
+		if (size > 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)size)))
+			len = fread(data, 1, (size_t)size, f);
+	}
+	fclose(f);
+	uint64_t timestamp_clock = 0, primary = 0;
+	const unsigned char *p = data, *end = data ? data + len : NULL;
+	uint32_t number;
+	uint64_t value;
+	const unsigned char *packet;
+	int found = 0;
+	while (!found && data && proto_field(&p, end, &number, &value, &packet) == 0) {
+		if (number != TL_PF_TRACE_PACKET || !packet)
+			continue;
+		const unsigned char *q = packet, *q_end = packet + value, *bytes;
+		uint32_t n;
+		uint64_t v;
+		while (proto_field(&q, q_end, &n, &v, &bytes) == 0) {
+			if (n == TL_PF_PACKET_CLOCK_SNAPSHOT && bytes) {
+				read_clock_snapshot(bytes, bytes + v, values, &primary);
+				found = 1;
+			} else if (n == TL_PF_PACKET_DEFAULTS && bytes) {
+				const unsigned char *d = bytes, *d_end = bytes + v, *b;
+				uint32_t dn;
+				uint64_t dv;
+				while (proto_field(&d, d_end, &dn, &dv, &b) == 0)
+					if (dn == TL_PF_DEFAULTS_TIMESTAMP_CLOCK_ID && !b)
+						timestamp_clock = dv;
+			}
+		}
+	}
+	free(data);
+	if (found)
+		*clock = perfetto_clock(timestamp_clock ? timestamp_clock
+		                        : primary       ? primary
+		                                        : TL_PF_BUILTIN_CLOCK_BOOTTIME);
+}
+
 /*
  * Reads one input into its model (and import). Returns 0, or 1 when the
  * problem was reported; a warning is printed for a snapshot read in part
@@ -256,8 +411,12 @@ static int read_input(struct merge_input *in, const struct merge_args *args)
 			           : format == TL_TRACE_FORMAT_PERFETTO ? "Perfetto"
 			                                                : "ftrace text";
 			in->json = format == TL_TRACE_FORMAT_JSON;
-			in->in_process = format == TL_TRACE_FORMAT_JSON && in->imp.clock &&
-			                 in->imp.clock_values.known;
+			if (format == TL_TRACE_FORMAT_PERFETTO)
+				read_perfetto_clock(in->path, &in->imp.clock,
+				                    &in->imp.clock_values);
+			in->in_process = (format == TL_TRACE_FORMAT_JSON ||
+			                  format == TL_TRACE_FORMAT_PERFETTO) &&
+			                 in->imp.clock && in->imp.clock_values.known;
 			in->from_import = 1;
 			rc = tl_import_to_model(&in->imp, &in->model);
 		} else if (rerr.line) {
