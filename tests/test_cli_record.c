@@ -610,6 +610,62 @@ static void test_record_mono_capture_moves_the_commands_own_events(void **state)
 	run_free(&run);
 }
 
+/* The frames the demo says it ran ("frames   N at 60 Hz") in what it
+ * printed to path. */
+static unsigned demo_frames(const char *path)
+{
+	char *out = tl_test_read_file(path, NULL);
+	assert_non_null(out);
+	const char *frames = strstr(out, "frames   ");
+	assert_non_null(frames);
+	unsigned n = (unsigned)strtoul(frames + 9, NULL, 10);
+	free(out);
+	return n;
+}
+
+/* A command whose file recorder rotates (TIMELINE_FILE_MAX_KB in its
+ * environment) is read whole: its older files with the current one. */
+static void test_record_merges_the_rotation_of_the_commands_file(void **state)
+{
+	(void)state;
+	const char *out = tl_test_path("record-demo", ".out");
+	char args[1024];
+	snprintf(args, sizeof args,
+	         "--format json -- env TIMELINE_FILE_MAX_KB=16 TIMELINE_FILE_KEEP=1000 sh -c "
+	         "'exec \"%s\" demo --seconds 1 >%s'",
+	         cli, out);
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 0);
+	unsigned ran = demo_frames(out);
+	size_t frames = count_items(run.trace, "name=\"frame\"");
+	print_message("%zu frames in the capture, the demo ran %u\n", frames, ran);
+	assert_true(ran >= 30);
+	assert_int_equal(frames, ran);
+	assert_null(strstr(run.summary, "warning"));
+	run_free(&run);
+}
+
+/* A command killed before its file recorder ended its file: the capture
+ * says what was cut and keeps what was read. */
+static void test_record_says_what_was_cut_of_the_commands_file(void **state)
+{
+	(void)state;
+	char args[1024];
+	snprintf(args, sizeof args,
+	         "--format json --duration 0.3 -- '%s' demo --seconds 30 -o '%s'", cli,
+	         tl_test_path("record-demo-own", ".json"));
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 128 + SIGTERM);
+	assert_non_null(run.text);
+	assert_non_null(
+	    strstr(run.summary, "timeline record: warning: the command's own events (app-"));
+	assert_non_null(strstr(run.summary, "truncated"));
+	assert_non_null(strstr(run.summary, "merging what was read"));
+	run_free(&run);
+}
+
 /* With --app-recorder systrace the command writes markers, as before. */
 static void test_record_app_recorder_systrace_keeps_markers(void **state)
 {
@@ -734,6 +790,8 @@ int main(void)
 	    cmocka_unit_test(test_record_perfetto_merges_the_commands_own_events),
 	    cmocka_unit_test(test_record_commands_own_events_line_up_with_the_scheduler),
 	    cmocka_unit_test(test_record_mono_capture_moves_the_commands_own_events),
+	    cmocka_unit_test(test_record_merges_the_rotation_of_the_commands_file),
+	    cmocka_unit_test(test_record_says_what_was_cut_of_the_commands_file),
 	    cmocka_unit_test(test_record_app_recorder_systrace_keeps_markers),
 	    cmocka_unit_test(test_record_unknown_event_is_named),
 	    cmocka_unit_test(test_record_unwritable_output_is_named),
