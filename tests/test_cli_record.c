@@ -624,16 +624,19 @@ static unsigned demo_frames(const char *path)
 }
 
 /* A command whose file recorder rotates (TIMELINE_FILE_MAX_KB in its
- * environment) is read whole: its older files with the current one. */
+ * environment) is read whole: its older files with the current one (by
+ * the capture, and by the demo for its own -o). */
 static void test_record_merges_the_rotation_of_the_commands_file(void **state)
 {
 	(void)state;
-	const char *out = tl_test_path("record-demo", ".out");
-	char args[1024];
+	char out[512], own[512];
+	snprintf(out, sizeof out, "%s", tl_test_path("record-demo", ".out"));
+	snprintf(own, sizeof own, "%s", tl_test_path("record-demo-own", ".json"));
+	char args[2048];
 	snprintf(args, sizeof args,
 	         "--format json -- env TIMELINE_FILE_MAX_KB=16 TIMELINE_FILE_KEEP=1000 sh -c "
-	         "'exec \"%s\" demo --seconds 1 >%s'",
-	         cli, out);
+	         "'exec \"%s\" demo --seconds 1 -o %s >%s'",
+	         cli, own, out);
 	struct run run;
 	record(&run, args);
 	assert_int_equal(run.status, 0);
@@ -642,6 +645,7 @@ static void test_record_merges_the_rotation_of_the_commands_file(void **state)
 	print_message("%zu frames in the capture, the demo ran %u\n", frames, ran);
 	assert_true(ran >= 30);
 	assert_int_equal(frames, ran);
+	assert_int_equal(count_items(own, "name=\"frame\""), ran);
 	assert_null(strstr(run.summary, "warning"));
 	run_free(&run);
 }
@@ -663,6 +667,57 @@ static void test_record_says_what_was_cut_of_the_commands_file(void **state)
 	    strstr(run.summary, "timeline record: warning: the command's own events (app-"));
 	assert_non_null(strstr(run.summary, "truncated"));
 	assert_non_null(strstr(run.summary, "merging what was read"));
+	run_free(&run);
+}
+
+/* `timeline record -- timeline demo`: the demo's events go to the file
+ * recorder's stream that the capture merges; it leaves no trace file of
+ * its own in the directory it runs in. */
+static void test_record_of_the_demo_leaves_no_file_of_its_own(void **state)
+{
+	(void)state;
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s", tl_test_path("record-cwd", ""));
+	assert_int_equal(mkdir(dir, 0755), 0);
+	const char *trace = tl_test_path("record", ".json");
+	const char *out = tl_test_path("record-demo", ".out");
+	assert_int_equal(tl_test_run("cd '%s' && '%s' record -o '%s' -- '%s' demo --seconds 0.2 "
+	                             ">'%s' 2>/dev/null",
+	                             dir, cli, trace, cli, out),
+	                 0);
+	assert_string_equal(tl_test_dir_entries(dir), "");
+	char *said = tl_test_read_file(out, NULL);
+	assert_non_null(said);
+	printf("%s", said);
+	assert_non_null(strstr(said, "(TIMELINE_FILE: the file recorder's stream, merged by the "
+	                             "capture around this run; no other file without -o)"));
+	free(said);
+	assert_true(count_items(trace, "name=\"frame\"") >= 5);
+	rmdir(dir);
+}
+
+/* --app-recorder systrace hands the demo TIMELINE_RECORDER=systrace: its
+ * -o is not written, which it says, and the run and the capture go on. */
+static void test_record_app_recorder_systrace_runs_the_demo_given_an_output(void **state)
+{
+	(void)state;
+	const char *unwritten = tl_test_path("record-demo-own", ".json");
+	const char *out = tl_test_path("record-demo", ".out");
+	char args[1024];
+	snprintf(args, sizeof args,
+	         "--app-recorder systrace -- sh -c 'exec \"%s\" demo --seconds 0.2 -o %s >%s'", cli,
+	         unwritten, out);
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 0);
+	assert_true(line_has(run.text, "tracing_mark_write: B|", "|frame", NULL));
+	assert_int_equal(access(unwritten, F_OK), -1);
+	char *said = tl_test_read_file(out, NULL);
+	assert_non_null(said);
+	printf("%s", said);
+	assert_non_null(strstr(said, "not written: the systrace recorder, chosen by "
+	                             "TIMELINE_RECORDER in the environment"));
+	free(said);
 	run_free(&run);
 }
 
@@ -793,6 +848,8 @@ int main(void)
 	    cmocka_unit_test(test_record_merges_the_rotation_of_the_commands_file),
 	    cmocka_unit_test(test_record_says_what_was_cut_of_the_commands_file),
 	    cmocka_unit_test(test_record_app_recorder_systrace_keeps_markers),
+	    cmocka_unit_test(test_record_of_the_demo_leaves_no_file_of_its_own),
+	    cmocka_unit_test(test_record_app_recorder_systrace_runs_the_demo_given_an_output),
 	    cmocka_unit_test(test_record_unknown_event_is_named),
 	    cmocka_unit_test(test_record_unwritable_output_is_named),
 	    cmocka_unit_test(test_record_without_tracefs_says_how_to_mount),
