@@ -329,8 +329,8 @@ static void read_clock_snapshot(const unsigned char *p, const unsigned char *end
  * together, from its first ClockSnapshot packet (the importer keeps
  * neither): the packets' timestamp clock (TracePacketDefaults, when a
  * packet up to the snapshot's gives it), else the snapshot's primary trace
- * clock, else boot, Perfetto's default. A trace without a clock snapshot
- * names no clock.
+ * clock, else boot, Perfetto's default. A trace without a clock snapshot in
+ * its first 4 MiB names no clock.
  */
 static void read_perfetto_clock(const char *path, tl_trace_clock *clock, tl_clock_values *values)
 {
@@ -339,13 +339,11 @@ static void read_perfetto_clock(const char *path, tl_trace_clock *clock, tl_cloc
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return;
-	unsigned char *data = NULL;
-	size_t len = 0;
-	if (fseek(f, 0, SEEK_END) == 0) {
-		long size = ftell(f);
-		if (size > 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)size)))
-			len = fread(data, 1, (size_t)size, f);
-	}
+	/* the clock snapshot comes first (Perfetto's tracing service and the
+	 * exporter write it so): the first MiBs are enough */
+	enum { PERFETTO_CLOCK_READ_MAX = 4 << 20 };
+	unsigned char *data = malloc(PERFETTO_CLOCK_READ_MAX);
+	size_t len = data ? fread(data, 1, PERFETTO_CLOCK_READ_MAX, f) : 0;
 	fclose(f);
 	uint64_t timestamp_clock = 0, primary = 0;
 	const unsigned char *p = data, *end = data ? data + len : NULL;
