@@ -102,6 +102,74 @@ static void run_free(struct run *run)
 	free(run->summary);
 }
 
+/* A capture of the demo that several tests read, taken once: `timeline
+ * record -o trace OPTIONS -- sh -c 'exec timeline demo ... >out'` run in
+ * the fresh directory dir. With own, the demo writes its own trace there
+ * (-o); with markers, the shell first writes a "frame" marker pair as its
+ * pid (into pid), which is then the demo's. */
+struct demo_capture {
+	int done;
+	char dir[512], trace[512], errors[512], own[512], out[512], pid[512];
+	struct run run;
+};
+
+static struct demo_capture text_capture, json_capture, systrace_capture;
+
+static const struct run *capture_demo(struct demo_capture *c, const char *options, int own,
+                                      int markers)
+{
+	if (c->done)
+		return &c->run;
+	c->done = 1;
+	snprintf(c->dir, sizeof c->dir, "%s", tl_test_path("record-cwd", ""));
+	snprintf(c->trace, sizeof c->trace, "%s", tl_test_path("record", ".txt"));
+	snprintf(c->errors, sizeof c->errors, "%s", tl_test_path("record", ".err"));
+	snprintf(c->own, sizeof c->own, "%s", tl_test_path("record-demo-own", ".json"));
+	snprintf(c->out, sizeof c->out, "%s", tl_test_path("record-demo", ".out"));
+	snprintf(c->pid, sizeof c->pid, "%s", tl_test_path("pid", ".txt"));
+	assert_int_equal(mkdir(c->dir, 0755), 0);
+	char demo_output[600] = "", shell_markers[1024] = "";
+	if (own)
+		snprintf(demo_output, sizeof demo_output, "-o %s", c->own);
+	if (markers)
+		snprintf(shell_markers, sizeof shell_markers,
+		         "echo $$ >%s; echo \"B|$$|frame\" >" MARKER_OF_INSTANCE
+		         "; echo \"E|$$\" >" MARKER_OF_INSTANCE "; ",
+		         c->pid);
+	c->run.trace = c->trace;
+	c->run.errors = c->errors;
+	c->run.status = tl_test_run(
+	    "cd '%s' && '%s' record -o '%s' %s -- sh -c '%sexec \"%s\" demo "
+	    "--seconds 0.3 %s >%s' 2>'%s'",
+	    c->dir, cli, c->trace, options, shell_markers, cli, demo_output, c->out, c->errors);
+	c->run.text = tl_test_read_file(c->trace, NULL);
+	c->run.summary = tl_test_read_file(c->errors, NULL);
+	printf("%s", c->run.summary ? c->run.summary : "(no standard error)\n");
+	return &c->run;
+}
+
+/* How often `needle` occurs in what `timeline slices` prints for a trace. */
+static size_t count_items(const char *trace, const char *needle)
+{
+	char *items = tl_test_slices(trace);
+	size_t n = tl_test_count(items, needle);
+	free(items);
+	return n;
+}
+
+/* The frames the demo says it ran ("frames   N at 60 Hz") in what it
+ * printed to path. */
+static unsigned demo_frames(const char *path)
+{
+	char *out = tl_test_read_file(path, NULL);
+	assert_non_null(out);
+	const char *frames = strstr(out, "frames   ");
+	assert_non_null(frames);
+	unsigned n = (unsigned)strtoul(frames + 9, NULL, 10);
+	free(out);
+	return n;
+}
+
 /* Whether some line of text contains all of a, b and c. */
 static int line_has(const char *text, const char *a, const char *b, const char *c)
 {
@@ -347,147 +415,6 @@ static void test_record_mono_clock_is_set(void **state)
 	run_free(&run);
 }
 
-/* How often `needle` occurs in what `timeline slices` prints for a trace. */
-static size_t count_items(const char *trace, const char *needle)
-{
-	char *items = tl_test_slices(trace);
-	size_t n = tl_test_count(items, needle);
-	free(items);
-	return n;
-}
-
-/* The product's own demo, captured by the product's own capture tool: the
- * capture's slices are the demo's frames and stages, on its threads. */
-static void test_record_of_the_demo_holds_its_slices(void **state)
-{
-	(void)state;
-	char args[1024];
-	snprintf(args, sizeof args, "-- '%s' demo --seconds 0.3", cli);
-	struct run run;
-	record(&run, args);
-	assert_int_equal(run.status, 0);
-	assert_non_null(run.text);
-	assert_true(line_has(run.text, "tracing_mark_write: B|", "|frame", NULL));
-	assert_true(line_has(run.text, "tracing_mark_write: B|", "|update", NULL));
-	assert_true(line_has(run.text, "tracing_mark_write: C|", "queue_depth", NULL));
-	char *slices_out = (char *)tl_test_path("record-demo-slices", ".txt");
-	assert_int_equal(tl_test_run("'%s' slices '%s' >'%s'", cli, run.trace, slices_out), 0);
-	char *slices = tl_test_read_file(slices_out, NULL);
-	assert_non_null(slices);
-	assert_true(tl_test_count(slices, "name=\"frame\"") >= 10);
-	assert_true(tl_test_count(slices, "thread_name=\"worker") > 0);
-	free(slices);
-	run_free(&run);
-}
-
-/* A merged capture: the command's own events (file recorder) with their
- * args, flows and full thread names, beside the per-CPU scheduling, each
- * event once. */
-static void test_record_json_merges_the_commands_own_events(void **state)
-{
-	(void)state;
-	char args[1024];
-	const char *own = tl_test_path("record-demo-own", ".json");
-	snprintf(args, sizeof args, "--format json -- '%s' demo --seconds 0.3 -o '%s'", cli, own);
-	struct run run;
-	record(&run, args);
-	assert_int_equal(run.status, 0);
-	assert_non_null(run.text);
-	/* args and flows only the in-process record has: every flow of the
-	 * demo's own trace */
-	assert_non_null(strstr(run.text, "\"entities\":"));
-	size_t flows = count_items(run.trace, "flow out=");
-	size_t own_flows = count_items(own, "flow out=");
-	print_message("%zu flows, %zu in the demo's own trace\n", flows, own_flows);
-	assert_true(own_flows > 0);
-	assert_int_equal(flows, own_flows);
-	/* names as the demo set them: the kernel's comm of the last worker is
-	 * cut to 15 bytes, the merged name is whole */
-	assert_non_null(strstr(run.text, "\"name\":\"worker-1\""));
-	assert_non_null(strstr(run.text, "\"name\":\"worker-3-with-a-long-name\""));
-	assert_null(strstr(run.text, "\"name\":\"worker-3-with-a\""));
-	assert_non_null(strstr(run.text, "\"name\":\"timeline-demo\""));
-	assert_non_null(strstr(run.text, "\"name\":\"CPU 0\""));
-	/* each frame once: a begin and an end per frame slice, no marker copy */
-	size_t frames = tl_test_count(run.text, "\"name\":\"frame\"");
-	char *slices_out = (char *)tl_test_path("record-demo-own-slices", ".txt");
-	assert_int_equal(tl_test_run("'%s' slices '%s' >'%s'", cli, run.trace, slices_out), 0);
-	char *slices = tl_test_read_file(slices_out, NULL);
-	assert_non_null(slices);
-	size_t frame_slices = tl_test_count(slices, "name=\"frame\"");
-	print_message("%zu frame events, %zu frame slices\n", frames, frame_slices);
-	assert_true(frame_slices >= 10);
-	assert_int_equal(frames, 2 * frame_slices);
-	free(slices);
-	run_free(&run);
-}
-
-/* ftrace text with the command's own events: a marker of the process whose
- * own record is merged is replaced by that record, as in the JSON. The
- * shell writes a "frame" marker pair as its pid, then execs the demo, which
- * records with the file recorder under the same pid: the text holds as
- * many frames as the demo's own trace, not one more. */
-static void test_record_text_shows_each_event_of_the_command_once(void **state)
-{
-	(void)state;
-	const char *pidfile = tl_test_path("pid", ".txt");
-	const char *own = tl_test_path("record-demo-own", ".json");
-	char args[2048];
-	snprintf(args, sizeof args,
-	         "--format ftrace -- sh -c 'echo $$ >%s; echo \"B|$$|frame\" >" MARKER_OF_INSTANCE
-	         "; echo \"E|$$\" >" MARKER_OF_INSTANCE "; exec \"%s\" demo --seconds 0.3 -o %s'",
-	         pidfile, cli, own);
-	struct run run;
-	record(&run, args);
-	assert_int_equal(run.status, 0);
-	assert_non_null(run.text);
-	assert_non_null(strstr(run.summary, "markers    2 (B 1, E 1)"));
-	char pid[32], begin[96];
-	read_word(pidfile, pid, sizeof pid);
-	assert_true(pid[0] != '\0');
-	snprintf(begin, sizeof begin, "tracing_mark_write: B|%s|frame\n", pid);
-	size_t frames = tl_test_count(run.text, begin);
-	size_t own_frames = count_items(own, "name=\"frame\"");
-	print_message("%zu frames in the text, %zu in the demo's own trace\n", frames, own_frames);
-	assert_true(own_frames >= 10);
-	assert_int_equal(frames, own_frames);
-	assert_int_equal(count_items(run.trace, "name=\"frame\""), own_frames);
-	run_free(&run);
-}
-
-/* The same merged capture in Perfetto's format: args, flows, full names,
- * every frame and flow of the demo's own trace. */
-static void test_record_perfetto_merges_the_commands_own_events(void **state)
-{
-	(void)state;
-	const char *trace = tl_test_path("record-own", ".perfetto-trace");
-	const char *own = tl_test_path("record-demo-own", ".json");
-	const char *err = tl_test_path("record", ".err");
-	int status = tl_test_run("'%s' record -o '%s' -- '%s' demo --seconds 0.3 -o '%s' 2>'%s'",
-	                         cli, trace, cli, own, err);
-	char *summary = tl_test_read_file(err, NULL);
-	printf("%s", summary ? summary : "(no standard error)\n");
-	free(summary);
-	assert_int_equal(status, 0);
-	char *text = tl_test_perfetto_decode(trace);
-	assert_non_null(strstr(text, "process_name: \"timeline-demo\""));
-	assert_non_null(strstr(text, "thread_name: \"worker-3-with-a-long-name\""));
-	assert_non_null(strstr(text, "thread_name: \"CPU 0\""));
-	assert_non_null(strstr(text, "name: \"entities\"")); /* a debug annotation */
-	assert_non_null(strstr(text, "terminating_flow_ids: "));
-	free(text);
-	size_t frames = count_items(trace, "name=\"frame\"");
-	size_t own_frames = count_items(own, "name=\"frame\"");
-	size_t flows = count_items(trace, "flow out=");
-	size_t own_flows = count_items(own, "flow out=");
-	print_message("%zu frames and %zu flows, %zu and %zu in the demo's own trace\n", frames,
-	              flows, own_frames, own_flows);
-	assert_true(own_frames >= 10);
-	assert_int_equal(frames, own_frames);
-	assert_true(own_flows > 0);
-	assert_int_equal(flows, own_flows);
-}
-
 /* A slice as `timeline slices` prints it: begin and end in ns, its
  * thread, and for a scheduling slice of the "CPUs" process the tid that
  * ran (from its name, "comm tid"; 0 for other slices). */
@@ -572,17 +499,165 @@ static void assert_frames_line_up(const char *trace)
 	free(s);
 }
 
+/* The product's own demo, captured by the product's own capture tool: the
+ * capture's slices are the demo's frames and stages, on its threads. */
+static void test_record_of_the_demo_holds_its_slices(void **state)
+{
+	(void)state;
+	const struct run *run = capture_demo(&text_capture, "", 0, 1);
+	assert_int_equal(run->status, 0);
+	assert_non_null(run->text);
+	assert_true(line_has(run->text, "tracing_mark_write: B|", "|frame", NULL));
+	assert_true(line_has(run->text, "tracing_mark_write: B|", "|update", NULL));
+	assert_true(line_has(run->text, "tracing_mark_write: C|", "queue_depth", NULL));
+	char *slices_out = (char *)tl_test_path("record-demo-slices", ".txt");
+	assert_int_equal(tl_test_run("'%s' slices '%s' >'%s'", cli, run->trace, slices_out), 0);
+	char *slices = tl_test_read_file(slices_out, NULL);
+	assert_non_null(slices);
+	assert_true(tl_test_count(slices, "name=\"frame\"") >= 10);
+	assert_true(tl_test_count(slices, "thread_name=\"worker") > 0);
+	free(slices);
+}
+
+/* ftrace text with the command's own events: a marker of the process whose
+ * own record is merged is replaced by that record, as in the JSON. The
+ * shell writes a "frame" marker pair as its pid, then execs the demo, which
+ * records with the file recorder under the same pid: the text holds as
+ * many frames as the demo ran, not one more. */
+static void test_record_text_shows_each_event_of_the_command_once(void **state)
+{
+	(void)state;
+	const struct run *run = capture_demo(&text_capture, "", 0, 1);
+	assert_int_equal(run->status, 0);
+	assert_non_null(run->text);
+	assert_non_null(strstr(run->summary, "markers    2 (B 1, E 1)"));
+	char pid[32], begin[96];
+	read_word(text_capture.pid, pid, sizeof pid);
+	assert_true(pid[0] != '\0');
+	snprintf(begin, sizeof begin, "tracing_mark_write: B|%s|frame\n", pid);
+	size_t frames = tl_test_count(run->text, begin);
+	unsigned ran = demo_frames(text_capture.out);
+	print_message("%zu frames in the text, the demo ran %u\n", frames, ran);
+	assert_true(ran >= 10);
+	assert_int_equal(frames, ran);
+	assert_int_equal(count_items(run->trace, "name=\"frame\""), ran);
+}
+
+/* `timeline record -- timeline demo`: the demo's events go to the file
+ * recorder's stream that the capture merges; it leaves no trace file of
+ * its own in the directory it runs in, and says where its events went. */
+static void test_record_of_the_demo_leaves_no_file_of_its_own(void **state)
+{
+	(void)state;
+	const struct run *run = capture_demo(&text_capture, "", 0, 1);
+	assert_int_equal(run->status, 0);
+	assert_string_equal(tl_test_dir_entries(text_capture.dir), "");
+	char *said = tl_test_read_file(text_capture.out, NULL);
+	assert_non_null(said);
+	printf("%s", said);
+	assert_non_null(strstr(said, "(TIMELINE_FILE: the file recorder's stream, merged by the "
+	                             "capture around this run; no other file without -o)"));
+	free(said);
+}
+
+/* A merged capture: the command's own events (file recorder) with their
+ * args, flows and full thread names, beside the per-CPU scheduling, each
+ * event once. */
+static void test_record_json_merges_the_commands_own_events(void **state)
+{
+	(void)state;
+	const struct run *run = capture_demo(&json_capture, "--format json", 1, 0);
+	assert_int_equal(run->status, 0);
+	assert_non_null(run->text);
+	/* args and flows only the in-process record has: every flow of the
+	 * demo's own trace */
+	assert_non_null(strstr(run->text, "\"entities\":"));
+	size_t flows = count_items(run->trace, "flow out=");
+	size_t own_flows = count_items(json_capture.own, "flow out=");
+	print_message("%zu flows, %zu in the demo's own trace\n", flows, own_flows);
+	assert_true(own_flows > 0);
+	assert_int_equal(flows, own_flows);
+	/* names as the demo set them: the kernel's comm of the last worker is
+	 * cut to 15 bytes, the merged name is whole */
+	assert_non_null(strstr(run->text, "\"name\":\"worker-1\""));
+	assert_non_null(strstr(run->text, "\"name\":\"worker-3-with-a-long-name\""));
+	assert_null(strstr(run->text, "\"name\":\"worker-3-with-a\""));
+	assert_non_null(strstr(run->text, "\"name\":\"timeline-demo\""));
+	assert_non_null(strstr(run->text, "\"name\":\"CPU 0\""));
+	/* each frame once: a begin and an end per frame slice, no marker copy */
+	size_t frames = tl_test_count(run->text, "\"name\":\"frame\"");
+	size_t frame_slices = count_items(run->trace, "name=\"frame\"");
+	print_message("%zu frame events, %zu frame slices\n", frames, frame_slices);
+	assert_true(frame_slices >= 10);
+	assert_int_equal(frames, 2 * frame_slices);
+	assert_int_equal(frame_slices, count_items(json_capture.own, "name=\"frame\""));
+}
+
 static void test_record_commands_own_events_line_up_with_the_scheduler(void **state)
 {
 	(void)state;
-	char args[1024];
-	snprintf(args, sizeof args, "--format json -- '%s' demo --seconds 0.3 -o '%s'", cli,
-	         tl_test_path("record-demo-own", ".json"));
-	struct run run;
-	record(&run, args);
-	assert_int_equal(run.status, 0);
-	assert_frames_line_up(run.trace);
-	run_free(&run);
+	const struct run *run = capture_demo(&json_capture, "--format json", 1, 0);
+	assert_int_equal(run->status, 0);
+	assert_frames_line_up(run->trace);
+}
+
+/* With --app-recorder systrace the command writes markers, as before. */
+static void test_record_app_recorder_systrace_keeps_markers(void **state)
+{
+	(void)state;
+	const struct run *run = capture_demo(&systrace_capture, "--app-recorder systrace", 1, 0);
+	assert_int_equal(run->status, 0);
+	assert_non_null(run->text);
+	assert_true(line_has(run->text, "tracing_mark_write: B|", "|frame", NULL));
+}
+
+/* --app-recorder systrace hands the demo TIMELINE_RECORDER=systrace: its
+ * -o is not written, which it says, and the run and the capture go on. */
+static void test_record_app_recorder_systrace_runs_the_demo_given_an_output(void **state)
+{
+	(void)state;
+	const struct run *run = capture_demo(&systrace_capture, "--app-recorder systrace", 1, 0);
+	assert_int_equal(run->status, 0);
+	assert_int_equal(access(systrace_capture.own, F_OK), -1);
+	char *said = tl_test_read_file(systrace_capture.out, NULL);
+	assert_non_null(said);
+	printf("%s", said);
+	assert_non_null(strstr(said, "not written: the systrace recorder, chosen by "
+	                             "TIMELINE_RECORDER in the environment"));
+	free(said);
+}
+
+/* The same merged capture in Perfetto's format: args, flows, full names,
+ * every frame and flow of the demo's own trace. */
+static void test_record_perfetto_merges_the_commands_own_events(void **state)
+{
+	(void)state;
+	const char *trace = tl_test_path("record-own", ".perfetto-trace");
+	const char *own = tl_test_path("record-demo-own", ".json");
+	const char *err = tl_test_path("record", ".err");
+	int status = tl_test_run("'%s' record -o '%s' -- '%s' demo --seconds 0.3 -o '%s' 2>'%s'",
+	                         cli, trace, cli, own, err);
+	char *summary = tl_test_read_file(err, NULL);
+	printf("%s", summary ? summary : "(no standard error)\n");
+	free(summary);
+	assert_int_equal(status, 0);
+	char *text = tl_test_perfetto_decode(trace);
+	assert_non_null(strstr(text, "process_name: \"timeline-demo\""));
+	assert_non_null(strstr(text, "thread_name: \"worker-3-with-a-long-name\""));
+	assert_non_null(strstr(text, "thread_name: \"CPU 0\""));
+	assert_non_null(strstr(text, "name: \"entities\"")); /* a debug annotation */
+	assert_non_null(strstr(text, "terminating_flow_ids: "));
+	free(text);
+	size_t frames = count_items(trace, "name=\"frame\"");
+	size_t own_frames = count_items(own, "name=\"frame\"");
+	size_t flows = count_items(trace, "flow out=");
+	size_t own_flows = count_items(own, "flow out=");
+	print_message("%zu frames and %zu flows, %zu and %zu in the demo's own trace\n", frames,
+	              flows, own_frames, own_flows);
+	assert_true(own_frames >= 10);
+	assert_int_equal(frames, own_frames);
+	assert_true(own_flows > 0);
+	assert_int_equal(flows, own_flows);
 }
 
 /* --clock mono with a command on the boot clock: its events are moved by
@@ -608,19 +683,6 @@ static void test_record_mono_capture_moves_the_commands_own_events(void **state)
 	assert_non_null(strstr(run.text, "\"clock\":\"mono\""));
 	assert_frames_line_up(run.trace);
 	run_free(&run);
-}
-
-/* The frames the demo says it ran ("frames   N at 60 Hz") in what it
- * printed to path. */
-static unsigned demo_frames(const char *path)
-{
-	char *out = tl_test_read_file(path, NULL);
-	assert_non_null(out);
-	const char *frames = strstr(out, "frames   ");
-	assert_non_null(frames);
-	unsigned n = (unsigned)strtoul(frames + 9, NULL, 10);
-	free(out);
-	return n;
 }
 
 /* A command whose file recorder rotates (TIMELINE_FILE_MAX_KB in its
@@ -667,71 +729,6 @@ static void test_record_says_what_was_cut_of_the_commands_file(void **state)
 	    strstr(run.summary, "timeline record: warning: the command's own events (app-"));
 	assert_non_null(strstr(run.summary, "truncated"));
 	assert_non_null(strstr(run.summary, "merging what was read"));
-	run_free(&run);
-}
-
-/* `timeline record -- timeline demo`: the demo's events go to the file
- * recorder's stream that the capture merges; it leaves no trace file of
- * its own in the directory it runs in. */
-static void test_record_of_the_demo_leaves_no_file_of_its_own(void **state)
-{
-	(void)state;
-	char dir[512];
-	snprintf(dir, sizeof dir, "%s", tl_test_path("record-cwd", ""));
-	assert_int_equal(mkdir(dir, 0755), 0);
-	const char *trace = tl_test_path("record", ".json");
-	const char *out = tl_test_path("record-demo", ".out");
-	assert_int_equal(tl_test_run("cd '%s' && '%s' record -o '%s' -- '%s' demo --seconds 0.2 "
-	                             ">'%s' 2>/dev/null",
-	                             dir, cli, trace, cli, out),
-	                 0);
-	assert_string_equal(tl_test_dir_entries(dir), "");
-	char *said = tl_test_read_file(out, NULL);
-	assert_non_null(said);
-	printf("%s", said);
-	assert_non_null(strstr(said, "(TIMELINE_FILE: the file recorder's stream, merged by the "
-	                             "capture around this run; no other file without -o)"));
-	free(said);
-	assert_true(count_items(trace, "name=\"frame\"") >= 5);
-	rmdir(dir);
-}
-
-/* --app-recorder systrace hands the demo TIMELINE_RECORDER=systrace: its
- * -o is not written, which it says, and the run and the capture go on. */
-static void test_record_app_recorder_systrace_runs_the_demo_given_an_output(void **state)
-{
-	(void)state;
-	const char *unwritten = tl_test_path("record-demo-own", ".json");
-	const char *out = tl_test_path("record-demo", ".out");
-	char args[1024];
-	snprintf(args, sizeof args,
-	         "--app-recorder systrace -- sh -c 'exec \"%s\" demo --seconds 0.2 -o %s >%s'", cli,
-	         unwritten, out);
-	struct run run;
-	record(&run, args);
-	assert_int_equal(run.status, 0);
-	assert_true(line_has(run.text, "tracing_mark_write: B|", "|frame", NULL));
-	assert_int_equal(access(unwritten, F_OK), -1);
-	char *said = tl_test_read_file(out, NULL);
-	assert_non_null(said);
-	printf("%s", said);
-	assert_non_null(strstr(said, "not written: the systrace recorder, chosen by "
-	                             "TIMELINE_RECORDER in the environment"));
-	free(said);
-	run_free(&run);
-}
-
-/* With --app-recorder systrace the command writes markers, as before. */
-static void test_record_app_recorder_systrace_keeps_markers(void **state)
-{
-	(void)state;
-	char args[1024];
-	snprintf(args, sizeof args, "--app-recorder systrace -- '%s' demo --seconds 0.2", cli);
-	struct run run;
-	record(&run, args);
-	assert_int_equal(run.status, 0);
-	assert_non_null(run.text);
-	assert_true(line_has(run.text, "tracing_mark_write: B|", "|frame", NULL));
 	run_free(&run);
 }
 
