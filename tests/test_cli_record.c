@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -450,26 +451,37 @@ static struct read_slice *read_slices(const char *trace, size_t *n)
 	return s;
 }
 
-/* Whether ts lies, within tolerance_ns, in a scheduling slice of tid. */
-static int while_running(const struct read_slice *s, size_t n, unsigned tid, long long ts,
-                         long long tolerance_ns)
+/* How far ts lies from the nearest scheduling slice of tid: 0 inside one,
+ * LLONG_MAX when tid has none. */
+static long long distance_to_running(const struct read_slice *s, size_t n, unsigned tid,
+                                     long long ts)
 {
-	for (size_t i = 0; i < n; i++)
-		if (s[i].ran == tid && s[i].ts - tolerance_ns <= ts &&
-		    ts <= s[i].end + tolerance_ns)
-			return 1;
-	return 0;
+	long long best = LLONG_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].ran != tid)
+			continue;
+		long long d = ts < s[i].ts ? s[i].ts - ts : ts > s[i].end ? ts - s[i].end : 0;
+		best = d < best ? d : best;
+	}
+	return best;
+}
+
+static int compare_long_long(const void *pa, const void *pb)
+{
+	long long a = *(const long long *)pa, b = *(const long long *)pb;
+	return a < b ? -1 : a > b;
 }
 
 /*
  * Checks that the command's own frames line up with the kernel's view of
  * the same run: each lies inside the capture, and its begin and end, read
- * by the thread while it ran, lie in a scheduling slice of that thread
- * (the capture's text has microseconds: 2 us of slack). The main thread
- * sleeps between frames, so a clock off by more than a few microseconds
- * puts begins (early) or ends (late) in the gaps. A thread seen running
- * before the capture's first switch on its CPU has no slice there: most,
- * not all, boundaries are asked to be inside.
+ * by the thread while it ran, lie in a scheduling slice of that thread.
+ * The main thread sleeps between frames, so a clock off by more than a few
+ * microseconds puts begins (early) or ends (late) in the gaps. The measure
+ * is the median distance of the begins and ends to their thread's nearest
+ * scheduling slice, at most 2 us (the capture's text has microseconds):
+ * a stretch where the capture lost the thread's switches moves a few
+ * frames out, not the median.
  */
 static void assert_frames_line_up(const char *trace)
 {
@@ -483,19 +495,26 @@ static void assert_frames_line_up(const char *trace)
 		last = s[i].end > last ? s[i].end : last;
 	}
 	assert_true(first > 0);
+	long long *distances = calloc(2 * n + 1, sizeof *distances);
+	assert_non_null(distances);
 	size_t frames = 0, inside = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(s[i].name, "frame") != 0 || s[i].ran)
 			continue;
-		frames++;
 		assert_true(s[i].ts >= first && s[i].end <= last);
-		inside += while_running(s, n, s[i].tid, s[i].ts, 2000);
-		inside += while_running(s, n, s[i].tid, s[i].end, 2000);
+		distances[2 * frames] = distance_to_running(s, n, s[i].tid, s[i].ts);
+		distances[2 * frames + 1] = distance_to_running(s, n, s[i].tid, s[i].end);
+		inside += (distances[2 * frames] <= 2000) + (distances[2 * frames + 1] <= 2000);
+		frames++;
 	}
-	print_message("%zu of %zu frame begins and ends while their thread ran\n", inside,
-	              2 * frames);
 	assert_true(frames >= 10);
-	assert_true(inside * 10 >= 2 * frames * 9);
+	qsort(distances, 2 * frames, sizeof *distances, compare_long_long);
+	long long median = distances[frames];
+	print_message("%zu of %zu frame begins and ends while their thread ran (2 us slack); "
+	              "median distance %lld ns\n",
+	              inside, 2 * frames, median);
+	assert_true(median <= 2000);
+	free(distances);
 	free(s);
 }
 
