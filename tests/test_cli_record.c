@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,74 @@ static void run_free(struct run *run)
 {
 	free(run->text);
 	free(run->summary);
+}
+
+/* A capture of the demo that several tests read, taken once: `timeline
+ * record -o trace OPTIONS -- sh -c 'exec timeline demo ... >out'` run in
+ * the fresh directory dir. With own, the demo writes its own trace there
+ * (-o); with markers, the shell first writes a "frame" marker pair as its
+ * pid (into pid), which is then the demo's. */
+struct demo_capture {
+	int done;
+	char dir[512], trace[512], errors[512], own[512], out[512], pid[512];
+	struct run run;
+};
+
+static struct demo_capture text_capture, json_capture, systrace_capture;
+
+static const struct run *capture_demo(struct demo_capture *c, const char *options, int own,
+                                      int markers)
+{
+	if (c->done)
+		return &c->run;
+	c->done = 1;
+	snprintf(c->dir, sizeof c->dir, "%s", tl_test_path("record-cwd", ""));
+	snprintf(c->trace, sizeof c->trace, "%s", tl_test_path("record", ".txt"));
+	snprintf(c->errors, sizeof c->errors, "%s", tl_test_path("record", ".err"));
+	snprintf(c->own, sizeof c->own, "%s", tl_test_path("record-demo-own", ".json"));
+	snprintf(c->out, sizeof c->out, "%s", tl_test_path("record-demo", ".out"));
+	snprintf(c->pid, sizeof c->pid, "%s", tl_test_path("pid", ".txt"));
+	assert_int_equal(mkdir(c->dir, 0755), 0);
+	char demo_output[600] = "", shell_markers[1024] = "";
+	if (own)
+		snprintf(demo_output, sizeof demo_output, "-o %s", c->own);
+	if (markers)
+		snprintf(shell_markers, sizeof shell_markers,
+		         "echo $$ >%s; echo \"B|$$|frame\" >" MARKER_OF_INSTANCE
+		         "; echo \"E|$$\" >" MARKER_OF_INSTANCE "; ",
+		         c->pid);
+	c->run.trace = c->trace;
+	c->run.errors = c->errors;
+	c->run.status = tl_test_run(
+	    "cd '%s' && '%s' record -o '%s' %s -- sh -c '%sexec \"%s\" demo "
+	    "--seconds 0.3 %s >%s' 2>'%s'",
+	    c->dir, cli, c->trace, options, shell_markers, cli, demo_output, c->out, c->errors);
+	c->run.text = tl_test_read_file(c->trace, NULL);
+	c->run.summary = tl_test_read_file(c->errors, NULL);
+	printf("%s", c->run.summary ? c->run.summary : "(no standard error)\n");
+	return &c->run;
+}
+
+/* How often `needle` occurs in what `timeline slices` prints for a trace. */
+static size_t count_items(const char *trace, const char *needle)
+{
+	char *items = tl_test_slices(trace);
+	size_t n = tl_test_count(items, needle);
+	free(items);
+	return n;
+}
+
+/* The frames the demo says it ran ("frames   N at 60 Hz") in what it
+ * printed to path. */
+static unsigned demo_frames(const char *path)
+{
+	char *out = tl_test_read_file(path, NULL);
+	assert_non_null(out);
+	const char *frames = strstr(out, "frames   ");
+	assert_non_null(frames);
+	unsigned n = (unsigned)strtoul(frames + 9, NULL, 10);
+	free(out);
+	return n;
 }
 
 /* Whether some line of text contains all of a, b and c. */
@@ -347,28 +416,178 @@ static void test_record_mono_clock_is_set(void **state)
 	run_free(&run);
 }
 
+/* A slice as `timeline slices` prints it: begin and end in ns, its
+ * thread, and for a scheduling slice of the "CPUs" process the tid that
+ * ran (from its name, "comm tid"; 0 for other slices). */
+struct read_slice {
+	long long ts, end;
+	unsigned tid, ran;
+	char name[96];
+};
+
+static struct read_slice *read_slices(const char *trace, size_t *n)
+{
+	char *items = tl_test_slices(trace);
+	struct read_slice *s = calloc(tl_test_count(items, "\n") + 1, sizeof *s);
+	assert_non_null(s);
+	*n = 0;
+	for (const char *line = items; line && *line;) {
+		const char *end = strchr(line, '\n');
+		struct read_slice *r = &s[*n];
+		long long dur;
+		if (sscanf(line, "slice ts=%lld dur=%lld name=\"%95[^\"]\" tid=%u", &r->ts, &dur,
+		           r->name, &r->tid) == 4 &&
+		    dur >= 0) {
+			r->end = r->ts + dur;
+			const char *cpus = strstr(line, "process_name=\"CPUs\"");
+			const char *space = strrchr(r->name, ' ');
+			if (cpus && (!end || cpus < end) && space)
+				r->ran = (unsigned)strtoul(space + 1, NULL, 10);
+			++*n;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	free(items);
+	return s;
+}
+
+/* How far ts lies from the nearest scheduling slice of tid: 0 inside one,
+ * LLONG_MAX when tid has none. */
+static long long distance_to_running(const struct read_slice *s, size_t n, unsigned tid,
+                                     long long ts)
+{
+	long long best = LLONG_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].ran != tid)
+			continue;
+		long long d = ts < s[i].ts ? s[i].ts - ts : ts > s[i].end ? ts - s[i].end : 0;
+		best = d < best ? d : best;
+	}
+	return best;
+}
+
+static int compare_long_long(const void *pa, const void *pb)
+{
+	long long a = *(const long long *)pa, b = *(const long long *)pb;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Checks that the command's own frames line up with the kernel's view of
+ * the same run: each lies inside the capture, and its begin and end, read
+ * by the thread while it ran, lie in a scheduling slice of that thread.
+ * The main thread sleeps between frames, so a clock off by more than a few
+ * microseconds puts begins (early) or ends (late) in the gaps. The measure
+ * is the median distance of the begins and ends to their thread's nearest
+ * scheduling slice, at most 2 us (the capture's text has microseconds):
+ * a stretch where the capture lost the thread's switches moves a few
+ * frames out, not the median.
+ */
+static void assert_frames_line_up(const char *trace)
+{
+	/* Known defect, outside the capture: with TIMELINE_FORCE_TSC=1 on a
+	 * clocksource the kernel prefers to the TSC, the file recorder's
+	 * timestamps run about twice as fast as the boot clock (a 0.3 s demo
+	 * spans 0.6 s in its file; the ring recorder's are right), so nothing
+	 * lines up to measure. */
+	if (tl_test_tsc_forced() && strcmp(tl_test_clocksource(), "tsc") != 0) {
+		print_message("skipped: the file recorder's forced TSC path (clocksource %s) "
+		              "stretches its timestamps: no alignment to measure\n",
+		              tl_test_clocksource());
+		skip();
+	}
+	size_t n;
+	struct read_slice *s = read_slices(trace, &n);
+	long long first = 0, last = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!s[i].ran)
+			continue;
+		first = !first || s[i].ts < first ? s[i].ts : first;
+		last = s[i].end > last ? s[i].end : last;
+	}
+	assert_true(first > 0);
+	long long *distances = calloc(2 * n + 1, sizeof *distances);
+	assert_non_null(distances);
+	size_t frames = 0, inside = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(s[i].name, "frame") != 0 || s[i].ran)
+			continue;
+		assert_true(s[i].ts >= first && s[i].end <= last);
+		distances[2 * frames] = distance_to_running(s, n, s[i].tid, s[i].ts);
+		distances[2 * frames + 1] = distance_to_running(s, n, s[i].tid, s[i].end);
+		inside += (distances[2 * frames] <= 2000) + (distances[2 * frames + 1] <= 2000);
+		frames++;
+	}
+	assert_true(frames >= 10);
+	qsort(distances, 2 * frames, sizeof *distances, compare_long_long);
+	long long median = distances[frames];
+	print_message("%zu of %zu frame begins and ends while their thread ran (2 us slack); "
+	              "median distance %lld ns\n",
+	              inside, 2 * frames, median);
+	assert_true(median <= 2000);
+	free(distances);
+	free(s);
+}
+
 /* The product's own demo, captured by the product's own capture tool: the
  * capture's slices are the demo's frames and stages, on its threads. */
 static void test_record_of_the_demo_holds_its_slices(void **state)
 {
 	(void)state;
-	char args[1024];
-	snprintf(args, sizeof args, "-- '%s' demo --seconds 0.3", cli);
-	struct run run;
-	record(&run, args);
-	assert_int_equal(run.status, 0);
-	assert_non_null(run.text);
-	assert_true(line_has(run.text, "tracing_mark_write: B|", "|frame", NULL));
-	assert_true(line_has(run.text, "tracing_mark_write: B|", "|update", NULL));
-	assert_true(line_has(run.text, "tracing_mark_write: C|", "queue_depth", NULL));
+	const struct run *run = capture_demo(&text_capture, "", 0, 1);
+	assert_int_equal(run->status, 0);
+	assert_non_null(run->text);
+	assert_true(line_has(run->text, "tracing_mark_write: B|", "|frame", NULL));
+	assert_true(line_has(run->text, "tracing_mark_write: B|", "|update", NULL));
+	assert_true(line_has(run->text, "tracing_mark_write: C|", "queue_depth", NULL));
 	char *slices_out = (char *)tl_test_path("record-demo-slices", ".txt");
-	assert_int_equal(tl_test_run("'%s' slices '%s' >'%s'", cli, run.trace, slices_out), 0);
+	assert_int_equal(tl_test_run("'%s' slices '%s' >'%s'", cli, run->trace, slices_out), 0);
 	char *slices = tl_test_read_file(slices_out, NULL);
 	assert_non_null(slices);
 	assert_true(tl_test_count(slices, "name=\"frame\"") >= 10);
 	assert_true(tl_test_count(slices, "thread_name=\"worker") > 0);
 	free(slices);
-	run_free(&run);
+}
+
+/* ftrace text with the command's own events: a marker of the process whose
+ * own record is merged is replaced by that record, as in the JSON. The
+ * shell writes a "frame" marker pair as its pid, then execs the demo, which
+ * records with the file recorder under the same pid: the text holds as
+ * many frames as the demo ran, not one more. */
+static void test_record_text_shows_each_event_of_the_command_once(void **state)
+{
+	(void)state;
+	const struct run *run = capture_demo(&text_capture, "", 0, 1);
+	assert_int_equal(run->status, 0);
+	assert_non_null(run->text);
+	assert_non_null(strstr(run->summary, "markers    2 (B 1, E 1)"));
+	char pid[32], begin[96];
+	read_word(text_capture.pid, pid, sizeof pid);
+	assert_true(pid[0] != '\0');
+	snprintf(begin, sizeof begin, "tracing_mark_write: B|%s|frame\n", pid);
+	size_t frames = tl_test_count(run->text, begin);
+	unsigned ran = demo_frames(text_capture.out);
+	print_message("%zu frames in the text, the demo ran %u\n", frames, ran);
+	assert_true(ran >= 10);
+	assert_int_equal(frames, ran);
+	assert_int_equal(count_items(run->trace, "name=\"frame\""), ran);
+}
+
+/* `timeline record -- timeline demo`: the demo's events go to the file
+ * recorder's stream that the capture merges; it leaves no trace file of
+ * its own in the directory it runs in, and says where its events went. */
+static void test_record_of_the_demo_leaves_no_file_of_its_own(void **state)
+{
+	(void)state;
+	const struct run *run = capture_demo(&text_capture, "", 0, 1);
+	assert_int_equal(run->status, 0);
+	assert_string_equal(tl_test_dir_entries(text_capture.dir), "");
+	char *said = tl_test_read_file(text_capture.out, NULL);
+	assert_non_null(said);
+	printf("%s", said);
+	assert_non_null(strstr(said, "(TIMELINE_FILE: the file recorder's stream, merged by the "
+	                             "capture around this run; no other file without -o)"));
+	free(said);
 }
 
 /* A merged capture: the command's own events (file recorder) with their
@@ -377,43 +596,169 @@ static void test_record_of_the_demo_holds_its_slices(void **state)
 static void test_record_json_merges_the_commands_own_events(void **state)
 {
 	(void)state;
-	char args[1024];
-	snprintf(args, sizeof args, "--format json -- '%s' demo --seconds 0.3 -o '%s'", cli,
-	         tl_test_path("record-demo-own", ".json"));
-	struct run run;
-	record(&run, args);
-	assert_int_equal(run.status, 0);
-	assert_non_null(run.text);
-	/* args and flows only the in-process record has */
-	assert_non_null(strstr(run.text, "\"entities\":"));
-	assert_non_null(strstr(run.text, "\"ph\":\"s\""));
-	assert_non_null(strstr(run.text, "\"name\":\"worker-1\""));
-	assert_non_null(strstr(run.text, "\"name\":\"CPU 0\""));
+	const struct run *run = capture_demo(&json_capture, "--format json", 1, 0);
+	assert_int_equal(run->status, 0);
+	assert_non_null(run->text);
+	/* args and flows only the in-process record has: every flow of the
+	 * demo's own trace */
+	assert_non_null(strstr(run->text, "\"entities\":"));
+	size_t flows = count_items(run->trace, "flow out=");
+	size_t own_flows = count_items(json_capture.own, "flow out=");
+	print_message("%zu flows, %zu in the demo's own trace\n", flows, own_flows);
+	assert_true(own_flows > 0);
+	assert_int_equal(flows, own_flows);
+	/* names as the demo set them: the kernel's comm of the last worker is
+	 * cut to 15 bytes, the merged name is whole */
+	assert_non_null(strstr(run->text, "\"name\":\"worker-1\""));
+	assert_non_null(strstr(run->text, "\"name\":\"worker-3-with-a-long-name\""));
+	assert_null(strstr(run->text, "\"name\":\"worker-3-with-a\""));
+	assert_non_null(strstr(run->text, "\"name\":\"timeline-demo\""));
+	assert_non_null(strstr(run->text, "\"name\":\"CPU 0\""));
 	/* each frame once: a begin and an end per frame slice, no marker copy */
-	size_t frames = tl_test_count(run.text, "\"name\":\"frame\"");
-	char *slices_out = (char *)tl_test_path("record-demo-own-slices", ".txt");
-	assert_int_equal(tl_test_run("'%s' slices '%s' >'%s'", cli, run.trace, slices_out), 0);
-	char *slices = tl_test_read_file(slices_out, NULL);
-	assert_non_null(slices);
-	size_t frame_slices = tl_test_count(slices, "name=\"frame\"");
+	size_t frames = tl_test_count(run->text, "\"name\":\"frame\"");
+	size_t frame_slices = count_items(run->trace, "name=\"frame\"");
 	print_message("%zu frame events, %zu frame slices\n", frames, frame_slices);
 	assert_true(frame_slices >= 10);
 	assert_int_equal(frames, 2 * frame_slices);
-	free(slices);
-	run_free(&run);
+	assert_int_equal(frame_slices, count_items(json_capture.own, "name=\"frame\""));
+}
+
+static void test_record_commands_own_events_line_up_with_the_scheduler(void **state)
+{
+	(void)state;
+	const struct run *run = capture_demo(&json_capture, "--format json", 1, 0);
+	assert_int_equal(run->status, 0);
+	assert_frames_line_up(run->trace);
 }
 
 /* With --app-recorder systrace the command writes markers, as before. */
 static void test_record_app_recorder_systrace_keeps_markers(void **state)
 {
 	(void)state;
+	const struct run *run = capture_demo(&systrace_capture, "--app-recorder systrace", 1, 0);
+	assert_int_equal(run->status, 0);
+	assert_non_null(run->text);
+	assert_true(line_has(run->text, "tracing_mark_write: B|", "|frame", NULL));
+}
+
+/* --app-recorder systrace hands the demo TIMELINE_RECORDER=systrace: its
+ * -o is not written, which it says, and the run and the capture go on. */
+static void test_record_app_recorder_systrace_runs_the_demo_given_an_output(void **state)
+{
+	(void)state;
+	const struct run *run = capture_demo(&systrace_capture, "--app-recorder systrace", 1, 0);
+	assert_int_equal(run->status, 0);
+	assert_int_equal(access(systrace_capture.own, F_OK), -1);
+	char *said = tl_test_read_file(systrace_capture.out, NULL);
+	assert_non_null(said);
+	printf("%s", said);
+	assert_non_null(strstr(said, "not written: the systrace recorder, chosen by "
+	                             "TIMELINE_RECORDER in the environment"));
+	free(said);
+}
+
+/* The same merged capture in Perfetto's format: args, flows, full names,
+ * every frame and flow of the demo's own trace. */
+static void test_record_perfetto_merges_the_commands_own_events(void **state)
+{
+	(void)state;
+	const char *trace = tl_test_path("record-own", ".perfetto-trace");
+	const char *own = tl_test_path("record-demo-own", ".json");
+	const char *err = tl_test_path("record", ".err");
+	int status = tl_test_run("'%s' record -o '%s' -- '%s' demo --seconds 0.3 -o '%s' 2>'%s'",
+	                         cli, trace, cli, own, err);
+	char *summary = tl_test_read_file(err, NULL);
+	printf("%s", summary ? summary : "(no standard error)\n");
+	free(summary);
+	assert_int_equal(status, 0);
+	char *text = tl_test_perfetto_decode(trace);
+	assert_non_null(strstr(text, "process_name: \"timeline-demo\""));
+	assert_non_null(strstr(text, "thread_name: \"worker-3-with-a-long-name\""));
+	assert_non_null(strstr(text, "thread_name: \"CPU 0\""));
+	assert_non_null(strstr(text, "name: \"entities\"")); /* a debug annotation */
+	assert_non_null(strstr(text, "terminating_flow_ids: "));
+	free(text);
+	size_t frames = count_items(trace, "name=\"frame\"");
+	size_t own_frames = count_items(own, "name=\"frame\"");
+	size_t flows = count_items(trace, "flow out=");
+	size_t own_flows = count_items(own, "flow out=");
+	print_message("%zu frames and %zu flows, %zu and %zu in the demo's own trace\n", frames,
+	              flows, own_frames, own_flows);
+	assert_true(own_frames >= 10);
+	assert_int_equal(frames, own_frames);
+	assert_true(own_flows > 0);
+	assert_int_equal(flows, own_flows);
+}
+
+/* --clock mono with a command on the boot clock: its events are moved by
+ * the difference of the two clocks its file recorded. Where boot and mono
+ * hardly differ (no suspend yet), the command runs in a time namespace
+ * whose boot clock is 1000 s ahead. */
+static void test_record_mono_capture_moves_the_commands_own_events(void **state)
+{
+	(void)state;
+	if (tl_test_run("unshare --time --boottime 1000 --fork true 2>/dev/null") != 0) {
+		print_message("skipped: unshare cannot make a time namespace here (util-linux "
+		              "2.36 and a kernel with CONFIG_TIME_NS are needed)\n");
+		skip();
+	}
 	char args[1024];
-	snprintf(args, sizeof args, "--app-recorder systrace -- '%s' demo --seconds 0.2", cli);
+	snprintf(args, sizeof args,
+	         "--clock mono --format json -- unshare --time --boottime 1000 --fork '%s' demo "
+	         "--seconds 0.3 -o '%s'",
+	         cli, tl_test_path("record-demo-own", ".json"));
 	struct run run;
 	record(&run, args);
 	assert_int_equal(run.status, 0);
+	assert_non_null(strstr(run.text, "\"clock\":\"mono\""));
+	assert_frames_line_up(run.trace);
+	run_free(&run);
+}
+
+/* A command whose file recorder rotates (TIMELINE_FILE_MAX_KB in its
+ * environment) is read whole: its older files with the current one (by
+ * the capture, and by the demo for its own -o). */
+static void test_record_merges_the_rotation_of_the_commands_file(void **state)
+{
+	(void)state;
+	char out[512], own[512];
+	snprintf(out, sizeof out, "%s", tl_test_path("record-demo", ".out"));
+	snprintf(own, sizeof own, "%s", tl_test_path("record-demo-own", ".json"));
+	char args[2048];
+	snprintf(args, sizeof args,
+	         "--format json -- env TIMELINE_FILE_MAX_KB=16 TIMELINE_FILE_KEEP=1000 sh -c "
+	         "'exec \"%s\" demo --seconds 1 -o %s >%s'",
+	         cli, own, out);
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 0);
+	unsigned ran = demo_frames(out);
+	size_t frames = count_items(run.trace, "name=\"frame\"");
+	print_message("%zu frames in the capture, the demo ran %u\n", frames, ran);
+	assert_true(ran >= 10);
+	assert_int_equal(frames, ran);
+	assert_int_equal(count_items(own, "name=\"frame\""), ran);
+	assert_null(strstr(run.summary, "warning"));
+	run_free(&run);
+}
+
+/* A command killed before its file recorder ended its file: the capture
+ * says what was cut and keeps what was read. */
+static void test_record_says_what_was_cut_of_the_commands_file(void **state)
+{
+	(void)state;
+	char args[1024];
+	snprintf(args, sizeof args,
+	         "--format json --duration 0.3 -- '%s' demo --seconds 30 -o '%s'", cli,
+	         tl_test_path("record-demo-own", ".json"));
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 128 + SIGTERM);
 	assert_non_null(run.text);
-	assert_true(line_has(run.text, "tracing_mark_write: B|", "|frame", NULL));
+	assert_non_null(
+	    strstr(run.summary, "timeline record: warning: the command's own events (app-"));
+	assert_non_null(strstr(run.summary, "truncated"));
+	assert_non_null(strstr(run.summary, "merging what was read"));
 	run_free(&run);
 }
 
@@ -523,7 +868,15 @@ int main(void)
 	    cmocka_unit_test(test_record_json_names_the_capture_clock),
 	    cmocka_unit_test(test_record_of_the_demo_holds_its_slices),
 	    cmocka_unit_test(test_record_json_merges_the_commands_own_events),
+	    cmocka_unit_test(test_record_text_shows_each_event_of_the_command_once),
+	    cmocka_unit_test(test_record_perfetto_merges_the_commands_own_events),
+	    cmocka_unit_test(test_record_commands_own_events_line_up_with_the_scheduler),
+	    cmocka_unit_test(test_record_mono_capture_moves_the_commands_own_events),
+	    cmocka_unit_test(test_record_merges_the_rotation_of_the_commands_file),
+	    cmocka_unit_test(test_record_says_what_was_cut_of_the_commands_file),
 	    cmocka_unit_test(test_record_app_recorder_systrace_keeps_markers),
+	    cmocka_unit_test(test_record_of_the_demo_leaves_no_file_of_its_own),
+	    cmocka_unit_test(test_record_app_recorder_systrace_runs_the_demo_given_an_output),
 	    cmocka_unit_test(test_record_unknown_event_is_named),
 	    cmocka_unit_test(test_record_unwritable_output_is_named),
 	    cmocka_unit_test(test_record_without_tracefs_says_how_to_mount),

@@ -2,8 +2,10 @@
  * `timeline demo`: records the simulated engine of demo_engine.c with any
  * recorder: the in-memory ones and the file recorder write the trace as
  * Chrome JSON, ftrace text or a binary snapshot; the systrace recorder
- * writes atrace markers for a capture (`timeline record -- timeline demo`);
- * the callback recorder writes one line per event it is handed.
+ * writes atrace markers for a capture (`timeline record --app-recorder
+ * systrace -- timeline demo`); the callback recorder writes one line per
+ * event it is handed. Under `timeline record` (the file recorder streaming
+ * to TIMELINE_FILE) no other file is written unless -o asks for one.
  */
 #include "tools/commands.h"
 #include "tools/demo_engine.h"
@@ -57,10 +59,13 @@ static const char demo_usage[] =
     "                    written at the end); file (streamed to FILE.tl as it runs,\n"
     "                    then written like the others); systrace (atrace markers to\n"
     "                    the kernel's trace_marker, no FILE: capture them with\n"
-    "                    'timeline record -- timeline demo'); callback (one line\n"
-    "                    per event, as the callback receives it, to FILE).\n"
+    "                    'timeline record --app-recorder systrace -- timeline\n"
+    "                    demo'); callback (one line per event, as the callback\n"
+    "                    receives it, to FILE).\n"
     "                    TIMELINE_RECORDER in the environment takes precedence\n"
-    "  -o, --output FILE where to write the trace (default timeline-demo.json)\n"
+    "  -o, --output FILE where to write the trace (default timeline-demo.json; none\n"
+    "                    when TIMELINE_RECORDER=file and TIMELINE_FILE come from the\n"
+    "                    environment, as under 'timeline record': that file is it)\n"
     "  --seconds S       how long to run, fractions allowed (default 3);\n"
     "                    Ctrl-C stops early and still writes the trace\n"
     "  --format FMT      json, ftrace, perfetto or binary; by default taken from the\n"
@@ -450,9 +455,23 @@ static int demo_convert_stream(const char *stream, enum demo_format format, int 
 		fclose(in);
 		return rc;
 	}
+	/* with its rotation (TIMELINE_FILE_MAX_KB), oldest first: stream.N ...
+	 * stream.1, stream */
+	enum { DEMO_MAX_ROTATION = 64 };
+	static char older[DEMO_MAX_ROTATION][4096 + 48];
+	const char *set[DEMO_MAX_ROTATION + 1];
+	size_t n = 0;
+	for (; n < DEMO_MAX_ROTATION; n++) {
+		snprintf(older[n], sizeof older[n], "%s.%zu", stream, n + 1);
+		if (access(older[n], F_OK) != 0)
+			break;
+	}
+	for (size_t i = 0; i < n; i++)
+		set[i] = older[n - 1 - i];
+	set[n] = stream;
 	tl_model model;
 	char err[256] = "";
-	int rc = tl_model_read_binary_file(stream, &model, err, sizeof err);
+	int rc = tl_model_read_binary_files(set, n + 1, &model, err, sizeof err);
 	if (rc < 0)
 		return rc;
 	rc = format == DEMO_FORMAT_FTRACE     ? tl_export_ftrace(&model, fd, NULL)
@@ -559,6 +578,53 @@ static int demo_record_and_write(const struct demo_args *args, tl_recorder_kind 
 	return 0;
 }
 
+/* The file recorder streaming to TIMELINE_FILE (pattern, "%p" the pid): no
+ * other file. */
+static int demo_run_streamed(const struct demo_args *args, const char *pattern)
+{
+	char stream[4096 + 32];
+	demo_expand_pid(pattern, stream, sizeof stream);
+	tl_options opts = {0};
+	opts.struct_size = sizeof opts;
+	opts.recorder = TL_RECORDER_FILE;
+	opts.process_name = DEMO_PROCESS_NAME;
+	opts.file_path = stream;
+	opts.buffer_bytes = 32u << 20; /* room while the drain writes: nothing dropped */
+	int rc = tl_init(&opts);
+	if (rc < 0) {
+		fprintf(stderr,
+		        "timeline demo: %s: cannot start the file recorder (TIMELINE_FILE): %s\n",
+		        stream, strerror(-rc));
+		return 1;
+	}
+	tl_process_set_name(DEMO_PROCESS_NAME);
+	struct demo_engine_report run;
+	rc = demo_record(args, &run);
+	tl_stats stats = {0};
+	stats.struct_size = sizeof stats;
+	tl_stats_get(&stats);
+	tl_shutdown(); /* the file ends */
+	if (rc < 0) {
+		fprintf(stderr, "timeline demo: cannot start the engine's worker threads: %s\n",
+		        strerror(-rc));
+		return 1;
+	}
+	printf("timeline demo: recorded %.2f s with the file recorder%s\n", run.seconds,
+	       demo_interrupted ? " (stopped by Ctrl-C)" : "");
+	printf("  frames   %u at %d Hz (%u over budget), %u jobs on %u workers, %u async loads\n",
+	       run.frames, DEMO_ENGINE_FPS, run.slow_frames, run.jobs, run.workers,
+	       run.asset_loads);
+	printf("  events   %llu written, %llu dropped\n", (unsigned long long)stats.events_written,
+	       (unsigned long long)stats.events_dropped);
+	const char *instance = getenv("TIMELINE_TRACEFS_INSTANCE");
+	printf("  output   %s (TIMELINE_FILE: the file recorder's stream%s; no other file "
+	       "without -o)\n",
+	       stream, instance && *instance ? ", merged by the capture around this run" : "");
+	if (!instance || !*instance)
+		printf("Convert it with: timeline convert %s -o trace.json\n", stream);
+	return 0;
+}
+
 /* The systrace recorder: markers to the kernel's trace_marker, no file. */
 static int demo_run_systrace(const struct demo_args *args)
 {
@@ -617,15 +683,34 @@ int tl_cmd_demo(int argc, char **argv)
 	}
 	tl_recorder_kind kind = demo_effective_recorder(&args);
 	if (kind == TL_RECORDER_SYSTRACE) {
-		if (args.output || args.format != DEMO_FORMAT_UNSET) {
-			fprintf(stderr, "timeline demo: %s: the systrace recorder writes markers to the "
-			                "kernel's trace_marker, not a file; capture them with 'timeline "
-			                "record -o FILE -- timeline demo --recorder systrace'\n",
-			        args.output ? "-o" : "--format");
+		const char *option = args.output ? "-o" : "--format";
+		if ((args.output || args.format != DEMO_FORMAT_UNSET) &&
+		    args.recorder == TL_RECORDER_SYSTRACE) {
+			fprintf(stderr,
+			        "timeline demo: %s: the systrace recorder writes markers to the "
+			        "kernel's trace_marker, not a file; capture them with 'timeline "
+			        "record -o FILE -- timeline demo --recorder systrace'\n",
+			        option);
 			return 2;
 		}
+		/* The environment chose it (`timeline record --app-recorder
+		 * systrace`): the run goes on, without the file. */
+		if (args.output || args.format != DEMO_FORMAT_UNSET)
+			printf(
+			    "timeline demo: %s%s: %s: the systrace recorder, chosen by "
+			    "TIMELINE_RECORDER in the environment, writes markers to the kernel's "
+			    "trace_marker, not a file\n",
+			    args.output ? "-o " : option, args.output ? args.output : "",
+			    args.output ? "not written" : "ignored");
 		return demo_run_systrace(&args);
 	}
+	/* The file recorder with TIMELINE_FILE from the environment (`timeline
+	 * record -- timeline demo`): that file is the trace; no other is
+	 * written unless -o asks for one. */
+	const char *env_file = getenv("TIMELINE_FILE");
+	if (kind == TL_RECORDER_FILE && env_file && *env_file && !args.output &&
+	    args.format == DEMO_FORMAT_UNSET)
+		return demo_run_streamed(&args, env_file);
 	if (kind == TL_RECORDER_CALLBACK && args.format != DEMO_FORMAT_UNSET) {
 		fprintf(stderr, "timeline demo: --format: the callback recorder writes one line per "
 		                "event, in no other format\n");

@@ -1,8 +1,9 @@
 /*
  * `timeline merge IN... -o OUT [--format json|ftrace|perfetto]`: joins traces -
  * binary snapshots (a file recorder's rotation too), Chrome JSON, ftrace
- * text, `trace-cmd report` output - on one timeline and writes them as one
- * Chrome JSON or ftrace text file (docs/reading.md, "merge").
+ * text, `trace-cmd report` output, Perfetto traces - on one timeline and
+ * writes them as one Chrome JSON, ftrace text or Perfetto file
+ * (docs/reading.md, "merge").
  *
  *   1. Each input is read as `timeline convert` reads it: a snapshot into
  *      a model, the others through the importer (tools/readers/trace_import.h).
@@ -16,13 +17,14 @@
  *      its pid and tid as they were; the exporters write it.
  *
  * The same event in two inputs: an in-process input is a snapshot, or
- * Chrome JSON that names its clock and gives the clock values (JSON
- * written from a snapshot); every other input is a capture, whose events
+ * Chrome JSON or a Perfetto trace that names its clock and gives the clock
+ * values (written from a snapshot); every other input is a capture, whose events
  * come from trace_marker writes. An event of a capture is the same as an
  * event of an in-process input when both are of the same process, the
  * same kind - slice start (a begin or complete event), instant, counter
  * sample, async begin -, the same thread (slices, thread instants), the
- * same name once cleaned as a marker name is, and their timestamps on the
+ * same name once cleaned as a marker name is (a JSON counter's without the
+ * " value" the importer names it with: event_name_len), and their timestamps on the
  * timeline are at most the window apart (100 us, the systrace recorder's
  * live window; --dedup-window). Matching goes in time order, each event
  * matched once; a capture's dropped async begin takes its end with it.
@@ -41,6 +43,7 @@
 
 #include "recorder/atomic_file.h"
 #include "recorder/atrace_format.h"
+#include "recorder/export/perfetto_proto.h"
 #include "recorder/export/trace_model.h"
 #include "recorder/snapshot_format.h"
 #include "tools/readers/clock_align.h"
@@ -56,10 +59,11 @@ static const char merge_usage[] =
     "\n"
     "Joins traces on one timeline and writes them as one: binary snapshots (the files\n"
     "of a file recorder's rotation as one argument, oldest first, joined with commas:\n"
-    "PATH.2,PATH.1,PATH), Chrome JSON, ftrace text and trace-cmd report output,\n"
-    "recognised by content. Traces on the same clock are taken as they are; traces on\n"
-    "different clocks are aligned through what each says: its clock's name, the boot,\n"
-    "mono and realtime clocks it read together, its trace_event_clock_sync markers.\n"
+    "PATH.2,PATH.1,PATH), Chrome JSON, ftrace text, trace-cmd report output and\n"
+    "Perfetto traces, recognised by content. Traces on the same clock are taken as\n"
+    "they are; traces on different clocks are aligned through what each says: its\n"
+    "clock's name, the boot, mono and realtime clocks it read together, its\n"
+    "trace_event_clock_sync markers.\n"
     "Two traces that cannot be tied to a common clock are refused. Process and thread\n"
     "ids are kept; an event a capture shares with an in-process trace is shown once.\n"
     "\n"
@@ -162,9 +166,10 @@ static int parse_args(int argc, char **argv, struct merge_args *args)
 
 struct merge_input {
 	const char *path;
-	const char *kind; /* "binary snapshot", "Chrome JSON", "ftrace text" */
+	const char *kind; /* "binary snapshot", "Chrome JSON", "Perfetto", "ftrace text" */
 	int in_process;   /* see the top of this file */
 	int from_import;  /* its model was built by the importer: its ids are its own */
+	int json;         /* Chrome JSON: its counters are named after their argument */
 	int have_model, have_import;
 	tl_model model;
 	tl_import imp; /* text and JSON inputs */
@@ -222,6 +227,158 @@ static int read_rotation(struct merge_input *in, char *err, size_t errlen)
 	return rc;
 }
 
+/* ---- a Perfetto trace's clock -------------------------------------------- */
+
+static int proto_varint(const unsigned char **p, const unsigned char *end, uint64_t *value)
+{
+	*value = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*p >= end)
+			return -1;
+		unsigned char b = *(*p)++;
+		*value |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* One field of a protobuf message at *p: its number, and a varint's value
+ * or a length-delimited field's bytes (*value their length); fixed-size
+ * fields are skipped. Returns 0, or -1 at the end or on bytes that are no
+ * protobuf. */
+static int proto_field(const unsigned char **p, const unsigned char *end, uint32_t *number,
+                       uint64_t *value, const unsigned char **bytes)
+{
+	uint64_t key;
+	if (proto_varint(p, end, &key))
+		return -1;
+	*number = (uint32_t)(key >> 3);
+	*value = 0;
+	*bytes = NULL;
+	switch (key & 7) {
+	case 0:
+		return proto_varint(p, end, value);
+	case 1:
+	case 5: {
+		size_t size = (key & 7) == 1 ? 8 : 4;
+		if ((size_t)(end - *p) < size)
+			return -1;
+		*p += size;
+		return 0;
+	}
+	case 2:
+		if (proto_varint(p, end, value) || *value > (uint64_t)(end - *p))
+			return -1;
+		*bytes = *p;
+		*p += *value;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static tl_trace_clock perfetto_clock(uint64_t builtin)
+{
+	return builtin == TL_PF_BUILTIN_CLOCK_BOOTTIME    ? TL_TRACE_CLOCK_BOOT
+	       : builtin == TL_PF_BUILTIN_CLOCK_MONOTONIC ? TL_TRACE_CLOCK_MONO
+	                                                  : TL_TRACE_CLOCK_UNKNOWN;
+}
+
+/* A ClockSnapshot: the boot, mono and realtime clocks it gives, and its
+ * primary trace clock (0: not given). */
+static void read_clock_snapshot(const unsigned char *p, const unsigned char *end,
+                                tl_clock_values *values, uint64_t *primary)
+{
+	int64_t boot = 0, mono = 0, real = 0;
+	uint32_t number;
+	uint64_t value;
+	const unsigned char *bytes;
+	while (proto_field(&p, end, &number, &value, &bytes) == 0) {
+		if (number == TL_PF_CLOCK_SNAPSHOT_PRIMARY && !bytes) {
+			*primary = value;
+			continue;
+		}
+		if (number != TL_PF_CLOCK_SNAPSHOT_CLOCKS || !bytes)
+			continue;
+		const unsigned char *c = bytes, *c_end = bytes + value;
+		uint64_t id = 0, ts = 0;
+		uint32_t n;
+		uint64_t v;
+		const unsigned char *b;
+		while (proto_field(&c, c_end, &n, &v, &b) == 0) {
+			if (n == TL_PF_CLOCK_ID && !b)
+				id = v;
+			else if (n == TL_PF_CLOCK_TIMESTAMP && !b)
+				ts = v;
+		}
+		int64_t *to = id == TL_PF_BUILTIN_CLOCK_BOOTTIME    ? &boot
+		              : id == TL_PF_BUILTIN_CLOCK_MONOTONIC ? &mono
+		              : id == TL_PF_BUILTIN_CLOCK_REALTIME  ? &real
+		                                                    : NULL;
+		if (to && ts <= INT64_MAX)
+			*to = (int64_t)ts;
+	}
+	*values = (tl_clock_values){.known = boot > 0 && mono > 0 && real > 0,
+	                            .boottime_ns = boot,
+	                            .monotonic_ns = mono,
+	                            .realtime_ns = real};
+}
+
+/*
+ * The clock of a Perfetto trace's timestamps and the clocks it read
+ * together, from its first ClockSnapshot packet (the importer keeps
+ * neither): the packets' timestamp clock (TracePacketDefaults, when a
+ * packet up to the snapshot's gives it), else the snapshot's primary trace
+ * clock, else boot, Perfetto's default. A trace without a clock snapshot in
+ * its first 4 MiB names no clock.
+ */
+static void read_perfetto_clock(const char *path, tl_trace_clock *clock, tl_clock_values *values)
+{
+	*clock = TL_TRACE_CLOCK_UNKNOWN;
+	*values = (tl_clock_values){0};
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return;
+	/* the clock snapshot comes first (Perfetto's tracing service and the
+	 * exporter write it so): the first MiBs are enough */
+	enum { PERFETTO_CLOCK_READ_MAX = 4 << 20 };
+	unsigned char *data = malloc(PERFETTO_CLOCK_READ_MAX);
+	size_t len = data ? fread(data, 1, PERFETTO_CLOCK_READ_MAX, f) : 0;
+	fclose(f);
+	uint64_t timestamp_clock = 0, primary = 0;
+	const unsigned char *p = data, *end = data ? data + len : NULL;
+	uint32_t number;
+	uint64_t value;
+	const unsigned char *packet;
+	int found = 0;
+	while (!found && data && proto_field(&p, end, &number, &value, &packet) == 0) {
+		if (number != TL_PF_TRACE_PACKET || !packet)
+			continue;
+		const unsigned char *q = packet, *q_end = packet + value, *bytes;
+		uint32_t n;
+		uint64_t v;
+		while (proto_field(&q, q_end, &n, &v, &bytes) == 0) {
+			if (n == TL_PF_PACKET_CLOCK_SNAPSHOT && bytes) {
+				read_clock_snapshot(bytes, bytes + v, values, &primary);
+				found = 1;
+			} else if (n == TL_PF_PACKET_DEFAULTS && bytes) {
+				const unsigned char *d = bytes, *d_end = bytes + v, *b;
+				uint32_t dn;
+				uint64_t dv;
+				while (proto_field(&d, d_end, &dn, &dv, &b) == 0)
+					if (dn == TL_PF_DEFAULTS_TIMESTAMP_CLOCK_ID && !b)
+						timestamp_clock = dv;
+			}
+		}
+	}
+	free(data);
+	if (found)
+		*clock = perfetto_clock(timestamp_clock ? timestamp_clock
+		                        : primary       ? primary
+		                                        : TL_PF_BUILTIN_CLOCK_BOOTTIME);
+}
+
 /*
  * Reads one input into its model (and import). Returns 0, or 1 when the
  * problem was reported; a warning is printed for a snapshot read in part
@@ -249,9 +406,16 @@ static int read_input(struct merge_input *in, const struct merge_args *args)
 			in->have_import = 1;
 			if (tl_cli_report_unread_lines(MERGE_PREFIX, in->path, &in->imp))
 				return 1;
-			in->kind = format == TL_TRACE_FORMAT_JSON ? "Chrome JSON" : "ftrace text";
-			in->in_process = format == TL_TRACE_FORMAT_JSON && in->imp.clock &&
-			                 in->imp.clock_values.known;
+			in->kind = format == TL_TRACE_FORMAT_JSON       ? "Chrome JSON"
+			           : format == TL_TRACE_FORMAT_PERFETTO ? "Perfetto"
+			                                                : "ftrace text";
+			in->json = format == TL_TRACE_FORMAT_JSON;
+			if (format == TL_TRACE_FORMAT_PERFETTO)
+				read_perfetto_clock(in->path, &in->imp.clock,
+				                    &in->imp.clock_values);
+			in->in_process = (format == TL_TRACE_FORMAT_JSON ||
+			                  format == TL_TRACE_FORMAT_PERFETTO) &&
+			                 in->imp.clock && in->imp.clock_values.known;
 			in->from_import = 1;
 			rc = tl_import_to_model(&in->imp, &in->model);
 		} else if (rerr.line) {
@@ -387,18 +551,32 @@ static int event_family(const tl_model_event *e, uint32_t *tid)
 
 /* FNV-1a of the name as the systrace recorder writes it (tl_atrace_clean):
  * a marker's name and the in-process name it came from hash alike. */
-static uint64_t name_hash(const char *name)
+static uint64_t name_hash(const char *name, size_t name_len)
 {
 	char clean[TL_ATRACE_PAYLOAD_MAX];
 	int cut = 0;
-	size_t len =
-	    tl_atrace_clean(clean, sizeof clean, name, name ? strlen(name) : 0, NULL, &cut);
+	size_t len = tl_atrace_clean(clean, sizeof clean, name, name ? name_len : 0, NULL, &cut);
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (size_t i = 0; i < len; i++) {
 		h ^= (unsigned char)clean[i];
 		h *= 0x100000001b3ull;
 	}
 	return h;
+}
+
+/* The length of an event's name, without the " value" the importer ends a
+ * JSON counter's name with (Perfetto names a JSON counter's track after its
+ * argument, and the exporter's one argument is "value"): the name a marker
+ * of the same counter has. */
+static size_t event_name_len(const struct merge_input *in, const tl_model_event *e)
+{
+	static const char suffix[] = " value";
+	const size_t k = sizeof suffix - 1;
+	size_t len = e->name ? strlen(e->name) : 0;
+	if (in->json && e->phase == TL_PHASE_COUNTER && len > k &&
+	    memcmp(e->name + len - k, suffix, k) == 0)
+		return len - k;
+	return len;
 }
 
 static int compare_dup_key(const void *pa, const void *pb)
@@ -446,13 +624,14 @@ static dup_key *collect_keys(const struct merge_input *in, size_t ninputs, int i
 			int family = event_family(e, &tid);
 			if (!family)
 				continue;
-			keys[(*n)++] = (dup_key){.pid = tl_model_event_pid(m, e),
-			                         .tid = tid,
-			                         .family = family,
-			                         .name = name_hash(e->name),
-			                         .ts = on_timeline(e->ts_ns, &in[i]),
-			                         .input = i,
-			                         .event = k};
+			keys[(*n)++] =
+			    (dup_key){.pid = tl_model_event_pid(m, e),
+			              .tid = tid,
+			              .family = family,
+			              .name = name_hash(e->name, event_name_len(&in[i], e)),
+			              .ts = on_timeline(e->ts_ns, &in[i]),
+			              .input = i,
+			              .event = k};
 		}
 	}
 	qsort(keys, *n, sizeof *keys, compare_dup_key);
@@ -632,6 +811,10 @@ static merged_event copy_event(tl_model *out, const struct merge_input *in, size
 	c->ts_ns = on_timeline(e->ts_ns, in);
 	c->end_ns = on_timeline(e->end_ns, in);
 	if (tl_model_event_adopt_strings(out, c))
+		*nomem = 1;
+	/* a JSON counter on the track a capture's marker of it goes on */
+	size_t len = event_name_len(in, e);
+	if (c->name && len != strlen(e->name) && !(c->name = tl_model_intern(out, e->name, len)))
 		*nomem = 1;
 	/* the importer numbers its ids from 1 in each trace: kept apart */
 	if (in->from_import && is_async_or_flow(e->phase))

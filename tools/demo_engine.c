@@ -8,7 +8,10 @@
  *                 and level loads begun here
  *   worker-N      one slice per job (flow in) with nested slices of varying
  *                 length; loads mark a step and end their async slice here;
- *                 level loads show a copied name ("load level 3")
+ *                 level loads show a copied name ("load level 3"); the last
+ *                 worker's name is longer than the kernel's 15-byte comm
+ *                 (DEMO_ENGINE_LONG_THREAD_NAME), so a capture shows whether
+ *                 the full name or the kernel's cut one reached the trace
  *
  * Work is simulated with real time: short spans spin, longer ones sleep, so
  * slices have true durations without keeping four cores busy.
@@ -275,7 +278,8 @@ static void *demo_worker_main(void *arg)
 	struct demo_worker *w = arg;
 	char name[16];
 	snprintf(name, sizeof name, "worker-%u", w->index + 1);
-	tl_thread_set_name(name);
+	tl_thread_set_name(w->index + 1 == DEMO_ENGINE_WORKERS ? DEMO_ENGINE_LONG_THREAD_NAME
+	                                                       : name);
 
 	struct demo_job job;
 	unsigned depth;

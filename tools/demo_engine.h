@@ -11,6 +11,9 @@
 
 #define DEMO_ENGINE_WORKERS 3
 #define DEMO_ENGINE_FPS 60
+/* The last worker's name: past the kernel's 15-byte comm, kept whole only
+ * by the recorder's own thread names. */
+#define DEMO_ENGINE_LONG_THREAD_NAME "worker-3-with-a-long-name"
 
 struct demo_engine_report {
 	double seconds;       /* wall time the main loop ran */

@@ -152,44 +152,133 @@ static int name_processes(tl_model *model)
 
 /* ---- the command's own events (file recorder files) ------------------------ */
 
-/* Reads every "app-*.tl" of dir, each a process's file recorder file.
- * Returns how many were read into *models (malloc'd), or -errno. */
+/* A file recorder file of dir: "app-PID.tl", or one of its rotation,
+ * "app-PID.tl.N" (N from 1, the newest of the older ones). */
+struct app_file {
+	char name[64];
+	unsigned long pid;
+	unsigned long rotation; /* N, 0 for the current file */
+};
+
+/* By process, oldest first: the highest N first, the current file last. */
+static int compare_app_files(const void *pa, const void *pb)
+{
+	const struct app_file *a = pa, *b = pb;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->rotation > b->rotation ? -1 : a->rotation < b->rotation;
+}
+
+/* Whether name is a file recorder file of the command ("app-%p.tl" as
+ * cmd_record.c names them, or one of its rotation): fills *f. */
+static int app_file_of(const char *name, struct app_file *f)
+{
+	char *end;
+	if (strncmp(name, "app-", 4) != 0 || name[4] < '0' || name[4] > '9' ||
+	    strlen(name) >= sizeof f->name)
+		return 0;
+	f->pid = strtoul(name + 4, &end, 10);
+	if (strncmp(end, ".tl", 3) != 0)
+		return 0;
+	end += 3;
+	f->rotation = 0;
+	if (*end == '.' && end[1] >= '1' && end[1] <= '9')
+		f->rotation = strtoul(end + 1, &end, 10);
+	if (*end != '\0')
+		return 0;
+	snprintf(f->name, sizeof f->name, "%s", name);
+	return 1;
+}
+
+/* Lists the file recorder files of dir, sorted (compare_app_files); how
+ * many into *files (malloc'd), or -errno. */
+static int list_app_files(const char *dir, struct app_file **files)
+{
+	*files = NULL;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *ent;
+	struct app_file f;
+	while ((ent = readdir(d)) != NULL) {
+		if (!app_file_of(ent->d_name, &f))
+			continue;
+		struct app_file *grown = realloc(*files, (size_t)(n + 1) * sizeof **files);
+		if (!grown) {
+			closedir(d);
+			free(*files);
+			*files = NULL;
+			return -ENOMEM;
+		}
+		*files = grown;
+		(*files)[n++] = f;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(*files, (size_t)n, sizeof **files, compare_app_files);
+	return n;
+}
+
+/*
+ * Reads the file recorder files of dir, one trace per process: "app-PID.tl"
+ * with the older files of its rotation ("app-PID.tl.N", when the command
+ * ran with TIMELINE_FILE_MAX_KB), oldest first, as `timeline convert` reads
+ * a rotation. Data lost in a file (cut by a kill, undecodable records) is
+ * said on standard error and what was read is kept. Returns how many
+ * traces were read into *models (malloc'd), or -errno.
+ */
 static int read_app_models(const char *dir, tl_model **models, char *err, size_t errlen)
 {
 	*models = NULL;
 	if (!dir)
 		return 0;
-	DIR *d = opendir(dir);
-	if (!d)
-		return 0;
+	struct app_file *files;
+	int nfiles = list_app_files(dir, &files);
+	if (nfiles < 0)
+		return nfiles;
 	int n = 0, rc = 0;
-	struct dirent *ent;
-	while ((ent = readdir(d)) != NULL && rc == 0) {
-		size_t len = strlen(ent->d_name);
-		if (strncmp(ent->d_name, "app-", 4) != 0 || len < 4 ||
-		    strcmp(ent->d_name + len - 3, ".tl") != 0)
-			continue;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
+	for (int first = 0, last; first < nfiles && rc == 0; first = last) {
+		for (last = first + 1; last < nfiles && files[last].pid == files[first].pid; last++)
+			;
+		char(*paths)[4096] = calloc((size_t)(last - first), sizeof *paths);
+		const char **set = calloc((size_t)(last - first), sizeof *set);
 		tl_model *grown = realloc(*models, (size_t)(n + 1) * sizeof **models);
-		if (!grown) {
+		if (grown)
+			*models = grown;
+		if (!paths || !set || !grown) {
+			free(paths);
+			free(set);
 			rc = -ENOMEM;
 			break;
 		}
-		*models = grown;
+		for (int i = first; i < last; i++) {
+			snprintf(paths[i - first], sizeof paths[i - first], "%s/%s", dir,
+			         files[i].name);
+			set[i - first] = paths[i - first];
+		}
 		char why[256] = "";
-		int read = tl_model_read_binary_file(path, &(*models)[n], why, sizeof why);
+		int read = tl_model_read_binary_files(set, (size_t)(last - first), &(*models)[n],
+		                                      why, sizeof why);
+		free(paths);
+		free(set);
+		const char *name = files[last - 1].name;
 		if (read < 0) {
 			/* a process killed before its file had a header: nothing to add */
 			if ((*models)[n].nevents == 0)
 				continue;
-			snprintf(err, errlen, "%s: %s", path, why);
+			snprintf(err, errlen, "%s: %s", name, why);
 			rc = read;
 			break;
 		}
+		if (why[0])
+			fprintf(stderr,
+			        "timeline record: warning: the command's own events (%s%s): %s; "
+			        "merging what was read\n",
+			        name, last - first > 1 ? " and its rotation" : "", why);
 		n++;
 	}
-	closedir(d);
+	free(files);
 	if (rc) {
 		for (int i = 0; i < n; i++)
 			tl_model_free(&(*models)[i]);
@@ -459,6 +548,27 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* Whether a line of the capture is a marker of one of the pids whose own
+ * events are merged: an atrace event (clock sync markers are kept) of the
+ * process its payload names, or its tgid column when the payload names
+ * none (an E may not). The app's record of the same events replaces it, as
+ * in the JSON. */
+static int is_merged_marker(const char *line, size_t len, const uint32_t *pids, int npids)
+{
+	tl_ftrace_line tok;
+	tl_atrace_point point;
+	if (len && line[len - 1] == '\n')
+		len--;
+	if (tl_ftrace_line_tokenize(line, len, &tok) != 0 || tok.kind != TL_FTRACE_LINE_MARKER ||
+	    tl_atrace_parse(tok.text.ptr, tok.text.len, &point) != TL_ATRACE_OK)
+		return 0;
+	uint32_t pid = point.tgid ? point.tgid : tok.tgid;
+	for (int i = 0; i < npids; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
 int record_write_text(struct record_session *session, const char *app_dir, int capture_clock,
                       int fd, char *err, size_t errlen)
 {
@@ -473,7 +583,8 @@ int record_write_text(struct record_session *session, const char *app_dir, int c
 	/* the capture, and each app's events as the ftrace exporter writes
 	 * them, merged line by line in time order */
 	struct text *texts = calloc((size_t)napps + 1, sizeof *texts);
-	int rc = texts ? 0 : -ENOMEM;
+	uint32_t *pids = calloc((size_t)napps, sizeof *pids);
+	int rc = texts && pids ? 0 : -ENOMEM;
 	for (int i = 0; i <= napps && rc == 0; i++) {
 		int mfd = memfd_create("timeline-record", MFD_CLOEXEC);
 		if (mfd < 0) {
@@ -484,6 +595,7 @@ int record_write_text(struct record_session *session, const char *app_dir, int c
 			rc = record_session_write_text(session, mfd);
 		} else {
 			tl_model *app = &apps[i - 1];
+			pids[i - 1] = app->pid;
 			int64_t shift = app_clock_shift(app, capture_clock);
 			for (size_t k = 0; k < app->nevents; k++) {
 				app->events[k].ts_ns += shift;
@@ -527,13 +639,15 @@ int record_write_text(struct record_session *session, const char *app_dir, int c
 			}
 			if (best < 0 || rc)
 				break;
-			rc = write_all(fd, best_line, best_len);
+			if (best > 0 || !is_merged_marker(best_line, best_len, pids, napps))
+				rc = write_all(fd, best_line, best_len);
 			texts[best].at += best_len;
 		}
 	}
 	for (int i = 0; texts && i <= napps; i++)
 		free(texts[i].data);
 	free(texts);
+	free(pids);
 	if (rc)
 		snprintf(err, errlen, "cannot write the trace with the command's own events: %s",
 		         strerror(-rc));
