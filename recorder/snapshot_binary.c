@@ -848,7 +848,11 @@ int tl_snapshot_to_memory(unsigned char **data, size_t *len)
 
 /* ---- the stream (a file recorder) ------------------------------------------------ */
 
+/* A stream takes a calibration pair at most every second, but its second
+ * one 10 ms after the first: until a file holds two pairs, its TSC ticks
+ * have no rate to be converted with. */
 #define STREAM_CALIBRATION_NS 1000000000
+#define STREAM_FIRST_CALIBRATION_NS 10000000
 
 int tl_stream_open(struct tl_stream *st, int fd, int (*write_out)(struct tl_snapshot_sink *),
                    size_t staging_bytes)
@@ -878,17 +882,17 @@ void tl_stream_padding(void *at, size_t bytes)
 }
 
 /* A CLOCK chunk when calibration pairs were added since the last one (a
- * pair is taken at most every second). */
-static void stream_clock(struct tl_stream *st)
+ * pair is taken when the last is min_interval_ns old). */
+static void stream_clock(struct tl_stream *st, int64_t min_interval_ns)
 {
 	tl_clock_pair pairs[TL_CLOCK_PAIRS];
-	tl_clock_calibrate(1, STREAM_CALIBRATION_NS);
+	tl_clock_calibrate(1, min_interval_ns);
 	size_t n = tl_clock_is_tsc() ? tl_clock_pairs(pairs, TL_CLOCK_PAIRS) : 0;
 	uint64_t last = n ? pairs[n - 1].ticks : 0;
 	if (st->clock_written && n == st->clock_pairs && last == st->clock_last_ticks)
 		return;
 	size_t written;
-	st->clock_last_ticks = write_clock(&st->sink, STREAM_CALIBRATION_NS, &written);
+	st->clock_last_ticks = write_clock(&st->sink, min_interval_ns, &written);
 	st->clock_pairs = (uint32_t)written;
 	st->clock_written = 1;
 }
@@ -953,7 +957,7 @@ static void stream_drops(struct tl_stream *st)
 
 int tl_stream_metadata(struct tl_stream *st)
 {
-	stream_clock(st);
+	stream_clock(st, st->clock_pairs < 2 ? STREAM_FIRST_CALIBRATION_NS : STREAM_CALIBRATION_NS);
 	uint32_t n = tl_category_count();
 	for (; st->categories < n; st->categories++) {
 		const char *name = tl_category_name(st->categories);
@@ -1008,6 +1012,9 @@ int tl_stream_block(struct tl_stream *st, const struct tl_block *b, uint32_t *fr
 int tl_stream_close(struct tl_stream *st, int end, uint64_t records, uint64_t lost)
 {
 	if (end && !st->sink.error) {
+		/* a pair taken now, as a snapshot takes one: the file's last
+		 * events are converted by interpolation, not extrapolation */
+		stream_clock(st, 0);
 		stream_drops(st);
 		/* libraries loaded since the start */
 		write_mappings(&st->sink);

@@ -485,17 +485,6 @@ static int compare_long_long(const void *pa, const void *pb)
  */
 static void assert_frames_line_up(const char *trace)
 {
-	/* Known defect, outside the capture: with TIMELINE_FORCE_TSC=1 on a
-	 * clocksource the kernel prefers to the TSC, the file recorder's
-	 * timestamps run about twice as fast as the boot clock (a 0.3 s demo
-	 * spans 0.6 s in its file; the ring recorder's are right), so nothing
-	 * lines up to measure. */
-	if (tl_test_tsc_forced() && strcmp(tl_test_clocksource(), "tsc") != 0) {
-		print_message("skipped: the file recorder's forced TSC path (clocksource %s) "
-		              "stretches its timestamps: no alignment to measure\n",
-		              tl_test_clocksource());
-		skip();
-	}
 	size_t n;
 	struct read_slice *s = read_slices(trace, &n);
 	long long first = 0, last = 0;

@@ -264,6 +264,86 @@ static void test_a_snapshot_request_writes_the_partly_filled_blocks(void **state
 
 /* A process killed with SIGKILL leaves a file that reads up to its last
  * whole chunk, with the thread's name. */
+static int64_t boot_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Emits "from" and "to" instants 30 ms apart by the trace clock, the last
+ * carrying the distance measured around them ("measured_ns"). */
+static void emit_timed_pair(void)
+{
+	int64_t t0 = boot_ns();
+	TL_TRACE_EVENT_INSTANT0("file", "from", TL_EVENT_SCOPE_THREAD);
+	while (boot_ns() - t0 < 30000000)
+		;
+	TL_TRACE_EVENT_INSTANT1("file", "to", TL_EVENT_SCOPE_THREAD, "measured_ns",
+	                        (int64_t)(boot_ns() - t0));
+}
+
+/* The file's "from" to "to" distance is the one measured around them, to
+ * 100 us: on the TSC path its ticks are converted at the TSC's own rate
+ * (two calibration pairs at least), never one tick per ns. */
+static void assert_timed_pair(const tl_model *m)
+{
+	const tl_model_event *from = NULL, *to = NULL;
+	for (size_t i = 0; i < m->nevents; i++) {
+		const tl_model_event *e = &m->events[i];
+		if (e->phase == TL_PHASE_INSTANT && e->name && strcmp(e->name, "from") == 0)
+			from = e;
+		if (e->phase == TL_PHASE_INSTANT && e->name && strcmp(e->name, "to") == 0)
+			to = e;
+	}
+	assert_non_null(from);
+	assert_non_null(to);
+	assert_int_equal(to->nargs, 1);
+	int64_t measured = to->args[0].v.i, in_file = to->ts_ns - from->ts_ns;
+	print_message("%s: %.3f ms apart in the file, %.3f ms measured\n", tl_test_clock_path(),
+	              in_file / 1e6, measured / 1e6);
+	assert_true(in_file <= measured);
+	assert_true(in_file > measured - 100000);
+}
+
+static void test_a_files_times_are_the_trace_clocks(void **state)
+{
+	(void)state;
+	start(1024 * 1024, 0, 0);
+	emit_timed_pair();
+	tl_shutdown();
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_timed_pair(&m);
+	tl_model_free(&m);
+}
+
+/* The same in a file whose writer was killed, so its last CLOCK chunk is
+ * the one the drain wrote while it ran. */
+static void test_a_killed_writers_file_keeps_the_trace_clocks_times(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		start(1024 * 1024, 0, 0);
+		emit_timed_pair();
+		tl_flush();
+		raise(SIGKILL);
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_false(m.complete);
+	assert_timed_pair(&m);
+	tl_model_free(&m);
+}
+
 static void test_a_killed_writers_file_still_converts(void **state)
 {
 	(void)state;
@@ -978,6 +1058,9 @@ int main(void)
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_snapshot_request_writes_the_partly_filled_blocks,
 	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_a_files_times_are_the_trace_clocks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_keeps_the_trace_clocks_times, setup,
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_still_converts, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_a_writer_killed_mid_run_converts_with_the_cli,
