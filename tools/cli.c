@@ -90,3 +90,16 @@ int tl_cli_read_import(const char *prefix, const char *path, tl_import *imp)
 	}
 	return 0;
 }
+
+int tl_cli_parse_assume_clock(const char *prefix, const char *option, const char *value,
+                              tl_trace_clock *clock)
+{
+	if (strcmp(value, "boot") == 0)
+		*clock = TL_TRACE_CLOCK_BOOT;
+	else if (strcmp(value, "mono") == 0)
+		*clock = TL_TRACE_CLOCK_MONO;
+	else
+		return tl_cli_usage_error(prefix, "%s: expected boot or mono, got '%s'", option,
+		                          value);
+	return 0;
+}

@@ -2,10 +2,12 @@
 #ifndef TIMELINE_TOOLS_CLI_H
 #define TIMELINE_TOOLS_CLI_H
 
+#include "tools/readers/ftrace_text.h"
+
 /* Reports a usage error on one line, "PREFIX: message (see 'PREFIX --help')",
  * on stderr; returns 2, the exit status for it. */
 int tl_cli_usage_error(const char *prefix, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Reports what getopt_long (with a leading ':' in its option string and
  * opterr = 0) returned as ':' (missing value) or '?' (unknown option), in
@@ -18,6 +20,12 @@ int tl_cli_option_error(const char *prefix, int opt, char **argv);
 int tl_cli_reject_directory(const char *prefix, const char *path);
 
 struct tl_import;
+
+/* Reads a --assume-clock value: "boot" or "mono" into *clock and returns
+ * 0; anything else is a usage error, reported as tl_cli_usage_error does
+ * for OPTION, with its status (2). */
+int tl_cli_parse_assume_clock(const char *prefix, const char *option, const char *value,
+                              tl_trace_clock *clock);
 
 /*
  * After reading path into imp: when lines could not be read (a text line

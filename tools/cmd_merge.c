@@ -122,13 +122,9 @@ static int parse_args(int argc, char **argv, struct merge_args *args)
 				                   optarg);
 			break;
 		case OPT_ASSUME_CLOCK:
-			if (strcmp(optarg, "boot") == 0)
-				args->assume_clock = TL_TRACE_CLOCK_BOOT;
-			else if (strcmp(optarg, "mono") == 0)
-				args->assume_clock = TL_TRACE_CLOCK_MONO;
-			else
-				return usage_error(
-				    "--assume-clock: expected boot or mono, got '%s'", optarg);
+			if (tl_cli_parse_assume_clock(MERGE_PREFIX, "--assume-clock", optarg,
+			                              &args->assume_clock))
+				return 2;
 			break;
 		case OPT_DEDUP_WINDOW: {
 			char *end;
