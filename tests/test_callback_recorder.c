@@ -725,25 +725,14 @@ static void test_callback_timer_storm_delivers_nested_events_and_counts_every_on
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
-	timer_t timer;
-	struct sigevent sev;
-	memset(&sev, 0, sizeof sev);
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGALRM;
-#ifdef sigev_notify_thread_id
-	sev.sigev_notify_thread_id = gettid();
-#else
-	sev._sigev_un._tid = gettid();
-#endif
-	assert_int_equal(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
-	struct itimerspec every = {{0, 20000}, {0, 20000}};
-	assert_int_equal(timer_settime(timer, 0, &every, NULL), 0);
+	tl_test_thread_timer timer;
+	tl_test_thread_timer_start(&timer, SIGALRM, 20000, 20000);
 	for (int i = 0; i < STORM_PAIRS; i++) {
 		TL_TRACE_EVENT_BEGIN0("cb", "work");
 		TL_TRACE_EVENT_END0("cb", "work");
 	}
 	atomic_store(&storm_on, 0);
-	timer_delete(timer);
+	tl_test_thread_timer_stop(&timer);
 	sigaction(SIGALRM, &old, NULL);
 	uint64_t emitted = 2 * STORM_PAIRS + atomic_load(&storm_emitted);
 	tl_stats st = stats_now();

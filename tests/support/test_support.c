@@ -1,10 +1,13 @@
 #include "support/test_support.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -349,4 +352,33 @@ char *tl_test_slices(const char *path)
 	assert_int_equal(fclose(f), 0);
 	tl_import_free(&imp);
 	return text;
+}
+
+void tl_test_thread_timer_start(tl_test_thread_timer *t, int signo, long first_ns,
+                                long interval_ns)
+{
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = signo;
+#ifdef sigev_notify_thread_id
+	sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+#else
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+#endif
+	assert_int_equal(timer_create(CLOCK_MONOTONIC, &sev, &t->timer), 0);
+	struct itimerspec every = {{interval_ns / 1000000000, interval_ns % 1000000000},
+	                           {first_ns / 1000000000, first_ns % 1000000000}};
+	assert_int_equal(timer_settime(t->timer, 0, &every, NULL), 0);
+	t->armed = 1;
+}
+
+void tl_test_thread_timer_stop(tl_test_thread_timer *t)
+{
+	if (!t->armed)
+		return;
+	struct itimerspec off = {{0, 0}, {0, 0}};
+	timer_settime(t->timer, 0, &off, NULL);
+	timer_delete(t->timer);
+	t->armed = 0;
 }

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -84,6 +85,22 @@ int tl_test_have_protoc(void);
  * malloc'd. Fails the test when the file cannot be read.
  */
 char *tl_test_slices(const char *path);
+
+/* ---- signals -------------------------------------------------------------- */
+
+/* A timer that sends signo to the calling thread alone (the process may
+ * have other threads) every interval_ns, the first after first_ns: a
+ * signal storm on that thread. Fails the test when it cannot be made. */
+typedef struct tl_test_thread_timer {
+	timer_t timer;
+	int armed;
+} tl_test_thread_timer;
+
+void tl_test_thread_timer_start(tl_test_thread_timer *t, int signo, long first_ns,
+                                long interval_ns);
+
+/* Disarms and deletes the timer. */
+void tl_test_thread_timer_stop(tl_test_thread_timer *t);
 
 /* ---- the clock path ------------------------------------------------------ */
 
