@@ -6,6 +6,7 @@
  * trees by name; and the example program built instrumented.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,39 @@ static void test_exception_through_c_frames_closes_them(void **state)
 	 * exit runs as the exception leaves it: C++ has the cleanup) */
 	assert_int_equal(snapshot_calls(NULL), 4);
 	assert_int_equal(stats().frames_closed - before, 2);
+}
+
+static pthread_key_t late_key;
+
+static void late_destructor(void *value)
+{
+	(void)value;
+	instrumented_leaf();
+}
+
+static void *thread_with_a_late_destructor(void *arg)
+{
+	(void)arg;
+	pthread_setspecific(late_key, &late_key);
+	instrumented_leaf();
+	return NULL;
+}
+
+/* A call from a TLS destructor that runs after the hooks' own (a key made
+ * after the library's: glibc runs them in key order) is not recorded, and
+ * both of its hook calls are counted in after_exit. */
+static void test_calls_after_a_threads_exit_are_counted(void **state)
+{
+	(void)state;
+	assert_int_equal(pthread_key_create(&late_key, late_destructor), 0);
+	tl_instrument_stats before = stats();
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, thread_with_a_late_destructor, NULL), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	tl_instrument_stats after = stats();
+	pthread_key_delete(late_key);
+	assert_int_equal(after.after_exit - before.after_exit, 2);
+	assert_int_equal(snapshot_calls(NULL), 1); /* the thread's own call only */
 }
 
 static void test_thread_exit_closes_open_calls(void **state)
@@ -391,7 +425,7 @@ static void test_signal_storm_leaves_calls_balanced(void **state)
 	(void)state;
 	tl_shutdown();
 	tl_test_init(TL_RECORDER_ENDLESS, 64u << 20); /* nothing overwritten */
-	uint64_t before = stats().reentered;
+	tl_instrument_stats before = stats();
 	unsigned long taken = instrumented_signal_storm(100000, 5000);
 	tl_model m;
 	tl_test_snapshot_model(&m);
@@ -399,14 +433,17 @@ static void test_signal_storm_leaves_calls_balanced(void **state)
 	tl_model_free(&m);
 	/* instrumented_signal_storm, the thread's body (storm_body) and its
 	 * target, 100000 callers; each handler and its leaf, unless they ran
-	 * inside a hook: then both calls were dropped, enter and exit alike
-	 * (four hook calls counted) */
-	uint64_t reentered = stats().reentered - before;
-	printf("signals taken %lu, hook calls re-entered %llu\n", taken,
-	       (unsigned long long)reentered);
+	 * inside a hook, or during the thread's exit: then both calls were
+	 * dropped, enter and exit alike (four hook calls counted) */
+	tl_instrument_stats after = stats();
+	uint64_t reentered = after.reentered - before.reentered;
+	uint64_t after_exit = after.after_exit - before.after_exit;
+	printf("signals taken %lu, hook calls re-entered %llu, after the thread's exit %llu\n",
+	       taken, (unsigned long long)reentered, (unsigned long long)after_exit);
 	assert_true(taken > 0);
 	assert_int_equal(reentered % 4, 0);
-	assert_int_equal(calls + reentered / 2, 3 + 3 * 100000 + 2 * taken);
+	assert_int_equal(after_exit % 4, 0);
+	assert_int_equal(calls + (reentered + after_exit) / 2, 3 + 3 * 100000 + 2 * taken);
 }
 
 static void test_snapshot_while_threads_call_converts_balanced(void **state)
@@ -928,6 +965,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exception_through_c_frames_closes_them, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_thread_exit_closes_open_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_calls_after_a_threads_exit_are_counted, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_instrumented_signal_handler_is_recorded, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_fork_child_records_its_own_calls, setup, teardown),

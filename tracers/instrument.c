@@ -83,8 +83,10 @@ struct instrument_thread {
 /* Stand-ins with no frame (capacity 0), so that the hooks' fast paths need
  * no NULL check: every thread starts on not_started and maps its stack at
  * its first call (on starting meanwhile, which is busy); failed is a
- * thread whose stack could not be mapped, or that exited. Never written. */
-static struct instrument_thread not_started, starting, failed;
+ * thread whose stack could not be mapped, ended one that exited (its
+ * later calls, from a TLS destructor or a signal handler during the exit,
+ * are counted in after_exit). Never written. */
+static struct instrument_thread not_started, starting, failed, ended;
 static __thread struct instrument_thread *self __attribute__((tls_model("initial-exec"))) =
     &not_started;
 
@@ -113,7 +115,8 @@ static pthread_key_t thread_key;
 static _Atomic bool have_key;
 
 static struct {
-	_Atomic uint64_t reentered, frames_closed, exits_unmatched, threads_failed, excluded;
+	_Atomic uint64_t reentered, frames_closed, exits_unmatched, threads_failed, excluded,
+	    after_exit;
 } counts;
 
 static TL_NO_INSTRUMENT void add(_Atomic uint64_t *counter)
@@ -176,7 +179,7 @@ static _Atomic(struct instrument_thread *) all_threads;
 static TL_NO_INSTRUMENT void thread_end(void *arg)
 {
 	struct instrument_thread *t = arg;
-	self = &failed; /* a later destructor's calls record nothing */
+	self = &ended; /* a later destructor's calls record nothing */
 	atomic_signal_fence(memory_order_seq_cst);
 	uint32_t depth = t->depth < TL_INSTRUMENT_STACK_MAX ? t->depth : TL_INSTRUMENT_STACK_MAX;
 	while (depth > 0) {
@@ -283,6 +286,8 @@ static TL_NO_INSTRUMENT __attribute__((noinline)) void enter_slow(void *function
 		if (thread_start() != &failed)
 			tl_i_instrument_enter(function, NULL);
 	} else if (t == &failed) {
+	} else if (t == &ended) {
+		add(&counts.after_exit);
 	} else if (t->capacity == 0 || tl_tracer_thread_busy()) {
 		add(&counts.reentered);
 	} else {
@@ -383,6 +388,8 @@ static TL_NO_INSTRUMENT __attribute__((noinline)) void exit_slow(void *function,
 	if (t->capacity == 0) {
 		if (t == &not_started)
 			add(&counts.exits_unmatched);
+		else if (t == &ended)
+			add(&counts.after_exit);
 		else if (t != &failed)
 			add(&counts.reentered);
 		return;
@@ -605,5 +612,6 @@ TL_NO_INSTRUMENT int tl_instrument_stats_get(tl_instrument_stats *out)
 	out->functions_unnamed = tl_tracer_functions_unnamed();
 	out->threads_failed = atomic_load_explicit(&counts.threads_failed, memory_order_relaxed);
 	out->excluded = atomic_load_explicit(&counts.excluded, memory_order_relaxed);
+	out->after_exit = atomic_load_explicit(&counts.after_exit, memory_order_relaxed);
 	return 0;
 }

@@ -100,6 +100,9 @@ typedef struct tl_instrument_stats {
 	uint64_t functions_unnamed; /* calls not recorded: the function table was full */
 	uint64_t threads_failed;    /* threads with no shadow stack (mmap failed) */
 	uint64_t excluded;          /* calls left out by the name patterns */
+	uint64_t after_exit;        /* hook calls on a thread that has exited (a later
+	                               TLS destructor, a signal during the exit),
+	                               dropped, enter and exit alike */
 } tl_instrument_stats;
 
 /* Fills *out with the counters since the process started. Returns 0, or
