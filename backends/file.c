@@ -400,12 +400,14 @@ static void note_written(struct file_recorder *f, struct written *w, uint64_t se
 	atomic_fetch_add(&f->progress, 1);
 }
 
-/* Writes block b from where the last write of it stopped; `settled`: a
- * retired block the drain holds. */
+/* Writes block b, the pool's block `index`, from where the last write of
+ * it stopped; `settled`: a retired block the drain holds. The index is the
+ * caller's: a block being handed out has its own written without a lock
+ * (claim_fresh), which a flush walking the owned blocks must not read. */
 static void write_block(struct file_recorder *f, struct tl_pool *pool, struct tl_block *b,
-                        int settled)
+                        uint32_t index, int settled)
 {
-	struct written *w = &f->written[b->index];
+	struct written *w = &f->written[index];
 	uint64_t seq = atomic_load_explicit(&b->seq, memory_order_relaxed);
 	uint32_t done = atomic_load(&w->seq) == seq ? atomic_load(&w->records) : 0;
 	if (f->fd < 0) {
@@ -456,7 +458,7 @@ static void drain_once(struct file_recorder *f, struct tl_pool *pool)
 			write_metadata(f);
 			blocks = 0;
 		}
-		write_block(f, pool, b, 1);
+		write_block(f, pool, b, b->index, 1);
 		tl_pool_drain_done(pool, b);
 	}
 	pthread_mutex_unlock(&f->write_lock);
@@ -486,7 +488,7 @@ static void write_owned(struct file_recorder *f, struct tl_pool *pool)
 	for (uint32_t i = 0; i < handed; i++) {
 		struct tl_block *b = tl_pool_block(pool, i);
 		if (atomic_load_explicit(&b->state, memory_order_acquire) == TL_BLOCK_OWNED)
-			write_block(f, pool, b, 0);
+			write_block(f, pool, b, i, 0);
 	}
 	pthread_mutex_unlock(&f->write_lock);
 }
