@@ -211,10 +211,25 @@ static uint64_t write_clock(struct tl_snapshot_sink *s, int64_t min_interval_ns,
 	sink_u32(s, (uint32_t)tl_clock_is_tsc());
 	sink_u32(s, (uint32_t)n);
 	sink_u32(s, 0);
-	sink_u64(s, (uint64_t)clock_ns(CLOCK_BOOTTIME));
-	sink_u64(s, (uint64_t)clock_ns(CLOCK_MONOTONIC));
-	sink_u64(s, (uint64_t)clock_ns(CLOCK_REALTIME));
-	sink_u64(s, tl_clock_read());
+	/* boot and mono read together, the closest of three tries: readers
+	 * move events from one clock to the other by their difference */
+	int64_t boot = 0, mono = 0, best = INT64_MAX;
+	for (int i = 0; i < 3; i++) {
+		int64_t before = clock_ns(CLOCK_MONOTONIC);
+		int64_t b = clock_ns(CLOCK_BOOTTIME);
+		int64_t after = clock_ns(CLOCK_MONOTONIC);
+		if (after - before < best) {
+			best = after - before;
+			boot = b;
+			mono = before + (after - before) / 2;
+		}
+	}
+	int64_t realtime = clock_ns(CLOCK_REALTIME);
+	uint64_t ticks = tl_clock_read();
+	sink_u64(s, (uint64_t)boot);
+	sink_u64(s, (uint64_t)mono);
+	sink_u64(s, (uint64_t)realtime);
+	sink_u64(s, ticks);
 	for (size_t i = 0; i < n; i++) {
 		sink_u64(s, pairs[i].ticks);
 		sink_u64(s, (uint64_t)pairs[i].ns);
