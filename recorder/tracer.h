@@ -246,6 +246,15 @@ uint32_t tl_tracer_function_intern(const void *address);
 const char *tl_tracer_function_name_cached(uint32_t id);
 const char *tl_tracer_function_name(uint32_t id);
 const char *tl_tracer_function_name_now(uint32_t id, char *buf, size_t size);
+
+/* The symbol of a decoded function record (an instrumented call's entry),
+ * resolved as tl_tracer_function_name does; NULL for any other record or
+ * an id not resolved. A tracer reads function records through this, not
+ * through the record's flags. */
+static inline const char *tl_tracer_record_function_name(const tl_record_view *v)
+{
+	return (v->flags & TL_REC_F_FUNCTION) ? tl_tracer_function_name((uint32_t)v->value) : NULL;
+}
 #define TL_TRACER_NAME_NOW_MAX 256 /* a buffer for it */
 typedef void tl_tracer_symbol_fn(const char *name, uint64_t start, uint64_t end, void *ctx);
 int tl_tracer_function_symbols(tl_tracer_symbol_fn *fn, void *ctx);

@@ -235,8 +235,7 @@ void looper_tree_build(const struct tl_looper *l, const uint64_t *words, size_t 
 		size_t name_len;
 		const char *name = tl_record_name(&v, numbered, &name_len);
 		const char *symbol; /* a function's name, resolved here (not a handler) */
-		if ((v.flags & TL_REC_F_FUNCTION) &&
-		    (symbol = tl_tracer_function_name((uint32_t)v.value))) {
+		if ((symbol = tl_tracer_record_function_name(&v)) != NULL) {
 			name = symbol;
 			name_len = strlen(symbol);
 		}
