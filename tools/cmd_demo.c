@@ -578,6 +578,20 @@ static int demo_record_and_write(const struct demo_args *args, tl_recorder_kind 
 	return 0;
 }
 
+/* Runs the engine on the session tl_init started, takes its counters and
+ * ends the session; returns demo_record's result. */
+static int demo_record_session(const struct demo_args *args, struct demo_engine_report *run,
+                               tl_stats *stats)
+{
+	tl_process_set_name(DEMO_PROCESS_NAME);
+	int rc = demo_record(args, run);
+	memset(stats, 0, sizeof *stats);
+	stats->struct_size = sizeof *stats;
+	tl_stats_get(stats);
+	tl_shutdown();
+	return rc;
+}
+
 /* The file recorder streaming to TIMELINE_FILE (pattern, "%p" the pid): no
  * other file. */
 static int demo_run_streamed(const struct demo_args *args, const char *pattern)
@@ -597,13 +611,9 @@ static int demo_run_streamed(const struct demo_args *args, const char *pattern)
 		        stream, strerror(-rc));
 		return 1;
 	}
-	tl_process_set_name(DEMO_PROCESS_NAME);
 	struct demo_engine_report run;
-	rc = demo_record(args, &run);
-	tl_stats stats = {0};
-	stats.struct_size = sizeof stats;
-	tl_stats_get(&stats);
-	tl_shutdown(); /* the file ends */
+	tl_stats stats;
+	rc = demo_record_session(args, &run, &stats); /* the file ends */
 	if (rc < 0) {
 		fprintf(stderr, "timeline demo: cannot start the engine's worker threads: %s\n",
 		        strerror(-rc));
@@ -641,13 +651,9 @@ static int demo_run_systrace(const struct demo_args *args)
 		        strerror(-rc));
 		return 1;
 	}
-	tl_process_set_name(DEMO_PROCESS_NAME);
 	struct demo_engine_report run;
-	rc = demo_record(args, &run);
-	tl_stats stats = {0};
-	stats.struct_size = sizeof stats;
-	tl_stats_get(&stats);
-	tl_shutdown();
+	tl_stats stats;
+	rc = demo_record_session(args, &run, &stats);
 	if (rc < 0) {
 		fprintf(stderr, "timeline demo: cannot start the engine's worker threads: %s\n",
 		        strerror(-rc));
