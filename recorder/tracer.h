@@ -251,7 +251,7 @@ const char *tl_tracer_function_name_now(uint32_t id, char *buf, size_t size);
  * resolved as tl_tracer_function_name does; NULL for any other record or
  * an id not resolved. A tracer reads function records through this, not
  * through the record's flags. */
-static inline const char *tl_tracer_record_function_name(const tl_record_view *v)
+static inline TL_NO_INSTRUMENT const char *tl_tracer_record_function_name(const tl_record_view *v)
 {
 	return (v->flags & TL_REC_F_FUNCTION) ? tl_tracer_function_name((uint32_t)v->value) : NULL;
 }
