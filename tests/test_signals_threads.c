@@ -557,26 +557,13 @@ static void *first_events(void *arg)
 	struct first_thread *ft = arg;
 	ft->tid = (uint32_t)syscall(SYS_gettid);
 	emitted_here = 0;
-	timer_t timer;
-	struct sigevent sev;
-	memset(&sev, 0, sizeof sev);
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGRTMIN;
-#ifdef sigev_notify_thread_id
-	sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
-#else
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-#endif
-	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0)
-		return (void *)1;
 	/* armed before the thread's first event: it fires during it */
-	struct itimerspec soon = {{0, 20000}, {0, 50000}};
-	timer_settime(timer, 0, &soon, NULL);
+	tl_test_thread_timer timer;
+	if (tl_test_thread_timer_try_start(&timer, SIGRTMIN, 50000, 20000) != 0)
+		return (void *)1;
 	for (int i = 0; i < 2000; i++)
 		TL_TRACE_EVENT_INSTANT0("first", "event", TL_SCOPE_THREAD);
-	struct itimerspec off = {{0, 0}, {0, 0}};
-	timer_settime(timer, 0, &off, NULL);
-	timer_delete(timer);
+	tl_test_thread_timer_stop(&timer);
 	atomic_fetch_add(&emitted, 2000);
 	ft->emitted = emitted_here + 2000;
 	return NULL;

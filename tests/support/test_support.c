@@ -1,6 +1,7 @@
 #include "support/test_support.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,8 +355,8 @@ char *tl_test_slices(const char *path)
 	return text;
 }
 
-void tl_test_thread_timer_start(tl_test_thread_timer *t, int signo, long first_ns,
-                                long interval_ns)
+int tl_test_thread_timer_try_start(tl_test_thread_timer *t, int signo, long first_ns,
+                                   long interval_ns)
 {
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
@@ -366,11 +367,22 @@ void tl_test_thread_timer_start(tl_test_thread_timer *t, int signo, long first_n
 #else
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 #endif
-	assert_int_equal(timer_create(CLOCK_MONOTONIC, &sev, &t->timer), 0);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &t->timer) != 0)
+		return -errno;
 	struct itimerspec every = {{interval_ns / 1000000000, interval_ns % 1000000000},
 	                           {first_ns / 1000000000, first_ns % 1000000000}};
-	assert_int_equal(timer_settime(t->timer, 0, &every, NULL), 0);
+	if (timer_settime(t->timer, 0, &every, NULL) != 0) {
+		int e = errno;
+		timer_delete(t->timer);
+		return -e;
+	}
 	t->armed = 1;
+	return 0;
+}
+
+void tl_test_thread_timer_start(tl_test_thread_timer *t, int signo, long first_ns, long interval_ns)
+{
+	assert_int_equal(tl_test_thread_timer_try_start(t, signo, first_ns, interval_ns), 0);
 }
 
 void tl_test_thread_timer_stop(tl_test_thread_timer *t)

@@ -99,6 +99,11 @@ typedef struct tl_test_thread_timer {
 void tl_test_thread_timer_start(tl_test_thread_timer *t, int signo, long first_ns,
                                 long interval_ns);
 
+/* The same for a thread that must not fail the test itself (cmocka's
+ * assertions belong to the test's thread): 0 or -errno. */
+int tl_test_thread_timer_try_start(tl_test_thread_timer *t, int signo, long first_ns,
+                                   long interval_ns);
+
 /* Disarms and deletes the timer. */
 void tl_test_thread_timer_stop(tl_test_thread_timer *t);
 
