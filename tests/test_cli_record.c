@@ -759,7 +759,9 @@ static void test_record_says_what_was_cut_of_the_commands_file(void **state)
 	(void)state;
 	char args[1024];
 	snprintf(args, sizeof args,
-	         "--format json --duration 0.3 -- '%s' demo --seconds 30 -o '%s'", cli,
+	         /* long enough for the demo to have started its file on a loaded
+	          * machine: at 0.3 s it once had not */
+	         "--format json --duration 1.5 -- '%s' demo --seconds 30 -o '%s'", cli,
 	         tl_test_path("record-demo-own", ".json"));
 	struct run run;
 	record(&run, args);

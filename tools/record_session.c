@@ -238,9 +238,27 @@ static int enable_event(struct record_session *s, const char *name, enum record_
 	return write_instance_file(s, file, "1", err, errlen);
 }
 
+static void set_needs_root(enum record_open_failure *why, char *err, size_t errlen)
+{
+	*why = RECORD_FAIL_PERMISSION;
+	set_err(err, errlen,
+	        "needs root (CAP_SYS_ADMIN) to create a tracefs instance in %s/instances: run it "
+	        "with sudo",
+	        tracefs_tracing_dir());
+}
+
 static int create_instance(struct record_session *s, enum record_open_failure *why, char *err,
                            size_t errlen)
 {
+	/* Asked first: libtracefs 1.6 loses the path it built when its mkdir
+	 * is refused. */
+	char instances[PATH_MAX];
+	snprintf(instances, sizeof instances, "%s/instances", tracefs_tracing_dir());
+	if (faccessat(AT_FDCWD, instances, W_OK, AT_EACCESS) != 0 &&
+	    (errno == EACCES || errno == EPERM)) {
+		set_needs_root(why, err, errlen);
+		return -EACCES;
+	}
 	for (int attempt = 0; attempt < 100; attempt++) {
 		if (attempt == 0)
 			snprintf(s->name, sizeof s->name, "timeline-%d", (int)getpid());
@@ -253,12 +271,7 @@ static int create_instance(struct record_session *s, enum record_open_failure *w
 		if (!s->instance) {
 			int e = errno ? errno : EIO;
 			if (e == EACCES || e == EPERM) {
-				*why = RECORD_FAIL_PERMISSION;
-				set_err(
-				    err, errlen,
-				    "needs root (CAP_SYS_ADMIN) to create a tracefs instance in "
-				    "%s/instances: run it with sudo",
-				    tracefs_tracing_dir());
+				set_needs_root(why, err, errlen);
 			} else {
 				set_err(err, errlen, "cannot create the tracefs instance %s: %s",
 				        s->name, strerror(e));
