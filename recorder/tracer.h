@@ -141,18 +141,16 @@ tl_timestamp tl_tracer_function_enter(const void *address, struct tl_thread_mark
  * this header; async-signal-safe, lock-free.
  *
  *   tl_tracer_reserve2(&r): RESERVED: the slot held, room for the record
- *     in the running session (r.session), on the clock path these forms
- *     read (the TSC where there is one); the caller then commits or
- *     cancels. BUSY: the thread is inside an emit, a mark or a
- *     reservation (a signal handler that interrupted one of them, or code
- *     that one of them called). MISS: nothing held, the fast path does not
- *     apply (the thread's first event, a new session or block, a session
- *     whose clock is clock_gettime where there is a TSC, not running, a
- *     recorder that writes through): the out-of-line emitter records the
- *     same event.
- *   tl_tracer_reserve2_any(&r): the same, also on the clock_gettime path
- *     where there is a TSC: the commit then calls clock_gettime, which a
- *     caller's fast path may not want (a call: registers to keep).
+ *     in the running session (r.session); the caller then commits or
+ *     cancels. r.vdso says which clock the commit reads: false, the TSC
+ *     (inline); true, clock_gettime (a call, and the registers a call
+ *     makes a function save: a caller whose fast path is short may hand
+ *     the reservation to a function of its own for that clock). BUSY: the
+ *     thread is inside an emit, a mark or a reservation (a signal handler
+ *     that interrupted one of them, or code that one of them called).
+ *     MISS: nothing held, the fast path does not apply (the thread's
+ *     first event, a new session or block, not running, a recorder that
+ *     writes through): the out-of-line emitter records the same event.
  *   tl_tracer_commit_function(&r, id): writes the function record of id (a
  *     TL_FUNCTION_ID of the address, see tl_tracer_function_id), commits
  *     it, returns its timestamp: what tl_tracer_function_enter(address,
@@ -193,7 +191,6 @@ enum { TL_TRACER_RESERVED, TL_TRACER_BUSY, TL_TRACER_MISS };
 #define TL_TRACER_NO_ID UINT32_MAX
 
 static inline TL_NO_INSTRUMENT int tl_tracer_reserve2(tl_tracer_reservation *r);
-static inline TL_NO_INSTRUMENT int tl_tracer_reserve2_any(tl_tracer_reservation *r);
 static inline TL_NO_INSTRUMENT tl_timestamp tl_tracer_commit_function(tl_tracer_reservation *r,
                                                                       uint32_t id);
 typedef uint64_t tl_tracer_prepared_end;
@@ -438,9 +435,9 @@ static inline TL_NO_INSTRUMENT tl_timestamp tl_tracer_inline_clock(const tl_trac
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* tl_tracer_reserve2 and _any: any_clock, whether sessions on the
- * clock_gettime path are taken where there is a TSC. */
-static inline TL_NO_INSTRUMENT int tl_tracer_reserve2_path(tl_tracer_reservation *r, bool any_clock)
+/* The slot's epoch is the session's state word of the clock path in use
+ * (session.h): the TSC's where the slot matches it, else clock_gettime's. */
+static inline TL_NO_INSTRUMENT int tl_tracer_reserve2(tl_tracer_reservation *r)
 {
 	struct tl_slot *slot = tl_self;
 	r->slot = slot;
@@ -448,35 +445,26 @@ static inline TL_NO_INSTRUMENT int tl_tracer_reserve2_path(tl_tracer_reservation
 		/* the slot of unregistered threads is shared: its busy flag
 		 * may be another thread's */
 		return slot == &tl_slot_none ? TL_TRACER_MISS : TL_TRACER_BUSY;
-	uint32_t state;
+	uint32_t epoch = slot->epoch;
 #if TL_HAVE_TSC
-	state = atomic_load_explicit(&tl_tsc_state, memory_order_relaxed);
-	r->session = state;
-	r->vdso = false;
-	if (TL_LIKELY(slot->epoch == state && r->pos + tl_pos_step(2) <= slot->limit_pos))
-		return TL_TRACER_RESERVED;
-#else
-	any_clock = true;
+	uint32_t tsc = atomic_load_explicit(&tl_tsc_state, memory_order_relaxed);
+	if (TL_LIKELY(epoch == tsc)) {
+		r->session = tsc;
+		r->vdso = false;
+	} else
 #endif
-	if (any_clock) {
-		state = atomic_load_explicit(&tl_vdso_state, memory_order_relaxed);
-		r->session = state;
+	{
+		uint32_t vdso = atomic_load_explicit(&tl_vdso_state, memory_order_relaxed);
+		r->session = vdso;
 		r->vdso = true;
-		if (slot->epoch == state && r->pos + tl_pos_step(2) <= slot->limit_pos)
-			return TL_TRACER_RESERVED;
+		if (epoch != vdso)
+			goto miss;
 	}
+	if (TL_LIKELY(r->pos + tl_pos_step(2) <= slot->limit_pos))
+		return TL_TRACER_RESERVED;
+miss:
 	tl_slot_commit_pos(slot, r->pos);
 	return TL_TRACER_MISS;
-}
-
-static inline TL_NO_INSTRUMENT int tl_tracer_reserve2(tl_tracer_reservation *r)
-{
-	return tl_tracer_reserve2_path(r, false);
-}
-
-static inline TL_NO_INSTRUMENT int tl_tracer_reserve2_any(tl_tracer_reservation *r)
-{
-	return tl_tracer_reserve2_path(r, true);
 }
 
 _Static_assert(TL_FUNCTION_NONE == TL_TRACER_NO_ID, "one value for no id");
@@ -492,14 +480,16 @@ static inline TL_NO_INSTRUMENT void tl_tracer_commit2_at(tl_tracer_reservation *
 }
 
 /* The same, at the clock's time. The empty asm keeps the address computed
- * before the clock read (emit.c's reserve_at). */
+ * before the clock read (emit.c's reserve_at); the header is stored before
+ * it too, so that only the address is kept across a call to
+ * clock_gettime. */
 static inline TL_NO_INSTRUMENT tl_timestamp tl_tracer_commit2(tl_tracer_reservation *r,
                                                               uint64_t header)
 {
 	_Atomic uint64_t *p = tl_pos_ptr(r->pos);
 	__asm__ volatile("" : "+r"(p));
-	tl_timestamp ts = tl_tracer_inline_clock(r);
 	atomic_store_explicit(p + 1, header, memory_order_relaxed);
+	tl_timestamp ts = tl_tracer_inline_clock(r);
 	atomic_store_explicit(p, ts, memory_order_relaxed);
 	tl_slot_commit_pos(r->slot, r->pos + tl_pos_step(2));
 	return ts;

@@ -14,16 +14,18 @@
  *
  * The hooks' fast paths write their record inline through a reservation
  * of the tracer interface (tl_tracer_reserve2) and push or pop their frame
- * while they hold it: the thread's slot is then busy, as in an emit, and
- * that is the re-entry guard. A hook call made while its thread is inside
- * a hook or an emit (a signal handler interrupting one, code one calls
- * being instrumented) finds the slot busy (tl_tracer_reserve2 answers
- * BUSY, tl_tracer_thread_busy says so) and is a counted drop, enter and
- * exit alike; every path that changes the stack without a reservation
- * checks it first. Slow paths hold the stack instead (hold: its capacity
- * 0, which sends any hook call made meanwhile to a slow path that drops
- * it); the signal fences keep the compiler from moving the frame's
- * stores out of either.
+ * while they hold it: on the TSC in the hook itself, on clock_gettime in a
+ * function the hook jumps to with the reservation (so that the call to
+ * clock_gettime makes the TSC path save no register). The thread's slot
+ * is then busy, as in an emit, and that is the re-entry guard. A hook call
+ * made while its thread is inside a hook or an emit (a signal handler
+ * interrupting one, code one calls being instrumented) finds the slot busy
+ * (tl_tracer_reserve2 answers BUSY, tl_tracer_thread_busy says so) and is
+ * a counted drop, enter and exit alike; every path that changes the stack
+ * without a reservation checks it first. Slow paths hold the stack instead
+ * (hold: its capacity 0, which sends any hook call made meanwhile to a
+ * slow path that drops it); the signal fences keep the compiler from
+ * moving the frame's stores out of either.
  *
  * Nothing here may be built with -finstrument-functions: every function
  * carries no_instrument_function, so that a build that adds the flag to
@@ -148,7 +150,7 @@ static TL_NO_INSTRUMENT void release(struct instrument_thread *t)
 static TL_NO_INSTRUMENT void frame_end(const struct frame *f)
 {
 	tl_tracer_reservation r;
-	switch (tl_tracer_reserve2_any(&r)) {
+	switch (tl_tracer_reserve2(&r)) {
 	case TL_TRACER_RESERVED:
 		if (r.session == f->session)
 			tl_tracer_commit_end(
@@ -320,7 +322,7 @@ static TL_NO_INSTRUMENT __attribute__((noinline)) void enter_unreserved(void *fu
 	if (recording(depth) || recording_by_patterns(depth, function)) {
 		tl_tracer_reservation r;
 		uint32_t id = tl_tracer_function_id(function);
-		if (id != TL_TRACER_NO_ID && tl_tracer_reserve2_any(&r) == TL_TRACER_RESERVED) {
+		if (id != TL_TRACER_NO_ID && tl_tracer_reserve2(&r) == TL_TRACER_RESERVED) {
 			f->session = r.session;
 			f->ts = tl_tracer_commit_function(&r, id);
 		} else {
@@ -333,6 +335,31 @@ static TL_NO_INSTRUMENT __attribute__((noinline)) void enter_unreserved(void *fu
 		add_own(&t->too_deep);
 	}
 	release(t);
+}
+
+/* The entry of a call to record, its slot held (r): the frame pushed, the
+ * record written at the reservation's clock. Inlined twice: into the hook
+ * for the TSC, and into enter_reserved_vdso for clock_gettime, whose call
+ * (and the registers it makes a function save) stays out of the hook. */
+static inline __attribute__((always_inline)) TL_NO_INSTRUMENT void
+enter_reserved(struct instrument_thread *t, uint32_t depth, void *function, uint32_t id,
+               tl_tracer_reservation *r)
+{
+	struct frame *f = &t->frames[depth];
+	t->depth = depth + 1;
+	f->function = function;
+	f->session = r->session;
+	f->ts = tl_tracer_commit_function(r, id);
+}
+
+/* enter_reserved on the clock_gettime path; the reservation comes as its
+ * fields, in registers, so that the hook jumps here. */
+static TL_NO_INSTRUMENT __attribute__((noinline)) void
+enter_reserved_vdso(struct instrument_thread *t, void *function, uint32_t id, struct tl_slot *slot,
+                    uint64_t pos, uint32_t session)
+{
+	tl_tracer_reservation r = {.slot = slot, .pos = pos, .session = session, .vdso = true};
+	enter_reserved(t, t->depth, function, id, &r);
 }
 
 /*
@@ -357,11 +384,10 @@ TL_NO_INSTRUMENT void tl_i_instrument_enter(void *function, void *call_site)
 	if (TL_LIKELY(recording(depth)) &&
 	    TL_LIKELY((id = tl_tracer_function_id(function)) != TL_TRACER_NO_ID) &&
 	    TL_LIKELY((got = tl_tracer_reserve2(&r)) == TL_TRACER_RESERVED)) {
-		struct frame *f = &t->frames[depth];
-		t->depth = depth + 1;
-		f->function = function;
-		f->session = r.session;
-		f->ts = tl_tracer_commit_function(&r, id);
+		if (!r.vdso)
+			enter_reserved(t, depth, function, id, &r);
+		else
+			enter_reserved_vdso(t, function, id, r.slot, r.pos, r.session);
 		return;
 	}
 	enter_unreserved(function, t, got);
@@ -455,6 +481,49 @@ static TL_NO_INSTRUMENT __attribute__((noinline)) void exit_unrecorded(struct in
 	t->depth = depth - 1;
 }
 
+/* The exit of the recorded call on top of the stack, its slot held (r):
+ * popped, and its END written, or with a minimum duration its entry
+ * taken back when it was shorter (one clock read for the test and the
+ * END). Inlined twice, as enter_reserved. */
+static inline __attribute__((always_inline)) TL_NO_INSTRUMENT void
+exit_reserved(struct instrument_thread *t, uint32_t depth, tl_timestamp entry_ts,
+              tl_tracer_reservation *r)
+{
+	const struct frame *f = &t->frames[depth - 1];
+	uint64_t ns = atomic_load_explicit(&min_ns, memory_order_relaxed);
+	if (TL_LIKELY(r->session == f->session && ns == 0)) {
+		t->depth = depth - 1;
+		tl_tracer_commit_end(r, atomic_load_explicit(&function_end, memory_order_relaxed));
+		return;
+	}
+	if (r->session != f->session) {
+		t->depth = depth - 1;
+		tl_tracer_cancel(r); /* the entry's session is over */
+		return;
+	}
+	if (TL_LIKELY(min_raw_ready(t, ns))) {
+		t->depth = depth - 1;
+		tl_timestamp now = tl_tracer_reserved_clock(r);
+		if (now - entry_ts < t->min_raw && tl_tracer_retract_reserved(r, entry_ts))
+			add_own(&t->filtered);
+		else
+			tl_tracer_commit_end_at(
+			    r, atomic_load_explicit(&function_end, memory_order_relaxed), now);
+		return;
+	}
+	tl_tracer_cancel(r); /* min_raw to make: off the fast path */
+	exit_unreserved(t, TL_TRACER_MISS);
+}
+
+/* exit_reserved on the clock_gettime path (as enter_reserved_vdso). */
+static TL_NO_INSTRUMENT __attribute__((noinline)) void
+exit_reserved_vdso(struct instrument_thread *t, tl_timestamp entry_ts, struct tl_slot *slot,
+                   uint64_t pos, uint32_t session)
+{
+	tl_tracer_reservation r = {.slot = slot, .pos = pos, .session = session, .vdso = true};
+	exit_reserved(t, t->depth, entry_ts, &r);
+}
+
 /* The exit hook: as the entry hook, its fast path holds the thread's slot
  * while it pops the frame and writes the END. */
 TL_NO_INSTRUMENT void tl_i_instrument_exit(void *function, void *call_site)
@@ -467,8 +536,9 @@ TL_NO_INSTRUMENT void tl_i_instrument_exit(void *function, void *call_site)
 		exit_slow(function, t);
 		return;
 	}
-	const struct frame *f = &t->frames[depth - 1];
-	tl_timestamp entry_ts = f->ts;
+	/* loaded before the reservation, whose asm makes the compiler load
+	 * anything of memory again */
+	tl_timestamp entry_ts = t->frames[depth - 1].ts;
 	if (!entry_ts) {
 		exit_unrecorded(t, depth);
 		return;
@@ -476,32 +546,11 @@ TL_NO_INSTRUMENT void tl_i_instrument_exit(void *function, void *call_site)
 	tl_tracer_reservation r;
 	int got = tl_tracer_reserve2(&r);
 	if (TL_LIKELY(got == TL_TRACER_RESERVED)) {
-		uint64_t ns = atomic_load_explicit(&min_ns, memory_order_relaxed);
-		if (TL_LIKELY(r.session == f->session && ns == 0)) {
-			t->depth = depth - 1;
-			tl_tracer_commit_end(
-			    &r, atomic_load_explicit(&function_end, memory_order_relaxed));
-			return;
-		}
-		if (r.session != f->session) {
-			t->depth = depth - 1;
-			tl_tracer_cancel(&r); /* the entry's session is over */
-			return;
-		}
-		if (TL_LIKELY(min_raw_ready(t, ns))) {
-			/* one clock read, for the test and the END */
-			t->depth = depth - 1;
-			tl_timestamp now = tl_tracer_reserved_clock(&r);
-			if (now - entry_ts < t->min_raw && tl_tracer_retract_reserved(&r, entry_ts))
-				add_own(&t->filtered);
-			else
-				tl_tracer_commit_end_at(
-				    &r, atomic_load_explicit(&function_end, memory_order_relaxed),
-				    now);
-			return;
-		}
-		tl_tracer_cancel(&r); /* min_raw to make: off the fast path */
-		got = TL_TRACER_MISS;
+		if (!r.vdso)
+			exit_reserved(t, depth, entry_ts, &r);
+		else
+			exit_reserved_vdso(t, entry_ts, r.slot, r.pos, r.session);
+		return;
 	}
 	exit_unreserved(t, got);
 }

@@ -592,7 +592,7 @@ typedef struct target {
 } target;
 
 #define TARGETS_PER_RECORDER (7 + EVENT_COUNT)
-#define MAX_TARGETS (BENCH_PATH_COUNT * (REC_COUNT * TARGETS_PER_RECORDER + 2) + 2)
+#define MAX_TARGETS (BENCH_PATH_COUNT * (REC_COUNT * TARGETS_PER_RECORDER + 3) + 1)
 
 /* How much the machine alone slows a loop down when two threads run it. */
 static double floor_two_threads_over_one(int path, enum event_kind ev)
@@ -675,11 +675,11 @@ static size_t collect_targets(target *out)
 			target *t = target_add(&out[n++], p, call_bytes, TARGET_CALL_BYTES_PER_EVENT,
 			                       "B");
 			snprintf(t->name, sizeof t->name, "instrumented call, bytes per entry or exit");
-			t = target_add(&out[n++], p, bench_uftrace_over_ours(), 0, "x");
-			t->at_least = TARGET_UFTRACE_OVER_CALL;
-			snprintf(t->name, sizeof t->name,
-			         "uftrace record / instrumented call (same loop)");
 		}
+		target *u = target_add(&out[n++], p, bench_uftrace_over_ours((enum bench_path)p), 0,
+		                       "x");
+		u->at_least = TARGET_UFTRACE_OVER_CALL;
+		snprintf(u->name, sizeof u->name, "uftrace record / instrumented call (same loop)");
 		double on = bench_systrace_on_over_raw((enum bench_path)p);
 		double off = bench_systrace_off_over_clock((enum bench_path)p);
 		if (!isnan(on)) {
@@ -1020,7 +1020,7 @@ int main(int argc, char **argv)
 	measure_all(&cfg);
 	bench_systrace_measure(cfg.reps, cfg.run_ns);
 	call_bytes = bench_instrument_bytes_per_event();
-	bench_uftrace_measure(cfg.reps < 5 ? cfg.reps : 5);
+	bench_uftrace_measure(cfg.reps < 5 ? 5 : cfg.reps);
 
 	target targets[MAX_TARGETS];
 	size_t ntargets = collect_targets(targets);

@@ -130,14 +130,16 @@ double bench_systrace_on_over_raw(enum bench_path path);
 double bench_systrace_off_over_clock(enum bench_path path);
 
 /* uftrace record on the loop of bench_loop.c beside the same loop with
- * the library's hooks (bench_uftrace.c): measured when uftrace is
- * installed, else skipped with the reason; printed after the systrace
- * rows, and as an "uftrace" member of the JSON object. */
-void bench_uftrace_measure(int reps);
+ * the library's hooks on each measured clock path (bench_uftrace.c), in
+ * `rounds` alternating rounds: measured when uftrace is installed, else
+ * skipped with the reason; printed after the systrace rows, and as an
+ * "uftrace" member of the JSON object. Call after the paths are known. */
+void bench_uftrace_measure(int rounds);
 void bench_uftrace_print_table(void);
 void bench_uftrace_print_json(void);
-/* uftrace's ns per call over ours; NAN when not measured. */
-double bench_uftrace_over_ours(void);
+/* uftrace's (-pg) best ns per call over ours on a path, best over best;
+ * NAN when not measured. */
+double bench_uftrace_over_ours(enum bench_path path);
 
 /* Prepares and frees a thread's state. Returns 0 or -ENOMEM. */
 int bench_thread_init(bench_thread *thread, unsigned index);

@@ -3,11 +3,19 @@
  * on the loop of bench_loop.c built with -pg (mcount: uftrace's own
  * instrumentation, which its documentation leads with) and built with
  * -finstrument-functions (the hooks ours use), and the same loop linked
- * with timeline::instrument recording into a ring. Every program times its
- * own loop (ns per call, the best slice of a run); each row is the best of
- * `reps` runs. The target compares with the -pg build; the
- * -finstrument-functions ratio is printed beside it. Skipped, with the
- * reason printed, when uftrace is not installed or a program cannot run.
+ * with timeline::instrument recording into a ring, once per clock path the
+ * bench measures. Every program times its own loop (ns per call, the best
+ * slice of a run).
+ *
+ * The programs run in rounds, each once per round, in an order that turns
+ * round by round (forward, then backward), so that a neighbour's load
+ * spreads over all of them instead of landing on one: each figure is the
+ * best and the median of its rounds, and each ratio is given three ways
+ * (best over best, median over median, and the median of the ratios of
+ * the two programs within one round). The target compares with the -pg
+ * build, best over best; the -finstrument-functions ratio is printed
+ * beside it. Skipped, with the reason printed, when uftrace is not
+ * installed or a program cannot run.
  */
 #include "bench.h"
 
@@ -22,14 +30,24 @@
 #include <unistd.h>
 
 #define TARGET_UFTRACE_OVER_OURS 5.0
-#define LOOP_CALLS "2000000"
+#define LOOP_CALLS "1000000"
+#define MAX_ROUNDS 16
+
+enum program { UFTRACE_PG, UFTRACE_FI, OURS_TSC, OURS_VDSO, PROGRAM_COUNT };
+
+static const char *const program_labels[PROGRAM_COUNT] = {
+    [UFTRACE_PG] = "uftrace record, built with -pg",
+    [UFTRACE_FI] = "uftrace record, built with -finstrument-functions",
+    [OURS_TSC] = "timeline::instrument, ring, TSC path",
+    [OURS_VDSO] = "timeline::instrument, ring, vDSO path",
+};
 
 static struct {
 	bool measured;
 	char skip_reason[200];
-	double uftrace_ns;    /* per call under uftrace record, -pg */
-	double uftrace_fi_ns; /* the same, -finstrument-functions */
-	double ours_ns;       /* per call with the library's hooks, ring */
+	int rounds;
+	bool ran[PROGRAM_COUNT];              /* ours: the clock paths the bench measures */
+	double ns[PROGRAM_COUNT][MAX_ROUNDS]; /* per call, each round */
 } uftrace;
 
 /* Whether `name` is an executable in PATH. */
@@ -82,7 +100,50 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return remove(path);
 }
 
-void bench_uftrace_measure(int reps)
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The median of n values (n >= 1). */
+static double median(const double *values, int n)
+{
+	double sorted[MAX_ROUNDS];
+	memcpy(sorted, values, (size_t)n * sizeof *values);
+	qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
+	return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+static double best(enum program p)
+{
+	double b = INFINITY;
+	for (int r = 0; r < uftrace.rounds; r++)
+		if (uftrace.ns[p][r] < b)
+			b = uftrace.ns[p][r];
+	return b;
+}
+
+static double median_of(enum program p)
+{
+	return median(uftrace.ns[p], uftrace.rounds);
+}
+
+/* The median, over the rounds, of a's figure over b's in the same round. */
+static double median_ratio(enum program a, enum program b)
+{
+	double ratios[MAX_ROUNDS];
+	for (int r = 0; r < uftrace.rounds; r++)
+		ratios[r] = uftrace.ns[a][r] / uftrace.ns[b][r];
+	return median(ratios, uftrace.rounds);
+}
+
+static enum program ours(enum bench_path path)
+{
+	return path == BENCH_PATH_TSC ? OURS_TSC : OURS_VDSO;
+}
+
+void bench_uftrace_measure(int rounds)
 {
 	if (!in_path("uftrace")) {
 		snprintf(uftrace.skip_reason, sizeof uftrace.skip_reason,
@@ -95,23 +156,31 @@ void bench_uftrace_measure(int reps)
 		         strerror(errno));
 		return;
 	}
-	char record[1024], record_fi[1024], ours[1024];
-	snprintf(record, sizeof record,
+	/* ours on the TSC path where the library takes it with the
+	 * environment as it is (the bench's TSC path); on the vDSO path
+	 * with TIMELINE_NO_TSC=1 */
+	char commands[PROGRAM_COUNT][1024];
+	snprintf(commands[UFTRACE_PG], sizeof commands[0],
 	         "uftrace record -d '%s/uftrace.data' '%s' " LOOP_CALLS " 2>/dev/null", dir,
 	         BENCH_LOOP_PG);
-	snprintf(record_fi, sizeof record_fi,
+	snprintf(commands[UFTRACE_FI], sizeof commands[0],
 	         "uftrace record -d '%s/uftrace.data' '%s' " LOOP_CALLS " 2>/dev/null", dir,
 	         BENCH_LOOP_PLAIN);
-	snprintf(ours, sizeof ours, "'%s' " LOOP_CALLS, BENCH_LOOP_TIMELINE_PATH);
-	uftrace.uftrace_ns = INFINITY;
-	uftrace.uftrace_fi_ns = INFINITY;
-	uftrace.ours_ns = INFINITY;
-	for (int rep = 0; rep < reps; rep++) {
-		const char *commands[] = {record, record_fi, ours};
-		double *best[] = {&uftrace.uftrace_ns, &uftrace.uftrace_fi_ns, &uftrace.ours_ns};
-		for (int i = 0; i < 3; i++) {
+	snprintf(commands[OURS_TSC], sizeof commands[0], "'%s' " LOOP_CALLS,
+	         BENCH_LOOP_TIMELINE_PATH);
+	snprintf(commands[OURS_VDSO], sizeof commands[0], "TIMELINE_NO_TSC=1 '%s' " LOOP_CALLS,
+	         BENCH_LOOP_TIMELINE_PATH);
+	uftrace.ran[UFTRACE_PG] = uftrace.ran[UFTRACE_FI] = true;
+	uftrace.ran[OURS_TSC] = bench_path_available(BENCH_PATH_TSC);
+	uftrace.ran[OURS_VDSO] = bench_path_available(BENCH_PATH_VDSO);
+	uftrace.rounds = rounds < 1 ? 1 : rounds > MAX_ROUNDS ? MAX_ROUNDS : rounds;
+	for (int round = 0; round < uftrace.rounds; round++) {
+		for (int i = 0; i < PROGRAM_COUNT; i++) {
+			int p = round % 2 ? PROGRAM_COUNT - 1 - i : i;
+			if (!uftrace.ran[p])
+				continue;
 			double ns =
-			    run_ns(commands[i], uftrace.skip_reason, sizeof uftrace.skip_reason);
+			    run_ns(commands[p], uftrace.skip_reason, sizeof uftrace.skip_reason);
 			nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 			if (isnan(ns))
 				return;
@@ -120,8 +189,7 @@ void bench_uftrace_measure(int reps)
 				         "mkdir %s: %s", dir, strerror(errno));
 				return;
 			}
-			if (ns < *best[i])
-				*best[i] = ns;
+			uftrace.ns[p][round] = ns;
 		}
 	}
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -129,9 +197,10 @@ void bench_uftrace_measure(int reps)
 	uftrace.skip_reason[0] = '\0';
 }
 
-double bench_uftrace_over_ours(void)
+double bench_uftrace_over_ours(enum bench_path path)
 {
-	return uftrace.measured ? uftrace.uftrace_ns / uftrace.ours_ns : NAN;
+	enum program o = ours(path);
+	return uftrace.measured && uftrace.ran[o] ? best(UFTRACE_PG) / best(o) : NAN;
 }
 
 void bench_uftrace_print_table(void)
@@ -141,16 +210,52 @@ void bench_uftrace_print_table(void)
 		printf("  skipped: %s\n\n", uftrace.skip_reason);
 		return;
 	}
-	printf("  %-52s %9.2f ns/call\n", "uftrace record, built with -pg", uftrace.uftrace_ns);
-	printf("  %-52s %9.2f ns/call\n", "uftrace record, built with -finstrument-functions",
-	       uftrace.uftrace_fi_ns);
-	printf("  %-52s %9.2f ns/call\n", "timeline::instrument (-finstrument-functions), ring",
-	       uftrace.ours_ns);
-	printf("  %-52s %9.2f x    (target >= %.0f x: %s)\n", "uftrace record -pg / timeline",
-	       bench_uftrace_over_ours(), TARGET_UFTRACE_OVER_OURS,
-	       bench_uftrace_over_ours() >= TARGET_UFTRACE_OVER_OURS ? "PASS" : "MISS");
-	printf("  %-52s %9.2f x\n\n", "uftrace record -finstrument-functions / timeline",
-	       uftrace.uftrace_fi_ns / uftrace.ours_ns);
+	printf("  %d rounds, every program once per round, the order turned round by round;\n"
+	       "  ns per call of each program (its best slice of a run), best and median of the "
+	       "rounds\n",
+	       uftrace.rounds);
+	printf("  %-58s %9s %9s\n", "", "best", "median");
+	for (int p = 0; p < PROGRAM_COUNT; p++) {
+		printf("  %-58s", program_labels[p]);
+		if (uftrace.ran[p])
+			printf(" %9.2f %9.2f ns/call\n", best(p), median_of(p));
+		else
+			printf(" %9s\n", "skipped");
+	}
+	printf("  %-58s %9s %9s %9s\n", "ratio", "best", "median", "in round");
+	static const enum program uftrace_programs[] = {UFTRACE_PG, UFTRACE_FI};
+	for (int path = 0; path < BENCH_PATH_COUNT; path++) {
+		enum program o = ours((enum bench_path)path);
+		if (!uftrace.ran[o])
+			continue;
+		for (size_t u = 0; u < 2; u++) {
+			enum program up = uftrace_programs[u];
+			char label[96];
+			snprintf(label, sizeof label, "uftrace %s / timeline::instrument, %s",
+			         up == UFTRACE_PG ? "-pg" : "-finstrument-functions",
+			         bench_path_label((enum bench_path)path));
+			printf("  %-58s %8.2fx %8.2fx %8.2fx", label, best(up) / best(o),
+			       median_of(up) / median_of(o), median_ratio(up, o));
+			if (up == UFTRACE_PG)
+				printf("  (target >= %.0f x: %s)", TARGET_UFTRACE_OVER_OURS,
+				       best(up) / best(o) >= TARGET_UFTRACE_OVER_OURS ? "PASS"
+				                                                      : "MISS");
+			printf("\n");
+		}
+	}
+	printf("  (\"in round\": the median of the ratios of the two programs' figures within "
+	       "one round)\n\n");
+}
+
+/* The figures of program p: "<key>_ns_per_call" (best) and
+ * "<key>_ns_per_call_median", null when it did not run. */
+static void json_program(const char *key, enum program p)
+{
+	if (uftrace.ran[p])
+		printf(",\"%s_ns_per_call\":%.3f,\"%s_ns_per_call_median\":%.3f", key, best(p), key,
+		       median_of(p));
+	else
+		printf(",\"%s_ns_per_call\":null,\"%s_ns_per_call_median\":null", key, key);
 }
 
 void bench_uftrace_print_json(void)
@@ -163,11 +268,20 @@ void bench_uftrace_print_json(void)
 		printf("\"}");
 		return;
 	}
-	printf(",\"uftrace_pg_ns_per_call\":%.3f,\"uftrace_finstrument_ns_per_call\":%.3f,"
-	       "\"ours_ns_per_call\":%.3f,\"ratio\":%.3f,\"ratio_finstrument\":%.3f,"
+	/* ours_ns_per_call, ratio, ratio_finstrument and met: the path the
+	 * other targets measured first (the TSC where the bench measures it) */
+	enum bench_path first = uftrace.ran[OURS_TSC] ? BENCH_PATH_TSC : BENCH_PATH_VDSO;
+	enum program o = ours(first);
+	printf(",\"rounds\":%d", uftrace.rounds);
+	json_program("uftrace_pg", UFTRACE_PG);
+	json_program("uftrace_finstrument", UFTRACE_FI);
+	json_program("ours_tsc", OURS_TSC);
+	json_program("ours_vdso", OURS_VDSO);
+	printf(",\"ours_path\":\"%s\",\"ours_ns_per_call\":%.3f,\"ratio\":%.3f,"
+	       "\"ratio_median\":%.3f,\"ratio_in_round\":%.3f,\"ratio_finstrument\":%.3f,"
 	       "\"limit\":%.1f,\"met\":%s}",
-	       uftrace.uftrace_ns, uftrace.uftrace_fi_ns, uftrace.ours_ns,
-	       bench_uftrace_over_ours(), uftrace.uftrace_fi_ns / uftrace.ours_ns,
-	       TARGET_UFTRACE_OVER_OURS,
-	       bench_uftrace_over_ours() >= TARGET_UFTRACE_OVER_OURS ? "true" : "false");
+	       bench_path_key(first), best(o), best(UFTRACE_PG) / best(o),
+	       median_of(UFTRACE_PG) / median_of(o), median_ratio(UFTRACE_PG, o),
+	       best(UFTRACE_FI) / best(o), TARGET_UFTRACE_OVER_OURS,
+	       best(UFTRACE_PG) / best(o) >= TARGET_UFTRACE_OVER_OURS ? "true" : "false");
 }
