@@ -2265,7 +2265,7 @@ static tl_model_event *model_add(model_builder *b, char phase, int64_t ts, uint3
 	if ((name && !ev->name) || (cat && !ev->cat))
 		b->nomem = 1;
 	if (ev->end_ns < ts)
-		ev->end_ns = ts;
+		ev->end_ns = ts; /* a counter's value replaces it (one union) */
 	if (ts > b->model->snapshot_ns)
 		b->model->snapshot_ns = ts;
 	return ev;
@@ -2314,6 +2314,29 @@ static void model_add_slice(model_builder *b, size_t index)
 		break;
 	}
 	b->event_of_slice[index] = ev ? first : TL_IMPORT_NONE;
+}
+
+/*
+ * Gives each event that has args room for them (TL_MAX_ARGS at most) in
+ * the model's arena, so that the others take none: nargs counts them
+ * here, and is set back to 0 for model_add_arg to fill.
+ */
+static void model_reserve_args(model_builder *b)
+{
+	const tl_import *imp = b->imp;
+	tl_model *model = b->model;
+	for (size_t i = 0; i < imp->nargs; i++) {
+		size_t index = b->event_of_slice[imp->args[i].slice];
+		if (index != TL_IMPORT_NONE && model->events[index].nargs < TL_MAX_ARGS)
+			model->events[index].nargs++;
+	}
+	for (size_t i = 0; i < model->nevents && !b->nomem; i++) {
+		tl_model_event *ev = &model->events[i];
+		unsigned n = ev->nargs;
+		ev->nargs = 0;
+		if (n && tl_model_event_args_alloc(model, ev, n))
+			b->nomem = 1;
+	}
 }
 
 static void model_add_arg(model_builder *b, const tl_import_arg *a)
@@ -2394,7 +2417,7 @@ static void sort_model_events(tl_model *model)
 	if (model->nevents == 0)
 		return; /* events may be NULL: qsort must not see it */
 	for (size_t i = 0; i < model->nevents; i++)
-		model->events[i].seq = i;
+		model->events[i].seq = (uint32_t)i;
 	qsort(model->events, model->nevents, sizeof *model->events, compare_model_event);
 	for (size_t i = 0; i < model->nevents; i++)
 		model->events[i].seq = i;
@@ -2436,6 +2459,8 @@ int tl_import_to_model(const tl_import *imp, tl_model *out)
 	}
 	for (size_t i = 0; i < imp->nslices && !b.nomem; i++)
 		model_add_slice(&b, i);
+	if (!b.nomem)
+		model_reserve_args(&b);
 	for (size_t i = 0; i < imp->nargs && !b.nomem; i++)
 		model_add_arg(&b, &imp->args[i]);
 	for (size_t i = 0; i < imp->ncounters && !b.nomem; i++) {
