@@ -123,9 +123,11 @@ static tl_model_event *arg(tl_model_event *e, const char *key, tl_arg_type type)
 static void counter(builder *b, int64_t ts, const char *name, int is_double, double d, int64_t i)
 {
 	tl_model_event *e = add(b, MAIN, TL_PHASE_COUNTER, ts, name);
-	e->counter_is_double = is_double;
-	e->counter_d = d;
-	e->counter_i = i;
+	e->counter_is_double = (uint8_t)is_double;
+	if (is_double) /* one union: the value the event says it has */
+		e->counter_d = d;
+	else
+		e->counter_i = i;
 }
 
 /* A model with every event kind, threads named and not. */

@@ -216,10 +216,31 @@ static void test_json_sniff(void **state)
 	assert_false(tl_json_sniff("# tracer", 8));
 }
 
+static void test_json_arena_stores_a_repeated_short_string_once(void **state)
+{
+	(void)state;
+	tl_str_arena arena = {0};
+	const char *a = tl_str_arena_copy(&arena, "draw", 4);
+	const char *b = tl_str_arena_copy(&arena, "drawX", 4);
+	const char *other = tl_str_arena_copy(&arena, "layout", 6);
+	assert_non_null(a);
+	assert_ptr_equal(a, b);
+	assert_string_equal(a, "draw");
+	assert_string_equal(other, "layout");
+	char long_text[100];
+	memset(long_text, 'x', sizeof long_text);
+	const char *l1 = tl_str_arena_copy(&arena, long_text, sizeof long_text);
+	const char *l2 = tl_str_arena_copy(&arena, long_text, sizeof long_text);
+	assert_ptr_not_equal(l1, l2); /* long strings are copied each time */
+	assert_int_equal(strlen(l2), sizeof long_text);
+	tl_str_arena_free(&arena);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_json_object_form_reads_events),
+	    cmocka_unit_test(test_json_arena_stores_a_repeated_short_string_once),
 	    cmocka_unit_test(test_json_truncated_bare_array_keeps_complete_events),
 	    cmocka_unit_test(test_json_truncated_object_is_an_error),
 	    cmocka_unit_test(test_json_trailing_commas_and_empty_events),

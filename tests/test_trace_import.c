@@ -217,6 +217,81 @@ static void test_import_json_flow_v2_without_direction_is_counted(void **state)
 	tl_import_free(&imp);
 }
 
+/* A JSON trace with every kind of event and many ties in time: enough
+ * slices for tl_import_move_to_model to give them back in several steps. */
+static char *tie_heavy_json(void)
+{
+	size_t cap = 32u << 20, len = 0;
+	char *text = malloc(cap);
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, cap - len, "[");
+	for (unsigned g = 0; g < 30000; g++) {
+		/* each thread has two groups at each timestamp */
+		unsigned tid = 1 + g % 3, ts = g / 6, name = g % 7;
+		len += (size_t)snprintf(
+		    text + len, cap - len,
+		    "{\"ph\":\"B\",\"name\":\"b%u\",\"pid\":1,\"tid\":%u,\"ts\":%u,"
+		    "\"args\":{\"k\":%u,\"s\":\"v\",\"d\":0.5,\"e\":1,\"f\":2}},"
+		    "{\"ph\":\"X\",\"name\":\"x\",\"pid\":1,\"tid\":%u,\"ts\":%u,\"dur\":0,"
+		    "\"bind_id\":%u,\"flow_out\":true},"
+		    "{\"ph\":\"%s\",\"name\":\"c\",\"cat\":\"k\",\"id\":%u,\"pid\":1,"
+		    "\"tid\":%u,\"ts\":%u,\"args\":{\"v\":%u}},"
+		    "{\"ph\":\"X\",\"name\":\"y\",\"pid\":1,\"tid\":%u,\"ts\":%u,\"dur\":0,"
+		    "\"bind_id\":%u,\"flow_in\":true},"
+		    "{\"ph\":\"E\",\"name\":\"b%u\",\"pid\":1,\"tid\":%u,\"ts\":%u,"
+		    "\"args\":{\"r\":%u}},",
+		    name, tid, ts, g, tid, ts, g + 1, g % 2 ? "b" : "C", g, tid, ts, g, tid, ts, g,
+		    name, tid, ts, g);
+		assert_true(len < cap);
+	}
+	text[len - 1] = ']';
+	return text;
+}
+
+static void test_import_move_to_model_builds_the_same_model(void **state)
+{
+	(void)state;
+	char *text = tie_heavy_json();
+	tl_import imp, moved;
+	import_json(text, &imp);
+	import_json(text, &moved);
+	free(text);
+	assert_true(imp.nslices > 60000 && imp.ncounters > 0 && imp.nflows > 0 && imp.nargs > 0);
+	tl_model a, b;
+	assert_int_equal(tl_import_to_model(&imp, &a), 0);
+	tl_import_free(&imp);
+	assert_int_equal(tl_import_move_to_model(&moved, &b), 0);
+	assert_null(moved.slices); /* given back */
+
+	assert_int_equal(a.nevents, b.nevents);
+	assert_int_equal(a.stats.args_dropped, b.stats.args_dropped);
+	assert_true(a.stats.args_dropped > 0);
+	for (size_t i = 0; i < a.nevents; i++) {
+		const tl_model_event *x = &a.events[i], *y = &b.events[i];
+		assert_int_equal(x->phase, y->phase);
+		assert_int_equal(x->ts_ns, y->ts_ns);
+		assert_int_equal(x->end_ns, y->end_ns); /* or the counter's value */
+		assert_int_equal(x->tid, y->tid);
+		assert_int_equal(x->pid, y->pid);
+		assert_int_equal(x->seq, y->seq);
+		assert_int_equal(x->id, y->id);
+		assert_int_equal(x->scope, y->scope);
+		assert_string_equal(x->name ? x->name : "-", y->name ? y->name : "-");
+		assert_string_equal(x->cat ? x->cat : "-", y->cat ? y->cat : "-");
+		assert_int_equal(x->nargs, y->nargs);
+		for (unsigned k = 0; k < x->nargs; k++) {
+			assert_string_equal(x->args[k].key, y->args[k].key);
+			assert_int_equal(x->args[k].type, y->args[k].type);
+			if (x->args[k].type == TL_ARG_STRING)
+				assert_string_equal(x->args[k].v.s, y->args[k].v.s);
+			else
+				assert_int_equal(x->args[k].v.i, y->args[k].v.i);
+		}
+	}
+	tl_model_free(&a);
+	tl_model_free(&b);
+}
+
 static void test_import_to_model_keeps_each_process(void **state)
 {
 	(void)state;
@@ -857,6 +932,7 @@ int main(void)
 	    cmocka_unit_test(test_import_json_flow_v1_non_hex_id_is_invalid),
 	    cmocka_unit_test(test_import_json_flow_v1_bp_e_binds_enclosing),
 	    cmocka_unit_test(test_import_json_flow_v2_without_direction_is_counted),
+	    cmocka_unit_test(test_import_move_to_model_builds_the_same_model),
 	    cmocka_unit_test(test_import_to_model_keeps_each_process),
 	    cmocka_unit_test(test_import_to_model_flow_survives_export_and_import),
 	    cmocka_unit_test(test_import_model_reads_a_snapshot_model),

@@ -298,9 +298,7 @@ static int read_input(const char *path, tl_filter *filter, tl_trace_clock assume
 		tl_import_free(&imp);
 		return status;
 	}
-	rc = tl_import_to_model(&imp, model);
-	tl_import_free(&imp);
-	return rc;
+	return tl_import_move_to_model(&imp, model);
 }
 
 /* Data lost in the snapshot (truncated file, undecodable records). */

@@ -805,7 +805,8 @@ static merged_event copy_event(tl_model *out, const struct merge_input *in, size
 	    .event = *e, .pid = tl_model_event_pid(&in->model, e), .input = input, .seq = e->seq};
 	tl_model_event *c = &m.event;
 	c->ts_ns = on_timeline(e->ts_ns, in);
-	c->end_ns = on_timeline(e->end_ns, in);
+	if (e->phase == TL_PHASE_COMPLETE) /* a counter's value shares end_ns */
+		c->end_ns = on_timeline(e->end_ns, in);
 	if (tl_model_event_adopt_strings(out, c))
 		*nomem = 1;
 	/* a JSON counter on the track a capture's marker of it goes on */

@@ -363,13 +363,14 @@ int tl_filter_model(tl_filter *f, const char *prefix, tl_model *model)
 		return 1;
 	}
 	int rc = tl_filter_import(f, prefix, &imp);
-	if (rc == 0 && tl_import_to_model(&imp, &filtered) != 0) {
-		fprintf(stderr, "%s: out of memory\n", prefix);
-		rc = 1;
-	}
-	tl_import_free(&imp);
-	if (rc)
+	if (rc) {
+		tl_import_free(&imp);
 		return rc;
+	}
+	if (tl_import_move_to_model(&imp, &filtered) != 0) {
+		fprintf(stderr, "%s: out of memory\n", prefix);
+		return 1;
+	}
 	tl_model_free(model);
 	*model = filtered;
 	return 0;

@@ -355,8 +355,8 @@ static int add_app_model(tl_model *capture, const tl_model *app)
 		e->pid = tl_model_event_pid(app, from);
 		e->seq = seq + from->seq;
 		e->ts_ns += shift;
-		if (e->end_ns)
-			e->end_ns += shift;
+		if (e->phase == TL_PHASE_COMPLETE && e->end_ns)
+			e->end_ns += shift; /* a counter's value shares it */
 		nomem = tl_model_event_adopt_strings(capture, e) != 0;
 	}
 	if (nomem)
@@ -599,7 +599,8 @@ int record_write_text(struct record_session *session, const char *app_dir, int c
 			int64_t shift = app_clock_shift(app, capture_clock);
 			for (size_t k = 0; k < app->nevents; k++) {
 				app->events[k].ts_ns += shift;
-				if (app->events[k].end_ns)
+				if (app->events[k].phase == TL_PHASE_COMPLETE &&
+				    app->events[k].end_ns)
 					app->events[k].end_ns += shift;
 			}
 			rc = tl_export_ftrace(app, mfd, NULL);

@@ -1145,7 +1145,8 @@ static void write_item(json_stream *js, const json_item *item)
 		js->error = -ENOMEM;
 		return;
 	}
-	tl_model_event ev, end, flow;
+	tl_model_arg args[3][TL_MAX_ARGS]; /* a decoded event's args are its caller's */
+	tl_model_event ev = {.args = args[0]}, end = {.args = args[1]}, flow = {.args = args[2]};
 	/* a slice's E needs the name and category of its BEGIN only */
 	tl_stream_decode(js->r, &js->strings, item->rec, js->tid, item->kind != ITEM_CLOSE, &ev);
 	ev.ts_ns = item->ts_ns; /* an event's; a slice's start or end is the item's */

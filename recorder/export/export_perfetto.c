@@ -1616,7 +1616,8 @@ static void write_stream_item(pf_stream *ps, const pf_source *src, const stream_
 		ps->error = -ENOMEM;
 		return;
 	}
-	tl_model_event ev, end, flow;
+	tl_model_arg args[3][TL_MAX_ARGS]; /* a decoded event's args are its caller's */
+	tl_model_event ev = {.args = args[0]}, end = {.args = args[1]}, flow = {.args = args[2]};
 	/* a slice's END needs the name and category of its BEGIN only */
 	tl_stream_decode(ps->r, &ps->strings, item->rec, src->tid, item->kind != TL_ITEM_CLOSE,
 	                 &ev);

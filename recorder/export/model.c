@@ -15,6 +15,10 @@
 #define TL_ARENA_THREADS_MIN 16
 #define TL_ARENA_TABLE_MIN 256
 
+/* A model holds one event per event of the trace: keep it to a cache line
+ * (its args are out of line, docs/reading.md). */
+_Static_assert(sizeof(tl_model_event) <= 64, "a model event in 64 bytes");
+
 struct tl_arena_chunk {
 	struct tl_arena_chunk *next;
 	size_t used;
@@ -83,34 +87,49 @@ static uint64_t hash_bytes(const char *s, size_t len)
 	return h;
 }
 
-/* Copies len bytes plus a terminator into the arena's chunks. */
-static char *arena_store(struct tl_model_arena *arena, const char *s, size_t len)
+/*
+ * size bytes from the arena's chunks, at a multiple of align (a power of
+ * two, at most 16); NULL on allocation failure. Strings (align 1) and
+ * args arrays share the chunks.
+ */
+static char *arena_alloc(struct tl_model_arena *arena, size_t size, size_t align)
 {
-	if (len >= SIZE_MAX - sizeof(struct tl_arena_chunk))
+	if (size >= SIZE_MAX - sizeof(struct tl_arena_chunk) - align)
 		return NULL;
-	size_t need = len + 1;
 	struct tl_arena_chunk *chunk = arena->chunks;
-	if (!chunk || chunk->size - chunk->used < need) {
-		size_t size = need > TL_ARENA_CHUNK_BYTES / 4 ? need : TL_ARENA_CHUNK_BYTES;
-		chunk = malloc(sizeof *chunk + size);
+	size_t start = chunk ? (chunk->used + align - 1) & ~(align - 1) : 0;
+	if (!chunk || start > chunk->size || chunk->size - start < size) {
+		size_t bytes = size > TL_ARENA_CHUNK_BYTES / 4 ? size : TL_ARENA_CHUNK_BYTES;
+		chunk = malloc(sizeof *chunk + bytes);
 		if (!chunk)
 			return NULL;
 		chunk->used = 0;
-		chunk->size = size;
+		chunk->size = bytes;
 		/* A dedicated chunk goes behind the head so the head keeps its room. */
-		if (size != TL_ARENA_CHUNK_BYTES && arena->chunks) {
+		if (bytes != TL_ARENA_CHUNK_BYTES && arena->chunks) {
 			chunk->next = arena->chunks->next;
 			arena->chunks->next = chunk;
 		} else {
 			chunk->next = arena->chunks;
 			arena->chunks = chunk;
 		}
+		start = 0;
 	}
-	char *dst = chunk->bytes + chunk->used;
+	chunk->used = start + size;
+	return chunk->bytes + start;
+}
+
+/* Copies len bytes plus a terminator into the arena's chunks. */
+static char *arena_store(struct tl_model_arena *arena, const char *s, size_t len)
+{
+	if (len == SIZE_MAX)
+		return NULL;
+	char *dst = arena_alloc(arena, len + 1, 1);
+	if (!dst)
+		return NULL;
 	if (len)
 		memcpy(dst, s, len);
 	dst[len] = '\0';
-	chunk->used += need;
 	return dst;
 }
 
@@ -175,12 +194,40 @@ static const char *adopt(tl_model *model, const char *s, int *nomem)
 	return copy;
 }
 
+int tl_model_event_args_alloc(tl_model *model, tl_model_event *e, unsigned n)
+{
+	struct tl_model_arena *arena = arena_of(model);
+	if (!arena || n > TL_MAX_ARGS || e->nargs > n)
+		return -ENOMEM;
+	if (n == 0) {
+		e->args = NULL;
+		return 0;
+	}
+	tl_model_arg *args =
+	    (tl_model_arg *)(void *)arena_alloc(arena, n * sizeof *args, _Alignof(tl_model_arg));
+	if (!args)
+		return -ENOMEM;
+	if (e->nargs)
+		memcpy(args, e->args, e->nargs * sizeof *args);
+	memset(args + e->nargs, 0, (n - e->nargs) * sizeof *args);
+	e->args = args;
+	return 0;
+}
+
 int tl_model_event_adopt_strings(tl_model *model, tl_model_event *e)
 {
 	int nomem = 0;
 	e->name = adopt(model, e->name, &nomem);
 	e->cat = adopt(model, e->cat, &nomem);
-	for (unsigned a = 0; a < e->nargs && a < TL_MAX_ARGS; a++) {
+	if (e->nargs > TL_MAX_ARGS)
+		e->nargs = TL_MAX_ARGS;
+	if (!e->nargs) {
+		e->args = NULL;
+		return nomem ? -ENOMEM : 0;
+	}
+	if (tl_model_event_args_alloc(model, e, e->nargs))
+		return -ENOMEM;
+	for (unsigned a = 0; a < e->nargs; a++) {
 		e->args[a].key = adopt(model, e->args[a].key, &nomem);
 		if (e->args[a].type == TL_ARG_STRING || e->args[a].type == TL_ARG_STRING_COPY)
 			e->args[a].v.s = adopt(model, e->args[a].v.s, &nomem);
@@ -191,7 +238,7 @@ int tl_model_event_adopt_strings(tl_model *model, tl_model_event *e)
 tl_model_event *tl_model_event_append(tl_model *model)
 {
 	struct tl_model_arena *arena = arena_of(model);
-	if (!arena)
+	if (!arena || model->nevents >= UINT32_MAX)
 		return NULL;
 	tl_model_event *events = grow_array(arena->events, &arena->events_cap, model->nevents + 1,
 	                                    sizeof *events, TL_ARENA_EVENTS_MIN);

@@ -20,22 +20,32 @@ static const char *intern_string(void *model, const char *s, size_t len)
 	return tl_model_intern(model, s, len);
 }
 
-/* Copies thread t's events into the model, numbered from model->nevents on. */
+/* Copies thread t's events into the model, numbered from model->nevents
+ * on; an event's args go to the model's arena, only when it has some. */
 static int read_thread_events(tl_snapshot_read *r, tl_snapshot_thread *t)
 {
 	tl_model *m = r->model;
 	tl_event_cursor cursor;
 	int rc = tl_event_cursor_init(&cursor, r, t, 1);
 	tl_cursor_event ce;
+	tl_model_arg args[TL_MAX_ARGS];
 	while (rc == 0 && tl_event_cursor_next(&cursor, &ce)) {
 		tl_model_event *e = tl_model_event_append(m);
 		if (!e)
 			return -ENOMEM;
-		uint64_t seq = m->nevents - 1;
+		uint32_t seq = (uint32_t)(m->nevents - 1);
+		e->args = args;
 		rc = tl_snapshot_read_event(r, ce.rec, t->tid, 1, intern_string, m, e);
 		e->ts_ns = ce.ts_ns;
-		e->end_ns = ce.end_ns;
+		if (e->phase == TL_PHASE_COMPLETE)
+			e->end_ns = ce.end_ns;
 		e->seq = seq;
+		if (rc == 0)
+			rc = tl_model_event_args_alloc(m, e, e->nargs);
+		else
+			e->nargs = 0;
+		if (!e->nargs)
+			e->args = NULL;
 	}
 	tl_snapshot_thread_release(t);
 	return rc;

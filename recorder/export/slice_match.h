@@ -37,7 +37,9 @@
 #include "recorder/export/trace_model.h"
 
 #define TL_MATCH_MAX_DEPTH 512
-#define TL_MATCH_NONE SIZE_MAX
+/* No index: the indices kept are of model events, fewer than UINT32_MAX
+ * (tl_model_event_append), so 32 bits hold them. */
+#define TL_MATCH_NONE ((size_t)UINT32_MAX)
 
 enum {
 	TL_SLICE_COMPLETE = 1u << 0,         /* from a COMPLETE ('X') event */
@@ -53,11 +55,12 @@ enum {
 	TL_SLICE_AS_COMPLETE = 1u << 3,
 };
 
+/* (40 bytes: the model exporters hold one per slice of the trace) */
 typedef struct tl_slice {
-	size_t event;      /* model->events index: the BEGIN, COMPLETE or flow event */
-	size_t end_event;  /* index of the matching END, or TL_MATCH_NONE */
-	size_t flow_event; /* flow event bound to this slice, or TL_MATCH_NONE */
-	size_t parent;     /* index in tl_slice_match.slices, or TL_MATCH_NONE */
+	uint32_t event;      /* model->events index: the BEGIN, COMPLETE or flow event */
+	uint32_t end_event;  /* index of the matching END, or TL_MATCH_NONE */
+	uint32_t flow_event; /* flow event bound to this slice, or TL_MATCH_NONE */
+	uint32_t parent;     /* index in tl_slice_match.slices, or TL_MATCH_NONE */
 	int64_t start_ns;
 	int64_t end_ns; /* >= start_ns */
 	unsigned depth; /* 0 for a slice with no parent */
@@ -70,11 +73,12 @@ typedef enum tl_match_item_kind {
 	TL_ITEM_EVENT, /* ref: event index (instant, counter, async) */
 } tl_match_item_kind;
 
+/* (24 bytes: one per event and per slice's close) */
 typedef struct tl_match_item {
 	int64_t ts_ns;
-	size_t ref;
 	size_t order; /* position in the thread's processing order */
-	tl_match_item_kind kind;
+	uint32_t ref;
+	uint32_t kind; /* tl_match_item_kind */
 } tl_match_item;
 
 typedef struct tl_match_thread {

@@ -235,7 +235,8 @@ typedef const char *(*tl_string_store_fn)(void *ctx, const char *s, size_t len);
  * model holds it, its strings passed through store (a category's
  * and a function record's name are the reader's model's); ts_ns, end_ns and seq
  * are left 0 (the cursor gave the timestamps: converting them costs), and
- * without with_args, the args too (nargs 0). Returns 0, or -ENOMEM when
+ * without with_args, the args too (nargs 0); with it, out->args must point
+ * to TL_MAX_ARGS slots. Returns 0, or -ENOMEM when
  * store failed. rec must be a record a cursor gave.
  */
 int tl_snapshot_read_event(tl_snapshot_read *r, const uint64_t *rec, uint32_t tid, int with_args,

@@ -25,22 +25,31 @@ typedef struct tl_model_arg {
 	} v;
 } tl_model_arg;
 
+/*
+ * One event, in 64 bytes when it has no args (a model holds one per event
+ * of the trace; model.c asserts the size). The args live out of line, in the
+ * model's arena (tl_model_event_args_alloc), and only for events that have
+ * some; an event decoded on its own (the streaming exporters) points args
+ * at TL_MAX_ARGS slots of its caller's.
+ */
 typedef struct tl_model_event {
 	int64_t ts_ns;
-	int64_t end_ns; /* TL_PHASE_COMPLETE: end timestamp */
-	uint32_t tid;
-	uint64_t seq; /* order of the event within its thread (increasing) */
-	char phase;   /* tl_phase */
-	unsigned scope; /* TL_EVENT_SCOPE_* (instants; flows: global or not) */
+	union {
+		int64_t end_ns;   /* TL_PHASE_COMPLETE: end timestamp */
+		int64_t counter_i; /* TL_PHASE_COUNTER, counter_is_double 0 */
+		double counter_d;  /* TL_PHASE_COUNTER, counter_is_double 1 */
+	};
 	const char *cat;
 	const char *name; /* NULL for END */
 	uint64_t id;      /* async / flow id */
-	int counter_is_double;
-	int64_t counter_i;
-	double counter_d;
-	unsigned nargs;
-	tl_model_arg args[TL_MAX_ARGS];
+	tl_model_arg *args; /* nargs of them; NULL when there are none */
+	uint32_t tid;
 	uint32_t pid; /* 0: model->pid (see tl_model_event_pid) */
+	uint32_t seq; /* order of the event within its thread (increasing) */
+	char phase;   /* tl_phase */
+	uint8_t scope; /* TL_EVENT_SCOPE_* (instants; flows: global or not) */
+	uint8_t counter_is_double;
+	uint8_t nargs; /* <= TL_MAX_ARGS */
 } tl_model_event;
 
 typedef struct tl_model_thread {
@@ -106,13 +115,23 @@ void tl_model_free(tl_model *model);
 const char *tl_model_intern(tl_model *model, const char *s, size_t len);
 
 /* Points the strings of e (a copy of another model's event: name,
- * category, arg keys and string values) at copies in model's arena, so
- * that e outlives the model it came from. 0 or -ENOMEM. */
+ * category, arg keys and string values) and its args at copies in model's
+ * arena, so that e outlives the model it came from. 0 or -ENOMEM. */
 int tl_model_event_adopt_strings(tl_model *model, tl_model_event *e);
 
 /* Appends a zeroed event to model->events (the array must come from this
- * function); NULL on allocation failure. Earlier event pointers move. */
+ * function); NULL on allocation failure, or when the model already holds
+ * UINT32_MAX events (seq is 32 bits). Earlier event pointers move. */
 tl_model_event *tl_model_event_append(tl_model *model);
+
+/*
+ * Gives e room for n args (n <= TL_MAX_ARGS) in model's arena: e->args
+ * then points to n slots, the first e->nargs of them a copy of e's args,
+ * the rest zeroed; e->nargs is left as it is. Only the last args given
+ * to an event count: earlier ones stay in the arena until the model is
+ * freed. 0, or -ENOMEM (e untouched).
+ */
+int tl_model_event_args_alloc(tl_model *model, tl_model_event *e, unsigned n);
 
 /* Adds thread tid, or renames it; 0 or -ENOMEM. */
 int tl_model_thread_set(tl_model *model, uint32_t tid, const char *name, size_t len);

@@ -5,8 +5,10 @@
  *
  * It writes a Chrome JSON trace and an ftrace text trace of the sizes asked
  * into a temporary directory, then reads each file in a child process of
- * its own, as `timeline slices` does (tl_import_read_file), and again as
- * `timeline convert` does (the same, then tl_import_to_model). Each row is
+ * its own, as `timeline slices` does (tl_import_read_file), again as
+ * `timeline convert` builds its model (the same, then
+ * tl_import_move_to_model), and as `timeline convert` to JSON does end to
+ * end (the same, then tl_export_json to /dev/null). Each row is
  * the file's size over the child's wall time, and the child's peak resident
  * memory (ru_maxrss from wait4), so the figures are those of one read. When
  * python3 is on the PATH, `json.load` reads the same JSON for comparison.
@@ -17,6 +19,7 @@
  * a timing, so the test suite asserts it (ctest bench_readers_memory).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,10 +42,12 @@
 /* --check: the sizes read (MiB), and the bounds of check_bound. */
 #define CHECK_JSON_MB 4
 #define CHECK_FTRACE_MB 8
-#define CHECK_JSON_IMPORT 5.5
-#define CHECK_JSON_MODEL 5.5
+#define CHECK_JSON_IMPORT 4.0
+#define CHECK_JSON_MODEL 4.0
+#define CHECK_JSON_CONVERT 4.0
 #define CHECK_FTRACE_IMPORT 0.8
-#define CHECK_FTRACE_MODEL 2.2
+#define CHECK_FTRACE_MODEL 1.1
+#define CHECK_FTRACE_CONVERT 1.2
 /* The exit status of a child whose exec failed (python3 not found). */
 #define EXIT_NOT_FOUND 127
 
@@ -271,13 +276,15 @@ static uint64_t generate(const char *path, uint64_t bytes, void (*gen)(gen_out *
 
 typedef enum reader {
 	READ_IMPORT,       /* tl_import_read_file, as `timeline slices` */
-	READ_IMPORT_MODEL, /* and tl_import_to_model, as `timeline convert` */
+	READ_IMPORT_MODEL, /* and tl_import_move_to_model, as `timeline convert` */
+	READ_CONVERT,      /* and tl_export_json to /dev/null: convert end to end */
 	READ_PYTHON_JSON,  /* python3 -c 'json.load(...)' */
 } reader;
 
 static const char *const reader_names[] = {
     [READ_IMPORT] = "import (slices)",
-    [READ_IMPORT_MODEL] = "import + model (convert)",
+    [READ_IMPORT_MODEL] = "import + model",
+    [READ_CONVERT] = "convert to JSON",
     [READ_PYTHON_JSON] = "python3 json.load",
 };
 
@@ -303,7 +310,8 @@ static double memory_per_byte(const measure *m, uint64_t bytes)
 	return bytes ? (double)(kb > 0 ? kb : 0) * 1024.0 / (double)bytes : 0;
 }
 
-/* The child's side of READ_IMPORT / READ_IMPORT_MODEL: never returns. */
+/* The child's side of READ_IMPORT, READ_IMPORT_MODEL and READ_CONVERT:
+ * never returns. */
 static void child_read(const char *path, reader how, int out_fd)
 {
 	child_result result = {0};
@@ -319,10 +327,17 @@ static void child_read(const char *path, reader how, int out_fd)
 		_exit(1);
 	}
 	long long counted = (long long)imp.nslices;
-	if (how == READ_IMPORT_MODEL) {
+	if (how == READ_IMPORT_MODEL || how == READ_CONVERT) {
 		tl_model model;
-		rc = tl_import_to_model(&imp, &model);
-		tl_import_free(&imp);
+		rc = tl_import_move_to_model(&imp, &model);
+		if (rc == 0 && how == READ_CONVERT) {
+			int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			rc = fd < 0 ? -errno : tl_export_json(&model, fd, NULL);
+			if (fd >= 0)
+				close(fd);
+			if (rc)
+				tl_model_free(&model);
+		}
 		if (rc) {
 			fprintf(stderr, "timeline-bench-readers: %s: %s\n", path, strerror(-rc));
 			_exit(1);
@@ -377,7 +392,7 @@ static measure run_reader(const char *path, reader how)
 
 static void print_header(void)
 {
-	printf("%-7s %9s  %-26s %9s %9s %10s %8s %10s %12s\n", "format", "file MiB", "reader",
+	printf("%-7s %9s  %-18s %9s %9s %10s %8s %10s %12s\n", "format", "file MiB", "reader",
 	       "seconds", "MiB/s", "peak MiB", "x file", "x python", "items");
 }
 
@@ -385,7 +400,7 @@ static void print_row(const char *format, uint64_t bytes, reader how, const meas
                       double python_seconds)
 {
 	double mib = (double)bytes / MIB;
-	printf("%-7s %9.1f  %-26s ", format, mib, reader_names[how]);
+	printf("%-7s %9.1f  %-18s ", format, mib, reader_names[how]);
 	if (!m->ok) {
 		printf("%s\n", m->not_found ? "skipped: python3 not found" : "failed");
 		return;
@@ -419,9 +434,14 @@ static void print_row(const char *format, uint64_t bytes, reader how, const meas
  */
 static double check_bound(int is_json, reader how)
 {
-	if (is_json)
-		return how == READ_IMPORT ? CHECK_JSON_IMPORT : CHECK_JSON_MODEL;
-	return how == READ_IMPORT ? CHECK_FTRACE_IMPORT : CHECK_FTRACE_MODEL;
+	switch (how) {
+	case READ_IMPORT:
+		return is_json ? CHECK_JSON_IMPORT : CHECK_FTRACE_IMPORT;
+	case READ_IMPORT_MODEL:
+		return is_json ? CHECK_JSON_MODEL : CHECK_FTRACE_MODEL;
+	default:
+		return is_json ? CHECK_JSON_CONVERT : CHECK_FTRACE_CONVERT;
+	}
 }
 
 /* Whether m passes its --check bound; prints why not. */
@@ -535,7 +555,7 @@ int main(int argc, char **argv)
 					python_seconds = m.seconds;
 				print_row(format, bytes, READ_PYTHON_JSON, &m, 0);
 			}
-			for (reader how = READ_IMPORT; how <= READ_IMPORT_MODEL; how++) {
+			for (reader how = READ_IMPORT; how <= READ_CONVERT; how++) {
 				measure m = run_reader(path, how);
 				if (!m.ok)
 					status = 1;

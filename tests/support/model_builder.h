@@ -18,6 +18,8 @@ typedef struct builder {
 	size_t cap;
 	tl_model_thread threads[64];
 	uint64_t seq;
+	tl_model_arg **args; /* each event's TL_MAX_ARGS slots, freed with the builder */
+	size_t nargs_blocks;
 } builder;
 
 static builder *builder_new(void)
@@ -44,6 +46,9 @@ static builder *builder_new(void)
 
 static void builder_free(builder *b)
 {
+	for (size_t i = 0; i < b->nargs_blocks; i++)
+		free(b->args[i]);
+	free(b->args);
 	free(b->events);
 	free(b);
 }
@@ -55,15 +60,20 @@ static tl_model_event *add(builder *b, uint32_t tid, char phase, int64_t ts, con
 		b->cap = b->cap ? 2 * b->cap : 64;
 		b->events = realloc(b->events, b->cap * sizeof *b->events);
 		assert_non_null(b->events);
+		b->args = realloc(b->args, b->cap * sizeof *b->args);
+		assert_non_null(b->args);
 	}
 	tl_model_event *e = &b->events[b->nevents++];
 	memset(e, 0, sizeof *e);
+	e->args = calloc(TL_MAX_ARGS, sizeof *e->args); /* room for the suites' args */
+	assert_non_null(e->args);
+	b->args[b->nargs_blocks++] = e->args;
 	e->tid = tid;
 	e->phase = phase;
 	e->ts_ns = ts;
 	e->cat = "app";
 	e->name = phase == TL_PHASE_END ? NULL : name;
-	e->seq = b->seq++;
+	e->seq = (uint32_t)b->seq++;
 	return e;
 }
 

@@ -31,7 +31,44 @@ struct tl_str_chunk {
 	char bytes[];
 };
 
+/*
+ * The short strings an arena copied lately, by hash, so that a name, a
+ * category or a key repeated through a trace is stored once, not once per
+ * event: a fixed table, where a newer string takes an older one's place.
+ */
+#define RECENT_SLOTS 4096
+#define RECENT_MAX_LEN 64
+
+struct tl_str_recent {
+	const char *str[RECENT_SLOTS];
+	uint8_t len[RECENT_SLOTS];
+};
+
+static char *arena_store(tl_str_arena *arena, const char *s, size_t len);
+
 const char *tl_str_arena_copy(tl_str_arena *arena, const char *s, size_t len)
+{
+	if (len > RECENT_MAX_LEN)
+		return arena_store(arena, s, len);
+	if (!arena->recent && !(arena->recent = calloc(1, sizeof *arena->recent)))
+		return NULL;
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	size_t slot = (h ^ h >> 16) & (RECENT_SLOTS - 1);
+	struct tl_str_recent *recent = arena->recent;
+	const char *seen = recent->str[slot];
+	if (seen && recent->len[slot] == len && memcmp(seen, s, len) == 0)
+		return seen;
+	char *copy = arena_store(arena, s, len);
+	if (copy) {
+		recent->str[slot] = copy;
+		recent->len[slot] = (uint8_t)len;
+	}
+	return copy;
+}
+
+static char *arena_store(tl_str_arena *arena, const char *s, size_t len)
 {
 	if (len > SIZE_MAX / 2)
 		return NULL;
@@ -69,6 +106,8 @@ void tl_str_arena_free(tl_str_arena *arena)
 		c = next;
 	}
 	arena->chunks = NULL;
+	free(arena->recent);
+	arena->recent = NULL;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -22,9 +22,12 @@
 /* Strings copied once and freed together. */
 typedef struct tl_str_arena {
 	struct tl_str_chunk *chunks;
+	struct tl_str_recent *recent; /* internal: short strings seen lately */
 } tl_str_arena;
 
-/* A NUL-terminated copy of s[0..len) owned by the arena; NULL on ENOMEM. */
+/* A NUL-terminated copy of s[0..len) owned by the arena; NULL on ENOMEM.
+ * A short string copied lately is given again (a trace repeats its names,
+ * categories and keys): never write to a copy. */
 const char *tl_str_arena_copy(tl_str_arena *arena, const char *s, size_t len);
 /* Frees every copy. Safe on a zeroed arena. */
 void tl_str_arena_free(tl_str_arena *arena);
@@ -40,11 +43,15 @@ typedef enum tl_json_type {
 	TL_JSON_ARRAY,
 } tl_json_type;
 
+/* One value; the field its type says (16 bytes: a trace holds several per
+ * event). */
 typedef struct tl_json_value {
 	tl_json_type type;
-	int64_t i;
-	double d;
-	const char *s; /* arena string */
+	union {
+		int64_t i;     /* BOOL, INT */
+		double d;      /* DOUBLE */
+		const char *s; /* STRING: arena string */
+	};
 } tl_json_value;
 
 /*
@@ -88,12 +95,12 @@ typedef struct tl_json_event {
 	tl_json_value id; /* INT or STRING; DOUBLE when a float was given */
 	tl_json_value bind_id;
 	size_t first_arg; /* range in tl_json_trace.args */
-	size_t nargs;
+	uint32_t nargs;
 	unsigned has;      /* TL_JSON_HAS_* */
 	uint32_t pid, tid; /* integers in [0, 2^32), else 0 */
-	tl_json_id_scope id_scope;
-	int bp_enclosing; /* "bp": "e" */
-	int flow_in, flow_out;
+	uint8_t id_scope;  /* tl_json_id_scope */
+	uint8_t bp_enclosing; /* "bp": "e" */
+	uint8_t flow_in, flow_out;
 	char ph;    /* first character of "ph"; 0 when missing */
 	char scope; /* first character of "s"; 0 when absent */
 } tl_json_event;

@@ -1662,10 +1662,15 @@ int tl_import_perfetto(const tl_perfetto_trace *trace, tl_import *out)
 	return importer_finish(&im, 0);
 }
 
-void tl_import_free(tl_import *imp)
+/* Frees what only building the import needs: its lookup tables and the
+ * tracks' stacks of open slices. */
+static void import_free_building(tl_import *imp)
 {
-	for (size_t i = 0; i < imp->ntracks; i++)
+	for (size_t i = 0; i < imp->ntracks; i++) {
 		free(imp->tracks[i].stack);
+		imp->tracks[i].stack = NULL;
+		imp->tracks[i].depth = imp->tracks[i].stack_cap = 0;
+	}
 	if (imp->maps) {
 		map_free(&imp->maps->thread_by_key);
 		map_free(&imp->maps->current_thread);
@@ -1675,7 +1680,13 @@ void tl_import_free(tl_import *imp)
 		map_free(&imp->maps->flow_v1);
 		map_free(&imp->maps->flow_v2);
 		free(imp->maps);
+		imp->maps = NULL;
 	}
+}
+
+void tl_import_free(tl_import *imp)
+{
+	import_free_building(imp);
 	free(imp->slices);
 	free(imp->tracks);
 	free(imp->threads);
@@ -2241,6 +2252,15 @@ typedef struct model_builder {
 	const tl_import *imp;
 	size_t *event_of_slice;
 	int nomem;
+	/*
+	 * Keyed: each event's seq is set when it is made, to the place it
+	 * would have in the order the events are made by tl_import_to_model
+	 * (slices, counters, flows), which breaks ties in the sort; so the
+	 * events can be made in another order with the same result. next_key
+	 * is the key of the next event made.
+	 */
+	int keyed;
+	uint64_t next_key;
 } model_builder;
 
 static uint32_t stored_pid(const tl_model *model, uint32_t pid)
@@ -2265,9 +2285,11 @@ static tl_model_event *model_add(model_builder *b, char phase, int64_t ts, uint3
 	if ((name && !ev->name) || (cat && !ev->cat))
 		b->nomem = 1;
 	if (ev->end_ns < ts)
-		ev->end_ns = ts;
+		ev->end_ns = ts; /* a counter's value replaces it (one union) */
 	if (ts > b->model->snapshot_ns)
 		b->model->snapshot_ns = ts;
+	if (b->keyed)
+		ev->seq = (uint32_t)b->next_key++;
 	return ev;
 }
 
@@ -2314,6 +2336,29 @@ static void model_add_slice(model_builder *b, size_t index)
 		break;
 	}
 	b->event_of_slice[index] = ev ? first : TL_IMPORT_NONE;
+}
+
+/*
+ * Gives each event that has args room for them (TL_MAX_ARGS at most) in
+ * the model's arena, so that the others take none: nargs counts them
+ * here, and is set back to 0 for model_add_arg to fill.
+ */
+static void model_reserve_args(model_builder *b)
+{
+	const tl_import *imp = b->imp;
+	tl_model *model = b->model;
+	for (size_t i = 0; i < imp->nargs; i++) {
+		size_t index = b->event_of_slice[imp->args[i].slice];
+		if (index != TL_IMPORT_NONE && model->events[index].nargs < TL_MAX_ARGS)
+			model->events[index].nargs++;
+	}
+	for (size_t i = 0; i < model->nevents && !b->nomem; i++) {
+		tl_model_event *ev = &model->events[i];
+		unsigned n = ev->nargs;
+		ev->nargs = 0;
+		if (n && tl_model_event_args_alloc(model, ev, n))
+			b->nomem = 1;
+	}
 }
 
 static void model_add_arg(model_builder *b, const tl_import_arg *a)
@@ -2388,22 +2433,24 @@ static int compare_model_event(const void *pa, const void *pb)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* Orders events by (pid, tid, ts, creation) and numbers them. */
-static void sort_model_events(tl_model *model)
+/* Orders events by (pid, tid, ts, creation) and numbers them; keyed: seq
+ * already holds the creation order. */
+static void sort_model_events(tl_model *model, int keyed)
 {
 	if (model->nevents == 0)
 		return; /* events may be NULL: qsort must not see it */
-	for (size_t i = 0; i < model->nevents; i++)
-		model->events[i].seq = i;
+	for (size_t i = 0; i < model->nevents && !keyed; i++)
+		model->events[i].seq = (uint32_t)i;
 	qsort(model->events, model->nevents, sizeof *model->events, compare_model_event);
 	for (size_t i = 0; i < model->nevents; i++)
 		model->events[i].seq = i;
 }
 
-int tl_import_to_model(const tl_import *imp, tl_model *out)
+/* The model's header: clock, processes and threads. 0 or -ENOMEM. */
+static int model_begin(model_builder *b)
 {
-	memset(out, 0, sizeof *out);
-	model_builder b = {.model = out, .imp = imp};
+	const tl_import *imp = b->imp;
+	tl_model *out = b->model;
 	out->pid = imp->nprocesses ? imp->processes[0].pid
 	           : imp->nthreads ? imp->threads[0].pid
 	                           : 0;
@@ -2417,14 +2464,14 @@ int tl_import_to_model(const tl_import *imp, tl_model *out)
 	}
 	out->complete = 1;
 	out->recorder = tl_model_intern(out, "import", 6);
-	b.event_of_slice = malloc((imp->nslices + 1) * sizeof *b.event_of_slice);
-	if (!out->recorder || !b.event_of_slice)
-		goto out_nomem;
+	b->event_of_slice = malloc((imp->nslices + 1) * sizeof *b->event_of_slice);
+	if (!out->recorder || !b->event_of_slice)
+		return -ENOMEM;
 
 	for (size_t i = 0; i < imp->nprocesses; i++) {
 		const tl_import_process *p = &imp->processes[i];
 		if (p->name && tl_model_process_set(out, p->pid, p->name, strlen(p->name)))
-			goto out_nomem;
+			return -ENOMEM;
 	}
 	if (imp->nprocesses && imp->processes[0].name)
 		out->process_name = tl_model_process_name(out, out->pid);
@@ -2432,34 +2479,104 @@ int tl_import_to_model(const tl_import *imp, tl_model *out)
 		const tl_import_thread *t = &imp->threads[i];
 		uint32_t tid = t->tid ? t->tid : t->pid;
 		if (t->name && tl_model_thread_set_in(out, t->pid, tid, t->name, strlen(t->name)))
-			goto out_nomem;
+			return -ENOMEM;
 	}
-	for (size_t i = 0; i < imp->nslices && !b.nomem; i++)
-		model_add_slice(&b, i);
-	for (size_t i = 0; i < imp->nargs && !b.nomem; i++)
-		model_add_arg(&b, &imp->args[i]);
-	for (size_t i = 0; i < imp->ncounters && !b.nomem; i++) {
+	return 0;
+}
+
+static void model_add_args(model_builder *b)
+{
+	if (!b->nomem)
+		model_reserve_args(b);
+	for (size_t i = 0; i < b->imp->nargs && !b->nomem; i++)
+		model_add_arg(b, &b->imp->args[i]);
+}
+
+static void model_add_counters(model_builder *b)
+{
+	const tl_import *imp = b->imp;
+	for (size_t i = 0; i < imp->ncounters && !b->nomem; i++) {
 		const tl_import_counter *c = &imp->counters[i];
 		const tl_import_track *t = &imp->tracks[c->track];
-		uint32_t pid = t->pid ? t->pid : out->pid;
-		tl_model_event *ev =
-		    model_add(&b, TL_PHASE_COUNTER, c->ts, pid, pid, t->name, NULL);
+		uint32_t pid = t->pid ? t->pid : b->model->pid;
+		tl_model_event *ev = model_add(b, TL_PHASE_COUNTER, c->ts, pid, pid, t->name, NULL);
 		if (ev) {
 			ev->counter_is_double = 1;
 			ev->counter_d = c->value;
 		}
 	}
+}
+
+static int model_finish(model_builder *b)
+{
+	free(b->event_of_slice);
+	b->event_of_slice = NULL;
+	if (b->nomem) {
+		tl_model_free(b->model);
+		return -ENOMEM;
+	}
+	sort_model_events(b->model, b->keyed);
+	b->model->stats.events_written = b->model->nevents;
+	return 0;
+}
+
+int tl_import_to_model(const tl_import *imp, tl_model *out)
+{
+	memset(out, 0, sizeof *out);
+	model_builder b = {.model = out, .imp = imp};
+	if (model_begin(&b))
+		b.nomem = 1;
+	for (size_t i = 0; i < imp->nslices && !b.nomem; i++)
+		model_add_slice(&b, i);
+	model_add_args(&b);
+	model_add_counters(&b);
 	for (size_t i = 0; i < imp->nflows && !b.nomem; i++)
 		model_add_flow(&b, i);
-	if (b.nomem)
-		goto out_nomem;
-	sort_model_events(out);
-	free(b.event_of_slice);
-	out->stats.events_written = out->nevents;
-	return 0;
+	return model_finish(&b);
+}
 
-out_nomem:
-	free(b.event_of_slice);
-	tl_model_free(out);
-	return -ENOMEM;
+/* Slices are given back in steps of at least this many bytes. */
+#define SLICES_RELEASE_BYTES (4u << 20)
+
+int tl_import_move_to_model(tl_import *imp, tl_model *out)
+{
+	memset(out, 0, sizeof *out);
+	/* keys: two per slice (an async slice makes two events), then one
+	 * per counter, two per flow */
+	uint64_t keys = 2 * (uint64_t)imp->nslices + imp->ncounters + 2 * (uint64_t)imp->nflows;
+	if (keys > UINT32_MAX) {
+		int rc = tl_import_to_model(imp, out);
+		tl_import_free(imp);
+		return rc;
+	}
+	import_free_building(imp);
+	model_builder b = {.model = out, .imp = imp, .keyed = 1};
+	if (model_begin(&b))
+		b.nomem = 1;
+	/* the flows first, while their slices are there */
+	b.next_key = 2 * (uint64_t)imp->nslices + imp->ncounters;
+	for (size_t i = 0; i < imp->nflows && !b.nomem; i++)
+		model_add_flow(&b, i);
+	/* then the slices from the last, the array shrinking behind them */
+	size_t held = imp->nslices;
+	for (size_t i = imp->nslices; i-- > 0 && !b.nomem;) {
+		b.next_key = 2 * (uint64_t)i;
+		model_add_slice(&b, i);
+		if ((held - i) * sizeof *imp->slices >= SLICES_RELEASE_BYTES) {
+			tl_import_slice *kept = realloc(imp->slices, (i ? i : 1) * sizeof *kept);
+			if (kept) {
+				imp->slices = kept;
+				held = i;
+			}
+		}
+	}
+	free(imp->slices);
+	imp->slices = NULL;
+	imp->nslices = 0;
+	model_add_args(&b);
+	b.next_key = keys - 2 * (uint64_t)imp->nflows - imp->ncounters;
+	model_add_counters(&b);
+	int rc = model_finish(&b);
+	tl_import_free(imp);
+	return rc;
 }

@@ -269,6 +269,14 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
  */
 int tl_import_to_model(const tl_import *imp, tl_model *out);
 
+/*
+ * tl_import_to_model for an import that is no longer needed: the same
+ * model, built in less memory, as the import is given back while the
+ * model grows (its slices as they become events). *imp is freed, on
+ * success and on failure. Returns 0 or -ENOMEM.
+ */
+int tl_import_move_to_model(tl_import *imp, tl_model *out);
+
 /* The pid and tid shown for a slice (0 when unknown). */
 uint32_t tl_import_slice_pid(const tl_import *imp, const tl_import_slice *s);
 uint32_t tl_import_slice_tid(const tl_import *imp, const tl_import_slice *s);
