@@ -119,7 +119,8 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 			if (!is_far)
 				break; /* in the floor: the look-ahead finds it */
 			if (rc == 0)
-				rc = grow((void **)&sv->far, &far_cap, sv->nfar + 1, sizeof *sv->far);
+				rc = grow((void **)&sv->far, &far_cap, sv->nfar + 1,
+				          sizeof *sv->far);
 			if (rc == 0)
 				sv->far[sv->nfar++] = (tl_stream_complete){
 				    e.ts_ns, max_i64(e.ts_ns, e.end_ns), e.position, e.rec};
