@@ -932,13 +932,13 @@ void free(void *p)
 }
 #endif
 
+#ifdef COUNTS_ALLOCATIONS
 /* The most bytes the exporter had allocated at once, exporting data (the
  * snapshot read and the output file made before it); *nevents the events
  * read. */
 static int64_t export_peak(const uint8_t *data, size_t len, tl_export_stream_fn exporter,
                            uint64_t *nevents)
 {
-#ifdef COUNTS_ALLOCATIONS
 	tl_model meta;
 	tl_snapshot_read r;
 	assert_int_equal(tl_snapshot_read_open(&r, data, len, &meta, NULL, 0), 0);
@@ -953,14 +953,8 @@ static int64_t export_peak(const uint8_t *data, size_t len, tl_export_stream_fn 
 	tl_snapshot_read_close(&r);
 	tl_model_free(&meta);
 	return bytes_peak - before;
-#else
-	(void)data;
-	(void)len;
-	(void)exporter;
-	(void)nevents;
-	return 0;
-#endif
 }
+#endif
 
 /*
  * What an exporter allocates for a trace of 3 threads and for one four
