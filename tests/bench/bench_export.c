@@ -20,7 +20,10 @@
  * there); its memory is the peak resident size during the operation over
  * the size just before it (the "bare process": the recorder's buffers for
  * in-process rows), both from /proc/self/status, the peak reset with
- * /proc/self/clear_refs.
+ * /proc/self/clear_refs. What the exporter kept besides the snapshot is
+ * that peak less the snapshot's size (read whole into memory, or written
+ * there, during the operation), printed per event and, with --mixed, per
+ * COMPLETE or flow event (3 of every 8 events).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -379,9 +382,13 @@ static int misses, passes;
 
 static void print_header(void)
 {
-	printf("%-9s %9s  %-28s %8s %6s %9s %10s %9s  %s\n", "M events", "snap MiB", "operation",
-	       "seconds", "cpu%", "M ev/s", "peak MiB", "x snap", "targets");
+	printf("%-9s %9s  %-28s %8s %6s %9s %10s %9s %9s %9s  %s\n", "M events", "snap MiB",
+	       "operation", "seconds", "cpu%", "M ev/s", "peak MiB", "x snap", "kept B/ev",
+	       "B/X|flow", "targets");
 }
+
+/* The share of COMPLETE and flow events in --mixed (record_mixed). */
+#define MIXED_KEPT_SHARE (3.0 / 8.0)
 
 static void print_row(uint64_t events, double snapshot_mib, operation op, const measure *m)
 {
@@ -393,10 +400,21 @@ static void print_row(uint64_t events, double snapshot_mib, operation op, const 
 	double rate = (double)m->events / m->seconds;
 	double peak_mib = m->peak_kb < 0 ? -1 : (double)m->peak_kb / 1024.0;
 	printf("%8.2f %5.0f%% %9.2f ", m->seconds, 100 * m->cpu_seconds / m->seconds, rate / 1e6);
-	if (peak_mib < 0)
-		printf("%10s %9s  ", "n/a", "n/a");
-	else
-		printf("%10.1f %9.2f  ", peak_mib, peak_mib / snapshot_mib);
+	if (peak_mib < 0) {
+		printf("%10s %9s %9s %9s  ", "n/a", "n/a", "n/a", "n/a");
+	} else {
+		/* besides the snapshot, per event and per COMPLETE or flow event */
+		double kept = (peak_mib - snapshot_mib) * MIB;
+		printf("%10.1f %9.2f ", peak_mib, peak_mib / snapshot_mib);
+		if (op == OP_BINARY) /* the snapshot goes to the output */
+			printf("%9s ", "-");
+		else
+			printf("%9.2f ", kept / (double)m->events);
+		if (mixed && op != OP_BINARY)
+			printf("%9.1f  ", kept / ((double)m->events * MIXED_KEPT_SHARE));
+		else
+			printf("%9s  ", "-");
+	}
 	int streamed = op != OP_BINARY && op < OP_MODEL_JSON;
 	if (streamed) {
 		int speed = rate >= TARGET_EVENTS_PER_SEC;
