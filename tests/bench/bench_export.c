@@ -22,8 +22,8 @@
  * in-process rows), both from /proc/self/status, the peak reset with
  * /proc/self/clear_refs. What the exporter kept besides the snapshot is
  * that peak less the snapshot's size (read whole into memory, or written
- * there, during the operation), printed per event and, with --mixed, per
- * COMPLETE or flow event (3 of every 8 events).
+ * there, during the operation), printed per event and, with --mixed or
+ * --completes, per COMPLETE or flow event (3 or 6 of every 8 events).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,7 +51,7 @@
 
 static const char usage[] =
     "usage: timeline-bench-export [--quick] [--events LIST] [--model-max M] [--reps N]\n"
-    "                             [--mixed] [--dir DIR] [--keep]\n"
+    "                             [--mixed | --completes] [--dir DIR] [--keep]\n"
     "\n"
     "Records LIST million events (comma-separated) with the endless recorder on 4\n"
     "threads and measures, each in a child process of its own, the binary snapshot,\n"
@@ -66,6 +66,8 @@ static const char usage[] =
     "  --events LIST      sizes, in millions of events\n"
     "  --model-max M      largest size also converted through the model (0: none)\n"
     "  --reps N           runs per row (default 3)\n"
+    "  --completes        COMPLETE events nested three deep and side by side, as\n"
+    "                     scopes record them, with an instant and a counter\n"
     "  --mixed            events of every kind: slices with args, COMPLETE events,\n"
     "                     flows, instants, counters, async (default: frames of\n"
     "                     nested slices, an instant and a counter)\n"
@@ -77,9 +79,13 @@ static const char usage[] =
 /* ------------------------------------------------------------------------ */
 /* Recording */
 
+/* The workload (--mixed, --completes), for every child. */
+enum { WORKLOAD_FRAMES, WORKLOAD_MIXED, WORKLOAD_COMPLETES };
+static int workload;
+
 typedef struct record_job {
 	uint64_t events; /* for this thread, a multiple of 8 */
-	int mixed;
+	int workload;    /* WORKLOAD_* */
 } record_job;
 
 /*
@@ -104,11 +110,37 @@ static void record_mixed(uint64_t events)
 	}
 }
 
+/*
+ * --completes: eight events, six of them COMPLETE events as scopes record
+ * them when they end: three nested calls, an instant, a counter, two calls
+ * side by side, and the frame around them all.
+ */
+static void record_completes(uint64_t events)
+{
+	for (uint64_t i = 0; i < events; i += 8) {
+		tl_timestamp frame = tl_now(), a = tl_now(), b = tl_now(), c = tl_now();
+		TL_TRACE_EVENT_COMPLETE("app", "c", c, tl_now());
+		TL_TRACE_EVENT_COMPLETE("app", "b", b, tl_now());
+		TL_TRACE_EVENT_COMPLETE("app", "a", a, tl_now());
+		TL_TRACE_EVENT_INSTANT0("app", "tick", TL_EVENT_SCOPE_THREAD);
+		TL_TRACE_EVENT_COUNTER("app", "queue", (int64_t)(i % 7));
+		tl_timestamp d = tl_now();
+		TL_TRACE_EVENT_COMPLETE("app", "d", d, tl_now());
+		tl_timestamp e = tl_now();
+		TL_TRACE_EVENT_COMPLETE("app", "e", e, tl_now());
+		TL_TRACE_EVENT_COMPLETE("app", "frame", frame, tl_now());
+	}
+}
+
 /* Eight events: nested slices, an instant and a counter, as a frame does. */
 static void *record_thread(void *arg)
 {
 	const record_job *job = arg;
-	if (job->mixed) {
+	if (job->workload == WORKLOAD_COMPLETES) {
+		record_completes(job->events);
+		return NULL;
+	}
+	if (job->workload) {
 		record_mixed(job->events);
 		return NULL;
 	}
@@ -126,17 +158,15 @@ static void *record_thread(void *arg)
 }
 
 /* Starts the endless recorder and records events on THREADS threads. */
-/* --mixed, for every child */
-static int mixed;
 
 static int record(uint64_t events)
 {
 	tl_options opts = {
 	    .struct_size = sizeof opts,
 	    .recorder = TL_RECORDER_ENDLESS,
-	    /* every event fits: at most 40 (--mixed: 64) bytes each, plus partly
+	    /* every event fits: at most 40 (--mixed, --completes: 64) bytes each, plus partly
 	     * used blocks */
-	    .buffer_bytes = (size_t)(events * (mixed ? 64 : 40) + (64u << 20)),
+	    .buffer_bytes = (size_t)(events * (workload ? 64 : 40) + (64u << 20)),
 	    .categories = "*",
 	};
 	int rc = tl_init(&opts);
@@ -145,7 +175,7 @@ static int record(uint64_t events)
 		return rc;
 	}
 	pthread_t threads[THREADS];
-	record_job job = {events / THREADS / 8 * 8, mixed};
+	record_job job = {events / THREADS / 8 * 8, workload};
 	int started = 0;
 	while (started < THREADS &&
 	       pthread_create(&threads[started], NULL, record_thread, &job) == 0)
@@ -387,8 +417,13 @@ static void print_header(void)
 	       "B/X|flow", "targets");
 }
 
-/* The share of COMPLETE and flow events in --mixed (record_mixed). */
-#define MIXED_KEPT_SHARE (3.0 / 8.0)
+/* The share of COMPLETE and flow events in the workload, 0 for none. */
+static double kept_share(void)
+{
+	return workload == WORKLOAD_MIXED       ? 3.0 / 8.0
+	       : workload == WORKLOAD_COMPLETES ? 6.0 / 8.0
+	                                        : 0;
+}
 
 static void print_row(uint64_t events, double snapshot_mib, operation op, const measure *m)
 {
@@ -410,8 +445,8 @@ static void print_row(uint64_t events, double snapshot_mib, operation op, const 
 			printf("%9s ", "-");
 		else
 			printf("%9.2f ", kept / (double)m->events);
-		if (mixed && op != OP_BINARY)
-			printf("%9.1f  ", kept / ((double)m->events * MIXED_KEPT_SHARE));
+		if (kept_share() > 0 && op != OP_BINARY)
+			printf("%9.1f  ", kept / ((double)m->events * kept_share()));
 		else
 			printf("%9s  ", "-");
 	}
@@ -439,6 +474,7 @@ int main(int argc, char **argv)
 	    {"keep", no_argument, NULL, 'k'},
 	    {"reps", required_argument, NULL, 'r'},
 	    {"mixed", no_argument, NULL, 'x'},
+	    {"completes", no_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -468,7 +504,10 @@ int main(int argc, char **argv)
 			keep = 1;
 			break;
 		case 'x':
-			mixed = 1;
+			workload = WORKLOAD_MIXED;
+			break;
+		case 'c':
+			workload = WORKLOAD_COMPLETES;
 			break;
 		case 'r':
 			reps = atoi(optarg);
