@@ -246,9 +246,19 @@ static int64_t begin_end_ns(tl_slice_stream *s, const tl_cursor_event *e)
 	if (s->tie_position == e->position + 1)
 		return s->tie_end_ns;
 	int64_t end_ns = max_i64(e->ts_ns, s->survey->close_ns);
+	size_t depth = 1;
+	/* the events read ahead into the ring, then those after them */
+	for (uint64_t at = s->ring_head; s->ring && at < s->ring_tail; at++) {
+		const tl_cursor_event *next = &s->ring[at % TL_STREAM_RING];
+		if (next->phase == TL_PHASE_BEGIN) {
+			depth++;
+		} else if (next->phase == TL_PHASE_END && --depth == 0) {
+			end_ns = max_i64(e->ts_ns, next->ts_ns);
+			goto found;
+		}
+	}
 	tl_event_cursor c = s->cursor;
 	tl_cursor_event next;
-	size_t depth = 1;
 	while (tl_event_cursor_next(&c, &next)) {
 		if (next.phase == TL_PHASE_BEGIN) {
 			depth++;
@@ -257,6 +267,7 @@ static int64_t begin_end_ns(tl_slice_stream *s, const tl_cursor_event *e)
 			break;
 		}
 	}
+found:
 	s->tie_position = e->position + 1;
 	s->tie_end_ns = end_ns;
 	return end_ns;
@@ -307,24 +318,41 @@ static void held_pop(tl_slice_stream *s)
 		s->held[i] = last;
 }
 
-/* Reads ahead until the events before position `until` are read, holding
- * the COMPLETE events that are not far. 0 or -ENOMEM. */
-static inline int read_ahead(tl_slice_stream *s, uint64_t until)
+/*
+ * The next event to match into *e: 1, or 0 when none is left, or -ENOMEM.
+ * With a look-ahead, the events up to two segments after the event's own
+ * have been read (the COMPLETE events that are not far among them held):
+ * every COMPLETE event that starts no later than it is then held or listed.
+ */
+static inline int next_event(tl_slice_stream *s, tl_cursor_event *e)
 {
-	tl_cursor_event e;
-	while (s->ahead_left && s->ahead.position < until) {
-		if (!tl_event_cursor_next(&s->ahead, &e)) {
-			s->ahead_left = 0;
+	if (!s->ring)
+		return tl_event_cursor_next(&s->cursor, e);
+	uint64_t until = (s->ring_head / TL_STREAM_SEGMENT + 2) * TL_STREAM_SEGMENT;
+	while (!s->ring_ended && s->ring_tail < until) {
+		tl_cursor_event *read = &s->ring[s->ring_tail % TL_STREAM_RING];
+		if (!tl_event_cursor_next(&s->cursor, read)) {
+			s->ring_ended = 1;
 			break;
 		}
-		if (far_test_see(&s->ahead_test, &e) || e.phase != TL_PHASE_COMPLETE)
+		s->ring_tail++;
+		if (far_test_see(&s->ahead_test, read) || read->phase != TL_PHASE_COMPLETE)
 			continue;
-		s->ahead_left--;
-		tl_stream_complete c = {e.ts_ns, max_i64(e.ts_ns, e.end_ns), e.position, e.rec};
+		tl_stream_complete c = {read->ts_ns, max_i64(read->ts_ns, read->end_ns),
+		                        read->position, read->rec};
 		if (held_push(s, &c))
 			return -ENOMEM;
 	}
-	return 0;
+	if (s->ring_head == s->ring_tail)
+		return 0;
+	*e = s->ring[s->ring_head++ % TL_STREAM_RING];
+	return 1;
+}
+
+/* The position of the next event to match. */
+static uint64_t next_position(const tl_slice_stream *s)
+{
+	return s->ring ? s->ring_head : s->cursor.position;
 }
 
 /* The next COMPLETE event in order of its start, among the far ones and
@@ -488,8 +516,6 @@ static int handle_event(tl_slice_stream *s, const tl_cursor_event *e)
 static int finish(tl_slice_stream *s)
 {
 	const tl_thread_survey *sv = s->survey;
-	if (read_ahead(s, UINT64_MAX))
-		return -ENOMEM;
 	const tl_stream_complete *c;
 	while ((c = next_complete(s))) {
 		if (open_complete(s, c))
@@ -518,10 +544,12 @@ int tl_slice_stream_init(tl_slice_stream *s, tl_snapshot_read *r, const tl_threa
 	if (!r)
 		return 0;
 	int rc = tl_event_cursor_init(&s->cursor, r, survey->thread, 0);
-	s->ahead_left = survey->ncompletes - survey->nfar;
 	far_test_init(&s->ahead_test);
-	if (rc == 0 && s->ahead_left)
-		rc = tl_event_cursor_init(&s->ahead, r, survey->thread, 0);
+	if (rc == 0 && survey->ncompletes > survey->nfar) {
+		s->ring = malloc(TL_STREAM_RING * sizeof *s->ring);
+		if (!s->ring)
+			rc = -ENOMEM;
+	}
 	return rc;
 }
 
@@ -529,8 +557,6 @@ int tl_slice_stream_push(tl_slice_stream *s, const tl_cursor_event *e)
 {
 	if (e->phase == TL_PHASE_COMPLETE)
 		return 0; /* merged by start, read ahead or from the survey */
-	if (read_ahead(s, (e->position / TL_STREAM_SEGMENT + 2) * TL_STREAM_SEGMENT))
-		return -ENOMEM;
 	const tl_stream_complete *c;
 	while ((c = next_complete(s)) && complete_goes_first(s, c, e)) {
 		if (open_complete(s, c))
@@ -550,11 +576,14 @@ int tl_slice_stream_step(tl_slice_stream *s)
 		return 0;
 	tl_cursor_event e;
 	do {
-		if (!tl_event_cursor_next(&s->cursor, &e))
+		int got = next_event(s, &e);
+		if (got < 0)
+			return got;
+		if (!got)
 			return finish(s);
 		if (tl_slice_stream_push(s, &e))
 			return -ENOMEM;
-	} while (s->cursor.position % TL_STREAM_SEGMENT);
+	} while (next_position(s) % TL_STREAM_SEGMENT);
 	return 1;
 }
 
@@ -574,7 +603,7 @@ int64_t tl_slice_stream_floor(const tl_slice_stream *s)
 	/* slices still open at the end close at close_ns, which is also where
 	 * the floor stays when no event is left */
 	int64_t floor = sv->close_ns;
-	size_t segment = (size_t)(s->cursor.position / TL_STREAM_SEGMENT);
+	size_t segment = (size_t)(next_position(s) / TL_STREAM_SEGMENT);
 	if (segment < sv->nsegments && sv->floor_ns[segment] < floor)
 		floor = sv->floor_ns[segment];
 	const tl_stream_complete *next = next_complete(s);
@@ -593,6 +622,8 @@ void tl_slice_stream_free(tl_slice_stream *s)
 	free(s->stack);
 	free(s->begins);
 	free(s->held);
+	free(s->ring);
+	s->ring = NULL;
 	s->stack = NULL;
 	s->begins = NULL;
 	s->held = NULL;

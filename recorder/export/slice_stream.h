@@ -13,8 +13,9 @@
  *     know when an item can no longer be preceded by one still to come
  *     (tl_slice_stream_floor). COMPLETE events are recorded when they end
  *     but are slices from their start, so they are merged by start time: a
- *     look-ahead cursor two segments ahead of the matching finds most of
- *     them in time, and holds them until their start comes. The survey
+ *     look-ahead two segments ahead of the matching (the cursor reading
+ *     into a ring of 512 events that the matching then takes) finds most
+ *     of them in time, and holds them until their start comes. The survey
  *     keeps only the others, those that start before an event two segments
  *     earlier than their own (32 bytes each): a COMPLETE event that spans
  *     more than a segment's events. At an equal timestamp a BEGIN goes
@@ -23,8 +24,9 @@
  *  2. tl_slice_stream: the matching itself, calling back for every slice
  *     opened, slice closed, other event and flow bound, with the item's
  *     position in the thread's processing order (tl_match_item.order).
- *     Memory: the open slices, the BEGINs waiting for their END, and the
- *     COMPLETE events the look-ahead read that have not started yet.
+ *     Memory: the open slices, the BEGINs waiting for their END, and, when
+ *     the thread has COMPLETE events, the look-ahead's ring (24 KiB) and
+ *     the COMPLETE events it read that have not opened yet.
  *
  * A slice's fate can depend on events long after it opens (its END, a flow
  * bound to it while it is innermost, a child that starts with it): a
@@ -42,6 +44,8 @@
 
 /* Events per survey segment (tl_thread_survey.floor_ns). */
 #define TL_STREAM_SEGMENT 256
+/* Events a look-ahead holds (tl_slice_stream.ring). */
+#define TL_STREAM_RING (2 * TL_STREAM_SEGMENT)
 
 /* A COMPLETE event, in the order it is merged. */
 typedef struct tl_stream_complete {
@@ -155,12 +159,15 @@ typedef struct tl_slice_stream {
 	void *ctx;
 
 	size_t next_far;
-	/* the look-ahead: the COMPLETE events that are not far, read two
-	 * segments ahead of the cursor, held by (start, end decreasing,
-	 * position) until they open */
-	tl_event_cursor ahead;
+	/* the look-ahead, when the thread has COMPLETE events that are not
+	 * far: the cursor reads up to two segments ahead of the matching into
+	 * a ring of events, and the COMPLETE events that are not far are held
+	 * by (start, end decreasing, position) until they open */
+	tl_cursor_event *ring; /* TL_STREAM_RING events; NULL: no look-ahead */
+	uint64_t ring_head;    /* the position of the next event to match */
+	uint64_t ring_tail;    /* the position of the next event to read */
+	int ring_ended;        /* the cursor gave its last event */
 	tl_far_test ahead_test;
-	uint64_t ahead_left; /* not far, not read yet */
 	tl_stream_complete *held;
 	size_t nheld;
 	size_t held_cap;
