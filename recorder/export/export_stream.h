@@ -7,7 +7,8 @@
  * still to come can go before it.
  *
  * What they hold besides the input: per thread being read, its open slices,
- * the COMPLETE events read ahead that have not opened, a window of items
+ * when it has COMPLETE events its look-ahead (24 KiB) and the COMPLETE
+ * events read ahead that have not opened, a window of items
  * waiting for their place, and what the survey keeps (slice_stream.h: 8
  * bytes per 256 events, 32 per COMPLETE event spanning more than that); for
  * Chrome JSON, 32 bytes per slice of the thread being written that is
