@@ -16,11 +16,12 @@
  *     look-ahead two segments ahead of the matching (the cursor reading
  *     into a ring of 512 events that the matching then takes) finds most
  *     of them in time, and holds them until their start comes. The survey
- *     keeps only the others, those that start before an event two segments
- *     earlier than their own (32 bytes each): a COMPLETE event that spans
- *     more than a segment's events. At an equal timestamp a BEGIN goes
- *     before a COMPLETE when its slice ends no later: that end is found
- *     then, by a copy of the cursor that reads on to the BEGIN's END.
+ *     keeps only the others, those that start no later than an event two
+ *     segments before their own (32 bytes each): a COMPLETE event that
+ *     spans more than a segment's events. At an equal timestamp a BEGIN
+ *     goes before a COMPLETE when its slice ends no later: that end is
+ *     found then, in the ring and on with a copy of the cursor, at the
+ *     BEGIN's END.
  *  2. tl_slice_stream: the matching itself, calling back for every slice
  *     opened, slice closed, other event and flow bound, with the item's
  *     position in the thread's processing order (tl_match_item.order).
