@@ -6,11 +6,14 @@
  * beyond the depth cap, COMPLETE events starting with a BEGIN, flows with
  * and without a slice, unmatched ENDs and BEGINs, equal and decreasing
  * timestamps), signal handlers' blocks in and out of time order, damaged
- * blocks, cut files and rotated files; and recorded by the library.
+ * blocks, cut files and rotated files; and recorded by the library. And
+ * what the streaming exporters allocate, counted by this program's own
+ * malloc, for a trace and one four times as long.
  */
 #include "support/test_support.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -308,6 +311,43 @@ static void gen_thread(gen *g, size_t t, size_t nevents, int deep)
 	}
 }
 
+/* Appends one record with a fixed name, no args, its timestamp in ns. */
+static void plain_record(words *w, uint64_t ts, char phase, const char *name, uint64_t value)
+{
+	size_t start = w->n;
+	word(w, ts);
+	word(w, TL_REC_HEADER(phase, 0, TL_REC_F_STRINGS_INLINE | TL_REC_F_TS_NS, 0, 0));
+	if (tl_record_has_name(phase))
+		inline_string(w, name, strlen(name));
+	if (tl_record_has_value(phase))
+		word(w, value);
+	w->w[start + 1] |= (uint64_t)(w->n - start) << TL_REC_WORDS_SHIFT;
+}
+
+/*
+ * A thread whose events repeat: a slice holding an instant, a COMPLETE
+ * event inside another (recorded as a scope records them, inner first) and
+ * a counter; all inside a slice and a COMPLETE event that span the thread.
+ * Its nesting is the same however many times it repeats.
+ */
+static void gen_regular_thread(gen *g, size_t t, size_t repeats)
+{
+	words *w = &g->own[t];
+	plain_record(w, 1000, TL_PHASE_BEGIN, "main", 0);
+	uint64_t ts = 2000;
+	for (size_t i = 0; i < repeats; i++, ts += 100) {
+		plain_record(w, ts, TL_PHASE_BEGIN, "frame", 0);
+		plain_record(w, ts + 10, TL_PHASE_INSTANT, "tick", 0);
+		plain_record(w, ts + 20, TL_PHASE_COMPLETE, "inner", ts + 40);
+		plain_record(w, ts + 15, TL_PHASE_COMPLETE, "outer", ts + 50);
+		plain_record(w, ts + 55, TL_PHASE_COUNTER, "queue", i % 7);
+		plain_record(w, ts + 60, TL_PHASE_END, "", 0);
+	}
+	plain_record(w, 1500, TL_PHASE_COMPLETE, "all", ts);
+	plain_record(w, ts + 10, TL_PHASE_END, "", 0);
+	g->own_count[t] = 6 * repeats + 3;
+}
+
 /* A record boundary table of a word buffer, for splitting it into blocks. */
 static size_t record_starts(const words *w, size_t *starts)
 {
@@ -473,13 +513,14 @@ typedef struct shape {
 	int cut;       /* the input cut short */
 	int damage;    /* undecodable records */
 	int deep;      /* a thread nested beyond the depth cap */
+	int regular;   /* gen_regular_thread's threads, events / 6 repeats each */
 } shape;
 
 /* A snapshot of the given shape; *len its size. */
 static uint8_t *generate(const shape *sh, size_t *len)
 {
 	gen g = {0};
-	g.ticks = chance(50);
+	g.ticks = sh->regular ? 0 : chance(50);
 	g.ncategories = 1 + (uint32_t)below(4);
 	g.nthreads = sh->threads;
 	g.own = calloc(g.nthreads, sizeof *g.own);
@@ -487,8 +528,12 @@ static uint8_t *generate(const shape *sh, size_t *len)
 	g.nested = calloc(g.nthreads, sizeof *g.nested);
 	g.nested_count = calloc(g.nthreads, sizeof *g.nested_count);
 	assert_true(g.own && g.own_count && g.nested && g.nested_count);
-	for (size_t t = 0; t < g.nthreads; t++)
-		gen_thread(&g, t, (size_t)below(sh->events + 1), sh->deep && t == 0);
+	for (size_t t = 0; t < g.nthreads; t++) {
+		if (sh->regular)
+			gen_regular_thread(&g, t, sh->events / 6);
+		else
+			gen_thread(&g, t, (size_t)below(sh->events + 1), sh->deep && t == 0);
+	}
 
 	/* every thread's blocks, then shuffled */
 	size_t cap = 16;
@@ -813,6 +858,159 @@ static void test_stream_names_function_records_as_the_model_does(void **state)
 	free(data);
 }
 
+/* ---- what the exporters allocate ------------------------------------------- */
+
+/*
+ * This program's malloc, calloc, realloc and free count the bytes in use
+ * (as malloc_usable_size gives them) and, while measuring, their peak;
+ * glibc's own functions do the allocating. Not in a sanitizer's build,
+ * whose allocator is its own, nor without glibc.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BUILT_WITH_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
+    __has_feature(memory_sanitizer)
+#define BUILT_WITH_SANITIZER 1
+#endif
+#endif
+#if !defined(BUILT_WITH_SANITIZER) && defined(__GLIBC__)
+#define COUNTS_ALLOCATIONS 1
+
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void __libc_free(void *p);
+
+static int64_t bytes_in_use, bytes_peak;
+static int measuring;
+
+static void count_allocated(void *p)
+{
+	if (!p)
+		return;
+	int64_t now =
+	    __atomic_add_fetch(&bytes_in_use, (int64_t)malloc_usable_size(p), __ATOMIC_RELAXED);
+	if (__atomic_load_n(&measuring, __ATOMIC_RELAXED) && now > bytes_peak)
+		bytes_peak = now;
+}
+
+static void count_freed(void *p)
+{
+	if (p)
+		__atomic_sub_fetch(&bytes_in_use, (int64_t)malloc_usable_size(p), __ATOMIC_RELAXED);
+}
+
+void *malloc(size_t size)
+{
+	void *p = __libc_malloc(size);
+	count_allocated(p);
+	return p;
+}
+
+void *calloc(size_t n, size_t size)
+{
+	void *p = __libc_calloc(n, size);
+	count_allocated(p);
+	return p;
+}
+
+void *realloc(void *old, size_t size)
+{
+	size_t old_size = old ? malloc_usable_size(old) : 0;
+	void *p = __libc_realloc(old, size);
+	if (p || size == 0)
+		__atomic_sub_fetch(&bytes_in_use, (int64_t)old_size, __ATOMIC_RELAXED);
+	count_allocated(p);
+	return p;
+}
+
+void free(void *p)
+{
+	count_freed(p);
+	__libc_free(p);
+}
+#endif
+
+#ifdef COUNTS_ALLOCATIONS
+/* The most bytes the exporter had allocated at once, exporting data (the
+ * snapshot read and the output file made before it); *nevents the events
+ * read. */
+static int64_t export_peak(const uint8_t *data, size_t len, tl_export_stream_fn exporter,
+                           uint64_t *nevents)
+{
+	tl_model meta;
+	tl_snapshot_read r;
+	assert_int_equal(tl_snapshot_read_open(&r, data, len, &meta, NULL, 0), 0);
+	int fd = memory_file();
+	int64_t before = __atomic_load_n(&bytes_in_use, __ATOMIC_RELAXED);
+	bytes_peak = before;
+	__atomic_store_n(&measuring, 1, __ATOMIC_RELAXED);
+	assert_int_equal(exporter(&r, fd, NULL), 0);
+	__atomic_store_n(&measuring, 0, __ATOMIC_RELAXED);
+	*nevents = r.nevents;
+	close(fd);
+	tl_snapshot_read_close(&r);
+	tl_model_free(&meta);
+	return bytes_peak - before;
+}
+#endif
+
+/*
+ * What an exporter allocates for a trace of 3 threads and for one four
+ * times as long, with the same nesting (gen_regular_thread: slices, nested
+ * COMPLETE events, instants, counters, a slice and a COMPLETE event open
+ * throughout): the longer one may take less than a byte per event more.
+ * That leaves room for what grows by segment of 256 events (their earliest
+ * timestamps, 8 bytes each) and for allocations rounded up; anything kept
+ * per event or per slice (a listed COMPLETE event took 32 bytes) exceeds it.
+ */
+static void check_memory_bounded(tl_export_stream_fn exporter)
+{
+#ifndef COUNTS_ALLOCATIONS
+	(void)exporter;
+	print_message("skipped: allocations are counted only in a build with glibc's malloc and "
+	              "no sanitizer\n");
+	skip();
+#else
+	int64_t peak[2];
+	uint64_t nevents[2];
+	for (int i = 0; i < 2; i++) {
+		rng_state = 4242;
+		shape sh = {.threads = 3, .events = (i ? 4 : 1) * 60000, .regular = 1};
+		size_t len;
+		uint8_t *data = generate(&sh, &len);
+		peak[i] = export_peak(data, len, exporter, &nevents[i]);
+		free(data);
+	}
+	double per_event = (double)(peak[1] - peak[0]) / (double)(nevents[1] - nevents[0]);
+	print_message("peak allocated: %lld bytes for %llu events, %lld for %llu: %.3f bytes a "
+	              "further event\n",
+	              (long long)peak[0], (unsigned long long)nevents[0], (long long)peak[1],
+	              (unsigned long long)nevents[1], per_event);
+	assert_true(nevents[1] > 3 * nevents[0]);
+	assert_true(per_event < 1.0);
+#endif
+}
+
+static void test_stream_json_memory_does_not_grow_with_the_trace(void **state)
+{
+	(void)state;
+	check_memory_bounded(tl_export_json_stream);
+}
+
+static void test_stream_ftrace_memory_does_not_grow_with_the_trace(void **state)
+{
+	(void)state;
+	check_memory_bounded(tl_export_ftrace_stream);
+}
+
+static void test_stream_perfetto_memory_does_not_grow_with_the_trace(void **state)
+{
+	(void)state;
+	check_memory_bounded(tl_export_perfetto_stream);
+}
+
 int main(void)
 {
 	tl_test_clear_environment();
@@ -827,6 +1025,9 @@ int main(void)
 	    cmocka_unit_test(test_stream_rejects_what_the_model_rejects),
 	    cmocka_unit_test(test_stream_equals_model_for_a_recorded_snapshot),
 	    cmocka_unit_test(test_stream_names_function_records_as_the_model_does),
+	    cmocka_unit_test(test_stream_json_memory_does_not_grow_with_the_trace),
+	    cmocka_unit_test(test_stream_ftrace_memory_does_not_grow_with_the_trace),
+	    cmocka_unit_test(test_stream_perfetto_memory_does_not_grow_with_the_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

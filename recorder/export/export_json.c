@@ -927,10 +927,12 @@ out_free:
 
 /*
  * Each thread is matched twice (slice_stream.h). The first run notes, at
- * each slice's close, what its open needs: whether it is written as one X
- * event or closed at the snapshot (a byte per slice), and for an X from a
- * BEGIN or carrying a flow, its duration, END and flow. It also collects
- * the flow events, written after every thread. The second run makes the
+ * the close of each slice from a BEGIN that is written as one X event or
+ * closed at the snapshot, and of each COMPLETE slice carrying a flow, what
+ * its open needs: how it is written, its duration, END and flow (32 bytes;
+ * a slice without a note is written as its kind says: a BEGIN's as B/E,
+ * the others as X). It also collects the flow events, written after every
+ * thread. The second run makes the
  * items, which wait in a queue ordered as compare_record orders them until
  * the matching's floor passes them.
  */
@@ -940,9 +942,12 @@ enum {
 	SLICE_OPEN_AT_SNAPSHOT = 2,
 };
 
-/* What the open of an X slice needs from its close. */
+/* Where the SLICE_* flags of a note go, above the slice's index. */
+#define NOTE_FLAGS_SHIFT 62
+
+/* What the open of a slice needs from its close. */
 typedef struct json_slice_end {
-	uint64_t slice;
+	uint64_t slice; /* the slice's index, its SLICE_* flags above NOTE_FLAGS_SHIFT */
 	int64_t dur_ns;
 	const uint64_t *end_rec;
 	const uint64_t *flow_rec;
@@ -978,9 +983,7 @@ typedef struct json_stream {
 	} * starts;
 	size_t nstarts, starts_cap;
 
-	unsigned char *slice_flags; /* SLICE_* by slice index */
-	size_t slice_flags_cap;
-	json_slice_end *ends;
+	json_slice_end *ends; /* by slice index, once the first run is done */
 	size_t nends, ends_cap, next_end;
 
 	tl_stream_source source; /* the thread's matching and items, on the second run */
@@ -1009,26 +1012,24 @@ static int reserve(json_stream *js, void **array, size_t *cap, size_t need, size
 	return 1;
 }
 
-/* First run: at its close, what a slice's open will need. */
+/* First run: at its close, what a slice's open will need, unless its kind
+ * tells. */
 static void note_close(void *ctx, const tl_stream_slice *s, uint64_t order)
 {
 	(void)order;
 	json_stream *js = ctx;
-	if (!reserve(js, (void **)&js->slice_flags, &js->slice_flags_cap, s->index + 1, 1))
-		return;
-	unsigned char flags = 0;
+	uint64_t flags = 0;
 	if (s->flags & TL_SLICE_AS_COMPLETE)
 		flags |= SLICE_AS_COMPLETE;
 	if (s->flags & TL_SLICE_OPEN_AT_SNAPSHOT)
 		flags |= SLICE_OPEN_AT_SNAPSHOT;
-	js->slice_flags[s->index] = flags;
-	if (!(s->flags & TL_SLICE_AS_COMPLETE) || s->kind == TL_STREAM_MARKER ||
-	    (s->kind == TL_STREAM_COMPLETE && !s->has_flow))
+	if (s->kind == TL_STREAM_MARKER || (s->kind == TL_STREAM_COMPLETE && !s->has_flow) ||
+	    (s->kind == TL_STREAM_BEGIN && !flags))
 		return;
 	if (!reserve(js, (void **)&js->ends, &js->ends_cap, js->nends + 1, sizeof *js->ends))
 		return;
 	js->ends[js->nends++] = (json_slice_end){
-	    .slice = s->index,
+	    .slice = s->index | flags << NOTE_FLAGS_SHIFT,
 	    .dur_ns = tl_span_ns(s->start_ns, s->end_ns),
 	    .end_rec = s->end_rec,
 	    .flow_rec = s->has_flow ? s->flow.rec : NULL,
@@ -1080,7 +1081,13 @@ static void push_item(json_stream *js, const json_item *item)
 static void item_open(void *ctx, const tl_stream_slice *s, uint64_t order)
 {
 	json_stream *js = ctx;
-	unsigned char noted = s->index < js->slice_flags_cap ? js->slice_flags[s->index] : 0;
+	const json_slice_end *end = NULL;
+	if (js->next_end < js->nends &&
+	    (js->ends[js->next_end].slice & ((1ull << NOTE_FLAGS_SHIFT) - 1)) == s->index)
+		end = &js->ends[js->next_end++];
+	unsigned noted = end                          ? (unsigned)(end->slice >> NOTE_FLAGS_SHIFT)
+	                 : s->kind == TL_STREAM_BEGIN ? 0
+	                                              : SLICE_AS_COMPLETE;
 	json_item item = {.ts_ns = s->start_ns, .order = order, .rec = s->rec, .kind = ITEM_OPEN};
 	if (noted & SLICE_OPEN_AT_SNAPSHOT)
 		item.flags |= TL_SLICE_OPEN_AT_SNAPSHOT;
@@ -1095,8 +1102,7 @@ static void item_open(void *ctx, const tl_stream_slice *s, uint64_t order)
 		item.flags |= TL_SLICE_FLOW_MARKER;
 	else
 		item.dur_ns = tl_span_ns(s->start_ns, s->end_ns); /* COMPLETE: known */
-	if (js->next_end < js->nends && js->ends[js->next_end].slice == s->index) {
-		const json_slice_end *end = &js->ends[js->next_end++];
+	if (end) {
 		item.dur_ns = end->dur_ns;
 		item.end_rec = end->end_rec;
 		item.flow_rec = end->flow_rec;
@@ -1171,7 +1177,9 @@ static void write_item(json_stream *js, const json_item *item)
 static int compare_slice_end(const void *pa, const void *pb)
 {
 	const json_slice_end *a = pa, *b = pb;
-	return a->slice < b->slice ? -1 : a->slice > b->slice;
+	uint64_t index_a = a->slice & ((1ull << NOTE_FLAGS_SHIFT) - 1);
+	uint64_t index_b = b->slice & ((1ull << NOTE_FLAGS_SHIFT) - 1);
+	return index_a < index_b ? -1 : index_a > index_b;
 }
 
 static int export_thread(json_stream *js, tl_snapshot_thread *t, tl_match_counts *totals)
@@ -1294,7 +1302,6 @@ out_free:
 	free(out);
 	free(threads);
 	free(infos);
-	free(js.slice_flags);
 	free(js.ends);
 	free(js.flows);
 	free(js.starts);

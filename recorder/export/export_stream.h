@@ -7,13 +7,17 @@
  * still to come can go before it.
  *
  * What they hold besides the input: per thread being read, its open slices,
- * a window of items waiting for their place, and what the survey keeps
- * (slice_stream.h); for Chrome JSON, one byte per slice of the thread being
- * written and, until the end, every flow event (they are written last,
- * sorted: 40 bytes each, 56 while sorted); for ftrace text, the survey of
- * every thread at once (its lines are merged across threads); for Perfetto,
- * the surveys too, and what export_perfetto.c lists (the flow events, the
- * distinct strings and tracks).
+ * when it has COMPLETE events its look-ahead (24 KiB) and the COMPLETE
+ * events read ahead that have not opened, a window of items
+ * waiting for their place, and what the survey keeps (slice_stream.h: 8
+ * bytes per 256 events, 32 per COMPLETE event spanning more than that); for
+ * Chrome JSON, 32 bytes per slice of the thread being written that is
+ * written as one X from a BEGIN or closed at the snapshot, or is a COMPLETE
+ * event carrying a flow, and, until the end, every flow event (they are
+ * written last, sorted: 40 bytes each, 56 while sorted); for ftrace text,
+ * the survey of every thread at once (its lines are merged across threads);
+ * for Perfetto, the surveys too, and what export_perfetto.c lists (the flow
+ * events, the distinct strings and tracks).
  *
  * Internal; allocates, not signal-safe.
  */
@@ -201,7 +205,8 @@ void tl_source_heap_free(tl_source_heap *h);
  * Surveys thread t of r into *survey (tl_thread_survey_run) and runs a
  * first matching over it, calling back ops with ctx: fed by the survey as
  * it reads, unless the thread has COMPLETE events; then forget(ctx) drops
- * what that run noted, and the matching runs again over the sorted events.
+ * what that run noted, and the matching runs again, its COMPLETE events
+ * read ahead.
  * The run's counts are added to totals when not NULL. 0 or -ENOMEM; free
  * *survey with tl_thread_survey_free.
  */

@@ -59,110 +59,47 @@ static int compare_complete(const void *pa, const void *pb)
 	return a->position < b->position ? -1 : a->position > b->position;
 }
 
-static int compare_tie(const void *pa, const void *pb)
+static void far_test_init(tl_far_test *t)
 {
-	const tl_stream_tie *a = pa, *b = pb;
-	return a->position < b->position ? -1 : a->position > b->position;
+	t->segment = 0;
+	t->max_ns = t->max_1_ns = t->max_2_ns = INT64_MIN;
 }
-
-/* Whether a COMPLETE event starts at ts. */
-static int complete_starts_at(const tl_thread_survey *sv, int64_t ts)
-{
-	size_t lo = 0, hi = sv->ncompletes;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (sv->completes[mid].start_ns < ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < sv->ncompletes && sv->completes[lo].start_ns == ts;
-}
-
-/* A BEGIN waiting for its END while the ties are found. */
-struct open_begin {
-	uint64_t position;
-	int64_t ts_ns;
-	int tied;
-};
 
 /*
- * Pairs BEGIN and END once more and notes the end of each BEGIN that starts
- * when a COMPLETE event does: max(its ts, its END's ts), or max(its ts,
- * close_ns) when it has none (slice_match.c: begin_end_ns).
+ * Sees the next event: whether it is a far COMPLETE event. The matching
+ * needs, before an event, every COMPLETE event starting no later than it;
+ * the look-ahead has then read two more segments than the event's.
  */
-static int find_ties(tl_snapshot_read *r, tl_thread_survey *sv)
+static inline int far_test_see(tl_far_test *t, const tl_cursor_event *e)
 {
-	struct open_begin *open = NULL;
-	size_t nopen = 0, open_cap = 0, ties_cap = 0;
-	tl_event_cursor c;
-	int rc = tl_event_cursor_init(&c, r, sv->thread, 0);
-	tl_cursor_event e;
-	while (rc == 0 && tl_event_cursor_next(&c, &e)) {
-		if (e.phase == TL_PHASE_BEGIN) {
-			rc = grow((void **)&open, &open_cap, nopen + 1, sizeof *open);
-			if (rc == 0)
-				open[nopen++] = (struct open_begin){
-				    e.position, e.ts_ns, complete_starts_at(sv, e.ts_ns)};
-		} else if (e.phase == TL_PHASE_END && nopen) {
-			const struct open_begin *b = &open[--nopen];
-			if (!b->tied)
-				continue;
-			rc = grow((void **)&sv->ties, &ties_cap, sv->nties + 1, sizeof *sv->ties);
-			if (rc == 0)
-				sv->ties[sv->nties++] =
-				    (tl_stream_tie){b->position, max_i64(b->ts_ns, e.ts_ns)};
-		}
+	uint64_t segment = e->position / TL_STREAM_SEGMENT;
+	while (t->segment < segment) {
+		t->max_2_ns = t->max_1_ns;
+		t->max_1_ns = t->max_ns;
+		t->segment++;
 	}
-	for (size_t i = 0; rc == 0 && i < nopen; i++) {
-		if (!open[i].tied)
-			continue;
-		rc = grow((void **)&sv->ties, &ties_cap, sv->nties + 1, sizeof *sv->ties);
-		if (rc == 0)
-			sv->ties[sv->nties++] =
-			    (tl_stream_tie){open[i].position, max_i64(open[i].ts_ns, sv->close_ns)};
-	}
-	free(open);
-	if (rc == 0 && sv->nties)
-		qsort(sv->ties, sv->nties, sizeof *sv->ties, compare_tie);
-	return rc;
-}
-
-/* A filter of the BEGINs' timestamps: a COMPLETE event whose start it does
- * not hold starts with no BEGIN. */
-#define BEGIN_FILTER_BITS 65536
-
-static size_t begin_filter_bit(int64_t ts)
-{
-	return (size_t)(((uint64_t)ts * 0x9e3779b97f4a7c15ull) >> 48);
-}
-
-/* Whether some COMPLETE event may start when a BEGIN does. */
-static int may_tie(const tl_thread_survey *sv, const uint64_t *filter)
-{
-	for (size_t i = 0; i < sv->ncompletes; i++) {
-		size_t bit = begin_filter_bit(sv->completes[i].start_ns);
-		if (filter[bit / 64] >> (bit % 64) & 1)
-			return 1;
-	}
+	if (e->phase == TL_PHASE_COMPLETE)
+		return e->ts_ns <= t->max_2_ns;
+	if (e->ts_ns > t->max_ns)
+		t->max_ns = e->ts_ns;
 	return 0;
 }
 
 int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_survey *sv,
                          tl_slice_stream *feed)
 {
-	uint64_t begins[BEGIN_FILTER_BITS / 64];
-	memset(begins, 0, sizeof begins);
 	memset(sv, 0, sizeof *sv);
 	sv->thread = t;
 	sv->close_ns = r->model->snapshot_ns;
-	size_t completes_cap = 0, floor_cap = 0, depth = 0;
+	size_t far_cap = 0, floor_cap = 0, depth = 0;
+	tl_far_test far;
+	far_test_init(&far);
 	tl_event_cursor c;
 	int rc = tl_event_cursor_init(&c, r, t, 1);
 	tl_cursor_event e;
 	while (rc == 0 && tl_event_cursor_next(&c, &e)) {
 		if (feed && e.phase == TL_PHASE_COMPLETE)
-			feed = NULL; /* it needs the COMPLETE events sorted first */
+			feed = NULL; /* it needs the COMPLETE events' look-ahead */
 		if (feed)
 			rc = tl_slice_stream_push(feed, &e);
 		size_t segment = (size_t)(e.position / TL_STREAM_SEGMENT);
@@ -173,25 +110,26 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 				break;
 			sv->floor_ns[sv->nsegments++] = INT64_MAX;
 		}
+		int is_far = far_test_see(&far, &e);
 		sv->close_ns = max_i64(sv->close_ns, e.ts_ns);
 		switch (e.phase) {
 		case TL_PHASE_COMPLETE:
 			sv->close_ns = max_i64(sv->close_ns, e.end_ns);
+			sv->ncompletes++;
+			if (!is_far)
+				break; /* in the floor: the look-ahead finds it */
 			if (rc == 0)
-				rc = grow((void **)&sv->completes, &completes_cap,
-				          sv->ncompletes + 1, sizeof *sv->completes);
+				rc = grow((void **)&sv->far, &far_cap, sv->nfar + 1,
+				          sizeof *sv->far);
 			if (rc == 0)
-				sv->completes[sv->ncompletes++] = (tl_stream_complete){
+				sv->far[sv->nfar++] = (tl_stream_complete){
 				    e.ts_ns, max_i64(e.ts_ns, e.end_ns), e.position, e.rec};
-			continue; /* merged by start: not in the floor */
-		case TL_PHASE_BEGIN: {
-			size_t bit = begin_filter_bit(e.ts_ns);
-			begins[bit / 64] |= 1ull << (bit % 64);
+			continue; /* merged by start from the list: not in the floor */
+		case TL_PHASE_BEGIN:
 			sv->nbegins++;
 			if (++depth > sv->max_depth)
 				sv->max_depth = depth;
 			break;
-		}
 		case TL_PHASE_END:
 			if (depth)
 				depth--;
@@ -218,11 +156,8 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 		if (sv->floor_ns[k] < sv->floor_ns[k - 1])
 			sv->floor_ns[k - 1] = sv->floor_ns[k];
 	}
-	if (rc == 0 && sv->ncompletes) {
-		qsort(sv->completes, sv->ncompletes, sizeof *sv->completes, compare_complete);
-		if (may_tie(sv, begins))
-			rc = find_ties(r, sv);
-	}
+	if (rc == 0 && sv->nfar)
+		qsort(sv->far, sv->nfar, sizeof *sv->far, compare_complete);
 	sv->may_be_too_deep = sv->max_depth + sv->ncompletes >= TL_MATCH_MAX_DEPTH;
 	if (rc == 0 && feed) {
 		rc = tl_slice_stream_end(feed);
@@ -235,8 +170,7 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 
 void tl_thread_survey_free(tl_thread_survey *sv)
 {
-	free(sv->completes);
-	free(sv->ties);
+	free(sv->far);
 	free(sv->floor_ns);
 	tl_snapshot_thread *t = sv->thread;
 	memset(sv, 0, sizeof *sv);
@@ -300,15 +234,43 @@ static inline void close_ended(tl_slice_stream *s, int64_t ts, int inclusive)
 	}
 }
 
-/* End of the slice a BEGIN opens, when a COMPLETE event starts with it. */
+/*
+ * End of the slice a BEGIN opens, when a COMPLETE event starts with it:
+ * max(its ts, its END's ts), or max(its ts, close_ns) when it has none
+ * (slice_match.c: begin_end_ns). Its END is found by a copy of the cursor,
+ * just past the BEGIN: the first END that more ENDs than BEGINs precede
+ * since it. Kept for the BEGIN's next COMPLETE events.
+ */
 static int64_t begin_end_ns(tl_slice_stream *s, const tl_cursor_event *e)
 {
-	const tl_thread_survey *sv = s->survey;
-	while (s->next_tie < sv->nties && sv->ties[s->next_tie].position < e->position)
-		s->next_tie++;
-	if (s->next_tie < sv->nties && sv->ties[s->next_tie].position == e->position)
-		return sv->ties[s->next_tie].end_ns;
-	return e->ts_ns; /* not reached: the survey notes every such BEGIN */
+	if (s->tie_position == e->position + 1)
+		return s->tie_end_ns;
+	int64_t end_ns = max_i64(e->ts_ns, s->survey->close_ns);
+	size_t depth = 1;
+	/* the events read ahead into the ring, then those after them */
+	for (uint64_t at = s->ring_head; s->ring && at < s->ring_tail; at++) {
+		const tl_cursor_event *next = &s->ring[at % TL_STREAM_RING];
+		if (next->phase == TL_PHASE_BEGIN) {
+			depth++;
+		} else if (next->phase == TL_PHASE_END && --depth == 0) {
+			end_ns = max_i64(e->ts_ns, next->ts_ns);
+			goto found;
+		}
+	}
+	tl_event_cursor c = s->cursor;
+	tl_cursor_event next;
+	while (tl_event_cursor_next(&c, &next)) {
+		if (next.phase == TL_PHASE_BEGIN) {
+			depth++;
+		} else if (next.phase == TL_PHASE_END && --depth == 0) {
+			end_ns = max_i64(e->ts_ns, next.ts_ns);
+			break;
+		}
+	}
+found:
+	s->tie_position = e->position + 1;
+	s->tie_end_ns = end_ns;
+	return end_ns;
 }
 
 /* Whether a COMPLETE slice is processed before the event. */
@@ -319,8 +281,107 @@ static int complete_goes_first(tl_slice_stream *s, const tl_stream_complete *c,
 	return first >= 0 ? first : begin_end_ns(s, e) <= c->end_ns;
 }
 
-static int open_complete(tl_slice_stream *s, const tl_stream_complete *c)
+/* ---- the COMPLETE events, merged by start ---------------------------------- */
+
+static int held_push(tl_slice_stream *s, const tl_stream_complete *c)
 {
+	if (grow((void **)&s->held, &s->held_cap, s->nheld + 1, sizeof *s->held))
+		return -ENOMEM;
+	size_t i = s->nheld++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (compare_complete(&s->held[parent], c) <= 0)
+			break;
+		s->held[i] = s->held[parent];
+		i = parent;
+	}
+	s->held[i] = *c;
+	return 0;
+}
+
+static void held_pop(tl_slice_stream *s)
+{
+	size_t n = --s->nheld, i = 0;
+	const tl_stream_complete last = s->held[n];
+	for (;;) {
+		size_t child = 2 * i + 1;
+		if (child >= n)
+			break;
+		if (child + 1 < n && compare_complete(&s->held[child + 1], &s->held[child]) < 0)
+			child++;
+		if (compare_complete(&last, &s->held[child]) <= 0)
+			break;
+		s->held[i] = s->held[child];
+		i = child;
+	}
+	if (n)
+		s->held[i] = last;
+}
+
+/*
+ * The next event to match into *e: 1, or 0 when none is left, or -ENOMEM.
+ * With a look-ahead, the events up to two segments after the event's own
+ * have been read (the COMPLETE events that are not far among them held):
+ * every COMPLETE event that starts no later than it is then held or listed.
+ */
+static inline int next_event(tl_slice_stream *s, tl_cursor_event *e)
+{
+	if (!s->ring)
+		return tl_event_cursor_next(&s->cursor, e);
+	uint64_t until = (s->ring_head / TL_STREAM_SEGMENT + 2) * TL_STREAM_SEGMENT;
+	while (!s->ring_ended && s->ring_tail < until) {
+		tl_cursor_event *read = &s->ring[s->ring_tail % TL_STREAM_RING];
+		if (!tl_event_cursor_next(&s->cursor, read)) {
+			s->ring_ended = 1;
+			break;
+		}
+		s->ring_tail++;
+		if (far_test_see(&s->ahead_test, read) || read->phase != TL_PHASE_COMPLETE)
+			continue;
+		tl_stream_complete c = {read->ts_ns, max_i64(read->ts_ns, read->end_ns),
+		                        read->position, read->rec};
+		if (held_push(s, &c))
+			return -ENOMEM;
+	}
+	if (s->ring_head == s->ring_tail)
+		return 0;
+	*e = s->ring[s->ring_head++ % TL_STREAM_RING];
+	return 1;
+}
+
+/* The position of the next event to match. */
+static uint64_t next_position(const tl_slice_stream *s)
+{
+	return s->ring ? s->ring_head : s->cursor.position;
+}
+
+/* The next COMPLETE event in order of its start, among the far ones and
+ * those held; NULL when none is left. */
+static const tl_stream_complete *next_complete(const tl_slice_stream *s)
+{
+	const tl_stream_complete *far =
+	    s->next_far < s->survey->nfar ? &s->survey->far[s->next_far] : NULL;
+	if (!s->nheld)
+		return far;
+	if (!far || compare_complete(&s->held[0], far) < 0)
+		return &s->held[0];
+	return far;
+}
+
+/* Removes c, which next_complete gave. */
+static void take_complete(tl_slice_stream *s, const tl_stream_complete *c)
+{
+	if (s->nheld && c == &s->held[0])
+		held_pop(s);
+	else
+		s->next_far++;
+}
+
+/* Opens the COMPLETE event next_complete gave, and takes it. */
+static int open_complete(tl_slice_stream *s, const tl_stream_complete *next)
+{
+	const tl_stream_complete complete = *next, *c = &complete;
+	take_complete(s, next);
 	close_ended(s, c->start_ns, 0);
 	if (s->depth == TL_MATCH_MAX_DEPTH) {
 		s->counts.too_deep++;
@@ -455,8 +516,9 @@ static int handle_event(tl_slice_stream *s, const tl_cursor_event *e)
 static int finish(tl_slice_stream *s)
 {
 	const tl_thread_survey *sv = s->survey;
-	while (s->next_complete < sv->ncompletes) {
-		if (open_complete(s, &sv->completes[s->next_complete++]))
+	const tl_stream_complete *c;
+	while ((c = next_complete(s))) {
+		if (open_complete(s, c))
 			return -ENOMEM;
 	}
 	while (s->depth) {
@@ -479,17 +541,25 @@ int tl_slice_stream_init(tl_slice_stream *s, tl_snapshot_read *r, const tl_threa
 	s->survey = survey;
 	s->ops = ops;
 	s->ctx = ctx;
-	return r ? tl_event_cursor_init(&s->cursor, r, survey->thread, 0) : 0;
+	if (!r)
+		return 0;
+	int rc = tl_event_cursor_init(&s->cursor, r, survey->thread, 0);
+	far_test_init(&s->ahead_test);
+	if (rc == 0 && survey->ncompletes > survey->nfar) {
+		s->ring = malloc(TL_STREAM_RING * sizeof *s->ring);
+		if (!s->ring)
+			rc = -ENOMEM;
+	}
+	return rc;
 }
 
 int tl_slice_stream_push(tl_slice_stream *s, const tl_cursor_event *e)
 {
-	const tl_thread_survey *sv = s->survey;
 	if (e->phase == TL_PHASE_COMPLETE)
-		return 0; /* merged by start, from the survey */
-	while (s->next_complete < sv->ncompletes &&
-	       complete_goes_first(s, &sv->completes[s->next_complete], e)) {
-		if (open_complete(s, &sv->completes[s->next_complete++]))
+		return 0; /* merged by start, read ahead or from the survey */
+	const tl_stream_complete *c;
+	while ((c = next_complete(s)) && complete_goes_first(s, c, e)) {
+		if (open_complete(s, c))
 			return -ENOMEM;
 	}
 	return handle_event(s, e);
@@ -506,11 +576,14 @@ int tl_slice_stream_step(tl_slice_stream *s)
 		return 0;
 	tl_cursor_event e;
 	do {
-		if (!tl_event_cursor_next(&s->cursor, &e))
+		int got = next_event(s, &e);
+		if (got < 0)
+			return got;
+		if (!got)
 			return finish(s);
 		if (tl_slice_stream_push(s, &e))
 			return -ENOMEM;
-	} while (s->cursor.position % TL_STREAM_SEGMENT);
+	} while (next_position(s) % TL_STREAM_SEGMENT);
 	return 1;
 }
 
@@ -530,11 +603,12 @@ int64_t tl_slice_stream_floor(const tl_slice_stream *s)
 	/* slices still open at the end close at close_ns, which is also where
 	 * the floor stays when no event is left */
 	int64_t floor = sv->close_ns;
-	size_t segment = (size_t)(s->cursor.position / TL_STREAM_SEGMENT);
+	size_t segment = (size_t)(next_position(s) / TL_STREAM_SEGMENT);
 	if (segment < sv->nsegments && sv->floor_ns[segment] < floor)
 		floor = sv->floor_ns[segment];
-	if (s->next_complete < sv->ncompletes && sv->completes[s->next_complete].start_ns < floor)
-		floor = sv->completes[s->next_complete].start_ns;
+	const tl_stream_complete *next = next_complete(s);
+	if (next && next->start_ns < floor)
+		floor = next->start_ns;
 	for (size_t i = 0; i < s->depth; i++) {
 		const tl_stream_slice *open = &s->stack[i];
 		if ((open->flags & TL_SLICE_COMPLETE) && open->end_ns < floor)
@@ -547,7 +621,12 @@ void tl_slice_stream_free(tl_slice_stream *s)
 {
 	free(s->stack);
 	free(s->begins);
+	free(s->held);
+	free(s->ring);
+	s->ring = NULL;
 	s->stack = NULL;
 	s->begins = NULL;
+	s->held = NULL;
 	s->depth = s->nbegins = s->stack_cap = s->begins_cap = 0;
+	s->nheld = s->held_cap = 0;
 }

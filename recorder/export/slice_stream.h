@@ -8,20 +8,26 @@
  * A thread is read in passes, each a cursor over its events:
  *
  *  1. tl_thread_survey: what the matching must know ahead of the events.
- *     COMPLETE events are recorded when they end but are slices from their
- *     start, so they are merged by start time: the survey keeps each one's
- *     start, end and record (32 bytes a COMPLETE event). At an equal
- *     timestamp a BEGIN goes before a COMPLETE when its slice ends no later:
- *     when one may start with a BEGIN (a filter of the BEGINs' timestamps
- *     says), the survey pairs BEGIN and END once more to keep the end of
- *     every BEGIN that starts when a COMPLETE does (16 bytes each). It keeps,
- *     for every 256 events, the earliest timestamp they hold, so that the
- *     passes that write know when an item can no longer be preceded by one
- *     still to come (tl_slice_stream_floor).
+ *     It keeps, for every 256 events (a segment), the earliest timestamp
+ *     they and the events after them hold, so that the passes that write
+ *     know when an item can no longer be preceded by one still to come
+ *     (tl_slice_stream_floor). COMPLETE events are recorded when they end
+ *     but are slices from their start, so they are merged by start time: a
+ *     look-ahead two segments ahead of the matching (the cursor reading
+ *     into a ring of 512 events that the matching then takes) finds most
+ *     of them in time, and holds them until their start comes. The survey
+ *     keeps only the others, those that start no later than an event two
+ *     segments before their own (32 bytes each): a COMPLETE event that
+ *     spans more than a segment's events. At an equal timestamp a BEGIN
+ *     goes before a COMPLETE when its slice ends no later: that end is
+ *     found then, in the ring and on with a copy of the cursor, at the
+ *     BEGIN's END.
  *  2. tl_slice_stream: the matching itself, calling back for every slice
  *     opened, slice closed, other event and flow bound, with the item's
  *     position in the thread's processing order (tl_match_item.order).
- *     Memory: the open slices and the BEGINs waiting for their END.
+ *     Memory: the open slices, the BEGINs waiting for their END, and, when
+ *     the thread has COMPLETE events, the look-ahead's ring (24 KiB) and
+ *     the COMPLETE events it read that have not opened yet.
  *
  * A slice's fate can depend on events long after it opens (its END, a flow
  * bound to it while it is innermost, a child that starts with it): a
@@ -39,6 +45,8 @@
 
 /* Events per survey segment (tl_thread_survey.floor_ns). */
 #define TL_STREAM_SEGMENT 256
+/* Events a look-ahead holds (tl_slice_stream.ring). */
+#define TL_STREAM_RING (2 * TL_STREAM_SEGMENT)
 
 /* A COMPLETE event, in the order it is merged. */
 typedef struct tl_stream_complete {
@@ -48,12 +56,18 @@ typedef struct tl_stream_complete {
 	const uint64_t *rec;
 } tl_stream_complete;
 
-/* The end of the slice a BEGIN opens (slice_match.c: begin_end_ns), for a
- * BEGIN that starts when a COMPLETE event does. */
-typedef struct tl_stream_tie {
-	uint64_t position;
-	int64_t end_ns;
-} tl_stream_tie;
+/*
+ * Which COMPLETE events a look-ahead two segments ahead of the matching
+ * finds too late ("far"): those starting no later than an event (not a
+ * COMPLETE) of a segment two before their own. Fed every event in order, by
+ * the survey and by the look-ahead alike, so that both classify the same.
+ */
+typedef struct tl_far_test {
+	uint64_t segment; /* of the last event seen */
+	int64_t max_ns;   /* the latest event timestamp up to it, COMPLETE events left out */
+	int64_t max_1_ns; /* ... up to the segment before it */
+	int64_t max_2_ns; /* ... up to the segment two before it */
+} tl_far_test;
 
 /* What the matching counts (tl_slice_match's counters). */
 typedef struct tl_match_counts {
@@ -68,13 +82,13 @@ typedef struct tl_match_counts {
 typedef struct tl_thread_survey {
 	tl_snapshot_thread *thread;
 	uint64_t nevents;
-	int64_t close_ns;              /* where slices still open at the end close */
-	tl_stream_complete *completes; /* sorted by (start, end decreasing, position) */
-	size_t ncompletes;
-	tl_stream_tie *ties; /* by position */
-	size_t nties;
+	int64_t close_ns;        /* where slices still open at the end close */
+	uint64_t ncompletes;     /* COMPLETE events */
+	tl_stream_complete *far; /* the far ones (tl_far_test), sorted by (start,
+	                          * end decreasing, position) */
+	size_t nfar;
 	/* floor_ns[k]: the earliest timestamp of the events from position
-	 * k * TL_STREAM_SEGMENT on, COMPLETE events left out */
+	 * k * TL_STREAM_SEGMENT on, far COMPLETE events left out */
 	int64_t *floor_ns;
 	size_t nsegments;
 
@@ -145,8 +159,22 @@ typedef struct tl_slice_stream {
 	const tl_slice_stream_ops *ops;
 	void *ctx;
 
-	size_t next_complete;
-	size_t next_tie;
+	size_t next_far;
+	/* the look-ahead, when the thread has COMPLETE events that are not
+	 * far: the cursor reads up to two segments ahead of the matching into
+	 * a ring of events, and the COMPLETE events that are not far are held
+	 * by (start, end decreasing, position) until they open */
+	tl_cursor_event *ring; /* TL_STREAM_RING events; NULL: no look-ahead */
+	uint64_t ring_head;    /* the position of the next event to match */
+	uint64_t ring_tail;    /* the position of the next event to read */
+	int ring_ended;        /* the cursor gave its last event */
+	tl_far_test ahead_test;
+	tl_stream_complete *held;
+	size_t nheld;
+	size_t held_cap;
+	/* the end of the last BEGIN that started with a COMPLETE event */
+	uint64_t tie_position; /* + 1; 0: none */
+	int64_t tie_end_ns;
 	tl_stream_slice *stack; /* open slices, innermost last */
 	size_t depth;
 	size_t stack_cap;

@@ -20,7 +20,10 @@
  * there); its memory is the peak resident size during the operation over
  * the size just before it (the "bare process": the recorder's buffers for
  * in-process rows), both from /proc/self/status, the peak reset with
- * /proc/self/clear_refs.
+ * /proc/self/clear_refs. What the exporter kept besides the snapshot is
+ * that peak less the snapshot's size (read whole into memory, or written
+ * there, during the operation), printed per event and, with --mixed or
+ * --completes, per COMPLETE or flow event (3 or 6 of every 8 events).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +51,7 @@
 
 static const char usage[] =
     "usage: timeline-bench-export [--quick] [--events LIST] [--model-max M] [--reps N]\n"
-    "                             [--mixed] [--dir DIR] [--keep]\n"
+    "                             [--mixed | --completes] [--dir DIR] [--keep]\n"
     "\n"
     "Records LIST million events (comma-separated) with the endless recorder on 4\n"
     "threads and measures, each in a child process of its own, the binary snapshot,\n"
@@ -63,6 +66,8 @@ static const char usage[] =
     "  --events LIST      sizes, in millions of events\n"
     "  --model-max M      largest size also converted through the model (0: none)\n"
     "  --reps N           runs per row (default 3)\n"
+    "  --completes        COMPLETE events nested three deep and side by side, as\n"
+    "                     scopes record them, with an instant and a counter\n"
     "  --mixed            events of every kind: slices with args, COMPLETE events,\n"
     "                     flows, instants, counters, async (default: frames of\n"
     "                     nested slices, an instant and a counter)\n"
@@ -74,9 +79,13 @@ static const char usage[] =
 /* ------------------------------------------------------------------------ */
 /* Recording */
 
+/* The workload (--mixed, --completes), for every child. */
+enum { WORKLOAD_FRAMES, WORKLOAD_MIXED, WORKLOAD_COMPLETES };
+static int workload;
+
 typedef struct record_job {
 	uint64_t events; /* for this thread, a multiple of 8 */
-	int mixed;
+	int workload;    /* WORKLOAD_* */
 } record_job;
 
 /*
@@ -101,11 +110,37 @@ static void record_mixed(uint64_t events)
 	}
 }
 
+/*
+ * --completes: eight events, six of them COMPLETE events as scopes record
+ * them when they end: three nested calls, an instant, a counter, two calls
+ * side by side, and the frame around them all.
+ */
+static void record_completes(uint64_t events)
+{
+	for (uint64_t i = 0; i < events; i += 8) {
+		tl_timestamp frame = tl_now(), a = tl_now(), b = tl_now(), c = tl_now();
+		TL_TRACE_EVENT_COMPLETE("app", "c", c, tl_now());
+		TL_TRACE_EVENT_COMPLETE("app", "b", b, tl_now());
+		TL_TRACE_EVENT_COMPLETE("app", "a", a, tl_now());
+		TL_TRACE_EVENT_INSTANT0("app", "tick", TL_EVENT_SCOPE_THREAD);
+		TL_TRACE_EVENT_COUNTER("app", "queue", (int64_t)(i % 7));
+		tl_timestamp d = tl_now();
+		TL_TRACE_EVENT_COMPLETE("app", "d", d, tl_now());
+		tl_timestamp e = tl_now();
+		TL_TRACE_EVENT_COMPLETE("app", "e", e, tl_now());
+		TL_TRACE_EVENT_COMPLETE("app", "frame", frame, tl_now());
+	}
+}
+
 /* Eight events: nested slices, an instant and a counter, as a frame does. */
 static void *record_thread(void *arg)
 {
 	const record_job *job = arg;
-	if (job->mixed) {
+	if (job->workload == WORKLOAD_COMPLETES) {
+		record_completes(job->events);
+		return NULL;
+	}
+	if (job->workload) {
 		record_mixed(job->events);
 		return NULL;
 	}
@@ -123,17 +158,15 @@ static void *record_thread(void *arg)
 }
 
 /* Starts the endless recorder and records events on THREADS threads. */
-/* --mixed, for every child */
-static int mixed;
 
 static int record(uint64_t events)
 {
 	tl_options opts = {
 	    .struct_size = sizeof opts,
 	    .recorder = TL_RECORDER_ENDLESS,
-	    /* every event fits: at most 40 (--mixed: 64) bytes each, plus partly
+	    /* every event fits: at most 40 (--mixed, --completes: 64) bytes each, plus partly
 	     * used blocks */
-	    .buffer_bytes = (size_t)(events * (mixed ? 64 : 40) + (64u << 20)),
+	    .buffer_bytes = (size_t)(events * (workload ? 64 : 40) + (64u << 20)),
 	    .categories = "*",
 	};
 	int rc = tl_init(&opts);
@@ -142,7 +175,7 @@ static int record(uint64_t events)
 		return rc;
 	}
 	pthread_t threads[THREADS];
-	record_job job = {events / THREADS / 8 * 8, mixed};
+	record_job job = {events / THREADS / 8 * 8, workload};
 	int started = 0;
 	while (started < THREADS &&
 	       pthread_create(&threads[started], NULL, record_thread, &job) == 0)
@@ -379,8 +412,17 @@ static int misses, passes;
 
 static void print_header(void)
 {
-	printf("%-9s %9s  %-28s %8s %6s %9s %10s %9s  %s\n", "M events", "snap MiB", "operation",
-	       "seconds", "cpu%", "M ev/s", "peak MiB", "x snap", "targets");
+	printf("%-9s %9s  %-28s %8s %6s %9s %10s %9s %9s %9s  %s\n", "M events", "snap MiB",
+	       "operation", "seconds", "cpu%", "M ev/s", "peak MiB", "x snap", "kept B/ev",
+	       "B/X|flow", "targets");
+}
+
+/* The share of COMPLETE and flow events in the workload, 0 for none. */
+static double kept_share(void)
+{
+	return workload == WORKLOAD_MIXED       ? 3.0 / 8.0
+	       : workload == WORKLOAD_COMPLETES ? 6.0 / 8.0
+	                                        : 0;
 }
 
 static void print_row(uint64_t events, double snapshot_mib, operation op, const measure *m)
@@ -393,10 +435,21 @@ static void print_row(uint64_t events, double snapshot_mib, operation op, const 
 	double rate = (double)m->events / m->seconds;
 	double peak_mib = m->peak_kb < 0 ? -1 : (double)m->peak_kb / 1024.0;
 	printf("%8.2f %5.0f%% %9.2f ", m->seconds, 100 * m->cpu_seconds / m->seconds, rate / 1e6);
-	if (peak_mib < 0)
-		printf("%10s %9s  ", "n/a", "n/a");
-	else
-		printf("%10.1f %9.2f  ", peak_mib, peak_mib / snapshot_mib);
+	if (peak_mib < 0) {
+		printf("%10s %9s %9s %9s  ", "n/a", "n/a", "n/a", "n/a");
+	} else {
+		/* besides the snapshot, per event and per COMPLETE or flow event */
+		double kept = (peak_mib - snapshot_mib) * MIB;
+		printf("%10.1f %9.2f ", peak_mib, peak_mib / snapshot_mib);
+		if (op == OP_BINARY) /* the snapshot goes to the output */
+			printf("%9s ", "-");
+		else
+			printf("%9.2f ", kept / (double)m->events);
+		if (kept_share() > 0 && op != OP_BINARY)
+			printf("%9.1f  ", kept / ((double)m->events * kept_share()));
+		else
+			printf("%9s  ", "-");
+	}
 	int streamed = op != OP_BINARY && op < OP_MODEL_JSON;
 	if (streamed) {
 		int speed = rate >= TARGET_EVENTS_PER_SEC;
@@ -421,6 +474,7 @@ int main(int argc, char **argv)
 	    {"keep", no_argument, NULL, 'k'},
 	    {"reps", required_argument, NULL, 'r'},
 	    {"mixed", no_argument, NULL, 'x'},
+	    {"completes", no_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -450,7 +504,10 @@ int main(int argc, char **argv)
 			keep = 1;
 			break;
 		case 'x':
-			mixed = 1;
+			workload = WORKLOAD_MIXED;
+			break;
+		case 'c':
+			workload = WORKLOAD_COMPLETES;
 			break;
 		case 'r':
 			reps = atoi(optarg);
