@@ -928,9 +928,12 @@ static void stream_thread(struct tl_stream *st, size_t i)
 	st->thread_seq[i] = seq;
 }
 
+/* The slots in use only: a drain that writes its metadata every few
+ * milliseconds reads a few cache lines, not the whole table's. */
 static void stream_threads(struct tl_stream *st)
 {
-	for (size_t i = 0; i < TL_MAX_THREADS; i++)
+	uint32_t used = tl_threads_slots_used();
+	for (size_t i = 0; i < used; i++)
 		stream_thread(st, i);
 }
 
@@ -946,9 +949,9 @@ static void stream_functions(struct tl_stream *st)
 
 static void stream_drops(struct tl_stream *st)
 {
-	uint32_t changed = 0;
+	uint32_t changed = 0, used = tl_threads_slots_used();
 	uint64_t drops[TL_MAX_THREADS];
-	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
+	for (size_t i = 0; i < used; i++) {
 		drops[i] = 0;
 		for (unsigned level = 0; level < TL_NEST_LEVELS; level++)
 			drops[i] += atomic_load_explicit(&tl_slot_nested(&tl_slots[i], level)->dropped,
@@ -960,7 +963,7 @@ static void stream_drops(struct tl_stream *st)
 	chunk_begin(&st->sink, TL_CHUNK_THREAD_DROPS, 8 + 16 * (uint64_t)changed);
 	sink_u32(&st->sink, changed);
 	sink_u32(&st->sink, 0);
-	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
+	for (size_t i = 0; i < used; i++) {
 		if (drops[i] == st->thread_drops[i])
 			continue;
 		sink_u32(&st->sink, atomic_load_explicit(&tl_slots[i].tid, memory_order_relaxed));
