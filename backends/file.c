@@ -545,7 +545,9 @@ static void *drain_main(void *arg)
 {
 	struct tl_recorder *rec = arg;
 	struct file_recorder *f = rec->backend;
-	long sleep_ns = DRAIN_PERIOD_NS;
+	/* the header and metadata staged at the start reach the file within
+	 * SYNC_NS, whether or not a block comes */
+	long sleep_ns = drain_idle(f);
 	while (!atomic_load(&f->stopping)) {
 		/* asleep, then a last look: a batch completed before the flag
 		 * was seen set woke nobody, and is taken now; fewer blocks
