@@ -454,7 +454,7 @@ static size_t transcode_plain(struct tl_snapshot_sink *s, const uint64_t *rec, s
  * instructions of transcode_plain per record (docs/bench.md).
  */
 static size_t transcode_plain_run(struct tl_snapshot_sink *s, const uint64_t *words, size_t n,
-				  size_t at, uint32_t *index, uint64_t *chunk_words)
+                                  size_t at, uint32_t *index, uint64_t *chunk_words)
 {
 	const uint64_t shape_mask = ~((uint64_t)0xffff << TL_REC_CATEGORY_SHIFT);
 	const uint64_t end_shape = TL_REC_HEADER(TL_PHASE_END, 2, 0, 0, 0);
@@ -462,9 +462,8 @@ static size_t transcode_plain_run(struct tl_snapshot_sink *s, const uint64_t *wo
 	const uint64_t end_flags = (uint64_t)TL_REC_F_STRINGS_INLINE << TL_REC_FLAGS_SHIFT;
 	size_t name_words = s->last_name_nwords;
 	const uint64_t name = (uint64_t)(uintptr_t)s->last_name;
-	const uint64_t begin_header =
-	    TL_REC_HEADER(TL_PHASE_BEGIN, 2 + name_words, TL_REC_F_STRINGS_INLINE | TL_REC_F_NAME_INLINE,
-			  0, 0);
+	const uint64_t begin_header = TL_REC_HEADER(
+	    TL_PHASE_BEGIN, 2 + name_words, TL_REC_F_STRINGS_INLINE | TL_REC_F_NAME_INLINE, 0, 0);
 	/* room for the largest record of the run: a begin of TL_SINK_NAME_WORDS */
 	const size_t largest = 8 * (2 + TL_SINK_NAME_WORDS);
 	if (s->buf_cap - s->buf_len < largest)
@@ -482,7 +481,7 @@ static size_t transcode_plain_run(struct tl_snapshot_sink *s, const uint64_t *wo
 			at += 2;
 			written += 2;
 		} else if (shape == begin_shape && name_words && at + 3 <= n &&
-			   words[at + 2] == name) {
+		           words[at + 2] == name) {
 			put_word(&p, words[at]);
 			put_word(&p, (header & ~shape_mask) | begin_header);
 			for (size_t i = 0; i < name_words; i++)

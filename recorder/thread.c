@@ -213,8 +213,8 @@ static struct tl_slot *slot_note_used(struct tl_slot *s)
 	uint32_t used = (uint32_t)(s - tl_slots) + 1;
 	uint32_t seen = atomic_load_explicit(&slots_used, memory_order_relaxed);
 	while (seen < used &&
-	       !atomic_compare_exchange_weak_explicit(&slots_used, &seen, used, memory_order_release,
-	                                              memory_order_relaxed))
+	       !atomic_compare_exchange_weak_explicit(&slots_used, &seen, used,
+	                                              memory_order_release, memory_order_relaxed))
 		;
 	return s;
 }

@@ -243,8 +243,9 @@ int main(int argc, char **argv)
 	printf("    dropped   %7.1f %% (target: none: %s)%s\n", 100 * drop_share,
 	       st.events_dropped == 0 ? "PASS" : "MISS",
 	       disk > 0 && emitted_mb > disk ? "; the writers emit more than the disk takes" : "");
-	printf("    the drain %7.3f s of CPU (%.1f ns per event written), %.3f s waiting for a CPU\n",
-	       drain_cpu, written > 0 ? drain_cpu * 1e9 / written : 0, drain_waited);
+	printf(
+	    "    the drain %7.3f s of CPU (%.1f ns per event written), %.3f s waiting for a CPU\n",
+	    drain_cpu, written > 0 ? drain_cpu * 1e9 / written : 0, drain_waited);
 	printf("{\"file_over_ring\":%.3f,\"ring_ns\":%.3f,\"file_ns\":%.3f,"
 	       "\"file_over_ring_cpu\":%.3f,\"ring_cpu_ns\":%.3f,\"file_cpu_ns\":%.3f,"
 	       "\"disk_bytes_per_s\":%.0f,\"disk_direct\":%d,"
