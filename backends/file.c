@@ -47,6 +47,11 @@
 
 /* The drain wakes at least this often (new names, drop counts). */
 #define DRAIN_PERIOD_NS (100 * 1000 * 1000)
+/* Writers wake the drain once an eighth of the pool's blocks wait (at
+ * least one), not at each block: one system call and one switch to the
+ * drain per batch. A block waits at most this long when fewer do. */
+#define BATCH_SHARE 8
+#define BATCH_NS (10 * 1000 * 1000)
 /* A drain that never catches up (the queue never empties) still writes
  * what changed of the metadata (names, per-thread drops) after this many
  * blocks or this long, whichever comes first: a scan of the thread table,
@@ -106,6 +111,7 @@ struct file_recorder {
 	pthread_t drain;
 	bool drain_running;
 	sem_t wake;
+	uint32_t batch;       /* blocks waiting that wake the drain */
 	_Atomic int sleeping; /* the drain waits on `wake` (or is about to) */
 	_Atomic int stopping;
 	pthread_mutex_t write_lock; /* the drain and tl_flush */
@@ -539,13 +545,18 @@ static void *drain_main(void *arg)
 {
 	struct tl_recorder *rec = arg;
 	struct file_recorder *f = rec->backend;
-	long sleep_ns = DRAIN_PERIOD_NS;
+	/* the header and metadata staged at the start reach the file within
+	 * SYNC_NS, whether or not a block comes */
+	long sleep_ns = drain_idle(f);
 	while (!atomic_load(&f->stopping)) {
-		/* asleep, then a last look: a block retired before the flag was
-		 * seen set woke nobody, and is taken now */
+		/* asleep, then a last look: a batch completed before the flag
+		 * was seen set woke nobody, and is taken now; fewer blocks
+		 * waiting are taken within BATCH_NS */
 		atomic_store(&f->sleeping, 1);
-		if (!atomic_load_explicit(&rec->pool.waiting, memory_order_seq_cst))
-			sleep_at_most(&f->wake, sleep_ns);
+		uint32_t waiting = atomic_load_explicit(&rec->pool.waiting, memory_order_seq_cst);
+		if (waiting < f->batch)
+			sleep_at_most(&f->wake,
+			              waiting && sleep_ns > BATCH_NS ? BATCH_NS : sleep_ns);
 		atomic_store(&f->sleeping, 0);
 		drain_once(f, &rec->pool);
 		sleep_ns = atomic_load(&rec->pool.waiting) ? 0 : drain_idle(f);
@@ -553,11 +564,13 @@ static void *drain_main(void *arg)
 	return NULL;
 }
 
-/* Wakes the drain if it sleeps (sem_post is async-signal-safe): a writer
- * pays no system call while the drain is awake. */
-static void wake_drain(struct file_recorder *f)
+/* Wakes the drain if it sleeps and a batch of blocks waits (sem_post is
+ * async-signal-safe): a writer pays no system call while the drain is
+ * awake, and one per batch while it sleeps. */
+static void wake_drain(struct file_recorder *f, struct tl_pool *pool)
 {
-	if (f->drain_running && atomic_load_explicit(&f->sleeping, memory_order_seq_cst))
+	if (f->drain_running && atomic_load_explicit(&f->sleeping, memory_order_seq_cst) &&
+	    atomic_load_explicit(&pool->waiting, memory_order_relaxed) >= f->batch)
 		sem_post(&f->wake);
 }
 
@@ -636,6 +649,7 @@ static int file_start(struct tl_recorder *rec, const tl_options *opts)
 		free(f);
 		return rc;
 	}
+	f->batch = rec->pool.nblocks / BATCH_SHARE ? rec->pool.nblocks / BATCH_SHARE : 1;
 	f->written = calloc(rec->pool.nblocks, sizeof f->written[0]);
 	if (!f->written || (rc = output_init(f)) != 0) {
 		rc = -ENOMEM;
@@ -706,14 +720,14 @@ static struct tl_block *file_next_block(struct tl_recorder *rec, struct tl_slot 
 	bool had = slot->block != &tl_block_none;
 	struct tl_block *b = tl_pool_recorder_next_block(rec, slot);
 	if (had)
-		wake_drain(rec->backend);
+		wake_drain(rec->backend, &rec->pool);
 	return b;
 }
 
 static void file_retire(struct tl_recorder *rec, struct tl_block *block)
 {
 	tl_pool_recorder_retire(rec, block);
-	wake_drain(rec->backend);
+	wake_drain(rec->backend, &rec->pool);
 }
 
 static uint64_t pending_records(struct file_recorder *f, const struct tl_pool *pool);

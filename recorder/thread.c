@@ -53,6 +53,9 @@ static __thread uint64_t refused_at;
  * handler that runs anyway (a fault's) is dropped and counted. */
 static __thread volatile sig_atomic_t slot_registering;
 
+/* One more than the highest index of a row-0 slot ever claimed: the
+ * slots above it have never been used (tl_threads_slots_used). */
+static _Atomic uint32_t slots_used;
 /* Counters of slots that were recycled for another thread. */
 static _Atomic uint64_t recycled_dropped, recycled_truncated, recycled_args_dropped;
 _Atomic uint64_t tl_unregistered_dropped;
@@ -203,6 +206,19 @@ static bool exit_key_may_allocate(void)
  * stays in snapshots the longest). No lock: a signal handler's first event
  * registers its thread the same way.
  */
+/* Raises slots_used to cover s (lock-free: a signal handler registers
+ * its thread the same way). */
+static struct tl_slot *slot_note_used(struct tl_slot *s)
+{
+	uint32_t used = (uint32_t)(s - tl_slots) + 1;
+	uint32_t seen = atomic_load_explicit(&slots_used, memory_order_relaxed);
+	while (seen < used &&
+	       !atomic_compare_exchange_weak_explicit(&slots_used, &seen, used,
+	                                              memory_order_release, memory_order_relaxed))
+		;
+	return s;
+}
+
 static struct tl_slot *slot_claim(void)
 {
 	for (int attempt = 0; attempt < 64; attempt++) {
@@ -215,7 +231,7 @@ static struct tl_slot *slot_claim(void)
 			if (atomic_load_explicit(&s->tid, memory_order_relaxed) == 0) {
 				uint32_t dead = 0;
 				if (atomic_compare_exchange_strong(&s->alive, &dead, 1))
-					return s;
+					return slot_note_used(s);
 				continue;
 			}
 			uint64_t order = atomic_load(&s->exit_order);
@@ -228,7 +244,7 @@ static struct tl_slot *slot_claim(void)
 			return NULL;
 		uint32_t dead = 0;
 		if (atomic_compare_exchange_strong(&oldest->alive, &dead, 1))
-			return oldest;
+			return slot_note_used(oldest);
 	}
 	return NULL;
 }
@@ -315,6 +331,11 @@ struct tl_slot *tl_thread_enter_nested(struct tl_slot *slot, uint64_t *pos)
 	}
 	add(&slot->dropped, 1);
 	return NULL;
+}
+
+uint32_t tl_threads_slots_used(void)
+{
+	return atomic_load_explicit(&slots_used, memory_order_acquire);
 }
 
 uint32_t tl_threads_registered(void)

@@ -43,6 +43,11 @@ void tl_threads_after_fork_child(void);
 /* Waits up to timeout_ns for every slot's busy flag to clear; 0 or -ETIMEDOUT. */
 int tl_threads_wait_idle(int64_t timeout_ns);
 uint32_t tl_threads_registered(void);
+/* A bound on the row-0 slots in use: no thread ever had a slot at this
+ * index or above (the bound only grows), so a walk of the table that
+ * looks for threads may stop there. A slot being claimed may be below it
+ * with its tid still 0. Lock-free, async-signal-safe. */
+uint32_t tl_threads_slots_used(void);
 /* Sums the per-thread counters, recycled slots included. */
 void tl_threads_counters(uint64_t *dropped, uint64_t *truncated, uint64_t *args_dropped);
 extern _Atomic uint64_t tl_unregistered_dropped;

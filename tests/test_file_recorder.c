@@ -132,6 +132,66 @@ static void test_every_event_of_a_run_is_in_the_file_once(void **state)
 	tl_model_free(&m);
 }
 
+/* Runs of plain begin/end pairs under one name (the commonest records,
+ * encoded in one loop), names that change, a name too long to be
+ * remembered, and records of other shapes between the runs; several MiB,
+ * so that runs cross the drain's staging buffers. Every event is in the
+ * file, in order, with its name. */
+static const char short_name[] = "a";
+static const char medium_name[] = "a name of thirty-two characters.";
+static const char long_name[] = "a name too long to be remembered by the encoder as words: more "
+                                "than sixty-four bytes";
+#define RUNS 600
+#define RUN_PAIRS 100
+
+static const char *run_name(int run)
+{
+	const char *names[] = {short_name, medium_name, long_name};
+	return names[run % 3];
+}
+
+static void test_runs_of_plain_pairs_are_written_with_their_names_in_order(void **state)
+{
+	(void)state;
+	start(64u * 1024 * 1024, 0, 0);
+	for (int run = 0; run < RUNS; run++) {
+		const char *name = run_name(run);
+		for (int i = 0; i < RUN_PAIRS; i++) {
+			TL_TRACE_EVENT_BEGIN0("file", name);
+			TL_TRACE_EVENT_END0("file", name);
+		}
+		TL_TRACE_EVENT_INSTANT0("file", "mark", TL_EVENT_SCOPE_THREAD);
+		TL_TRACE_EVENT_BEGIN1("file", short_name, "run", run);
+		TL_TRACE_EVENT_END0("file", short_name);
+	}
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.events_dropped, 0);
+	tl_shutdown();
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_int_equal(m.nevents, RUNS * (2 * RUN_PAIRS + 3));
+	size_t at = 0;
+	for (int run = 0; run < RUNS; run++) {
+		for (int i = 0; i < RUN_PAIRS; i++) {
+			assert_int_equal(m.events[at].phase, TL_PHASE_BEGIN);
+			assert_string_equal(m.events[at].name, run_name(run));
+			assert_int_equal(m.events[at].nargs, 0);
+			assert_int_equal(m.events[at + 1].phase, TL_PHASE_END);
+			at += 2;
+		}
+		assert_int_equal(m.events[at].phase, TL_PHASE_INSTANT);
+		assert_string_equal(m.events[at].name, "mark");
+		assert_int_equal(m.events[at + 1].phase, TL_PHASE_BEGIN);
+		assert_int_equal(m.events[at + 1].nargs, 1);
+		assert_int_equal(m.events[at + 1].args[0].v.i, run);
+		assert_int_equal(m.events[at + 2].phase, TL_PHASE_END);
+		at += 3;
+	}
+	tl_model_free(&m);
+}
+
 /* Snapshots taken while four threads write and the drain runs: each
  * reads back whole, and the file still holds every event once. */
 static _Atomic int writers_done;
@@ -1063,6 +1123,8 @@ int main(void)
 {
 	tl_test_clear_environment();
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+	        test_runs_of_plain_pairs_are_written_with_their_names_in_order, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_every_event_of_a_run_is_in_the_file_once, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(

@@ -16,6 +16,7 @@
 #include "recorder/export/trace_model.h"
 #include "recorder/slot.h"
 #include "recorder/snapshot_writer.h"
+#include "recorder/threads.h"
 
 static int teardown(void **state)
 {
@@ -69,6 +70,31 @@ static void test_exited_threads_blocks_are_reused(void **state)
 	/* the newest threads' events are all there */
 	assert_true(tl_test_count_events(&m, 'B', "short work") >= 10);
 	tl_model_free(&m);
+}
+
+static void *record_and_report_slot(void *arg)
+{
+	TL_TRACE_EVENT0("thr", "slot");
+	*(uint32_t *)arg = (uint32_t)(tl_self - tl_slots);
+	return NULL;
+}
+
+/* The bound that table walks stop at covers every slot a thread took. */
+static void test_slots_used_covers_every_registered_thread(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 0);
+	uint32_t index[8];
+	for (int i = 0; i < 8; i++) {
+		pthread_t t;
+		assert_int_equal(pthread_create(&t, NULL, record_and_report_slot, &index[i]), 0);
+		pthread_join(t, NULL);
+	}
+	uint32_t used = tl_threads_slots_used();
+	for (int i = 0; i < 8; i++)
+		assert_true(index[i] < used);
+	for (uint32_t i = used; i < TL_MAX_THREADS; i++)
+		assert_int_equal(atomic_load(&tl_slots[i].tid), 0);
 }
 
 static void test_fork_child_has_fresh_state_and_its_own_pid(void **state)
@@ -249,6 +275,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_exited_thread_keeps_its_events_and_name, teardown),
 		cmocka_unit_test_teardown(test_exited_threads_blocks_are_reused, teardown),
+		cmocka_unit_test_teardown(test_slots_used_covers_every_registered_thread, teardown),
 		cmocka_unit_test_teardown(test_fork_child_has_fresh_state_and_its_own_pid, teardown),
 		cmocka_unit_test_teardown(test_fork_while_other_threads_recorded, teardown),
 		cmocka_unit_test_teardown(

@@ -8,16 +8,22 @@
  *    their ratio (target: file <= 1.1 x ring), in elapsed time and in the
  *    thread's own CPU time (which leaves out the time the thread waited
  *    for a CPU the drain or another process had).
- * 2. The drain: two threads writing begin/end pairs flat out for a while
- *    into the file recorder with its default pool; events emitted per
- *    second, the share dropped because the drain was behind, and what the
- *    drain wrote per second (target: no drop); and the CPU time the drain
- *    had, and how long it waited for a CPU (/proc/self/task/TID/schedstat).
+ * 2. The disk: what it takes, written as the drain writes (O_DIRECT where
+ *    the file system allows it, 1 MiB at a time, then fdatasync) to a file
+ *    beside the trace, in the same run.
+ * 3. The drain: two threads writing begin/end pairs flat out for a while
+ *    into the file recorder with its default pool; the events they emitted
+ *    per second and in MB/s at the file's bytes per event, the share
+ *    dropped because the drain was behind (target: none), what the drain
+ *    wrote per second in events and MB/s; and the CPU time the drain had,
+ *    and how long it waited for a CPU (/proc/self/task/TID/schedstat).
  *
  * Prints a table and exits 0 whatever the figures are: it is not a test.
  */
+#define _GNU_SOURCE /* O_DIRECT */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -122,6 +128,39 @@ static void other_threads_time(double *cpu, double *waited)
 	closedir(d);
 }
 
+/* MB/s of `bytes` written to a new file at path in 1 MiB writes, with
+ * O_DIRECT where the file system takes it (*direct set), and fdatasync;
+ * 0 when it cannot be written. The file is removed. */
+static double disk_bandwidth(const char *at, size_t bytes, int *direct)
+{
+	const size_t chunk = 1u << 20;
+	int fd = open(at, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
+	*direct = fd >= 0;
+	if (fd < 0)
+		fd = open(at, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	void *buf = NULL;
+	if (fd < 0 || posix_memalign(&buf, 4096, chunk) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	memset(buf, 0x5a, chunk);
+	double t0 = now_s();
+	size_t done = 0;
+	while (done < bytes) {
+		ssize_t w = write(fd, buf, chunk);
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	int synced = fdatasync(fd) == 0;
+	double seconds = now_s() - t0;
+	close(fd);
+	unlink(at);
+	free(buf);
+	return done == bytes && synced ? (double)bytes / seconds / 1e6 : 0;
+}
+
 static _Atomic int stop;
 static _Atomic uint64_t emitted;
 
@@ -142,7 +181,8 @@ static void *flat_out(void *arg)
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 && strcmp(argv[1], "--quick") == 0 ? 0.5 : 2.0;
+	int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+	double seconds = quick ? 0.5 : 2.0;
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	snprintf(path, sizeof path, "%s/timeline-bench-file-%d.tl", dir, (int)getpid());
 
@@ -150,6 +190,11 @@ int main(int argc, char **argv)
 	double ring_cpu, file_cpu;
 	double ring = event_cost(TL_RECORDER_RING, 1u << 20, &ring_dropped, &ring_cpu);
 	double file = event_cost(TL_RECORDER_FILE, 256u << 20, &file_dropped, &file_cpu);
+
+	char disk_path[sizeof path + 8];
+	snprintf(disk_path, sizeof disk_path, "%s.disk", path);
+	int direct;
+	double disk = disk_bandwidth(disk_path, (quick ? 256u : 1024u) << 20, &direct);
 
 	start(TL_RECORDER_FILE, 0); /* the default pool */
 	pthread_t t[2];
@@ -172,32 +217,43 @@ int main(int argc, char **argv)
 	unlink(path);
 
 	double total = (double)atomic_load(&emitted);
+	double written = (double)st.events_written;
 	double drop_share = total > 0 ? (double)st.events_dropped / total : 0;
+	/* the file's bytes per event written (metadata included) */
+	double event_bytes = written > 0 ? file_bytes / written : 0;
+	double emitted_mb = total / elapsed * event_bytes / 1e6;
+	double drained_mb = file_bytes / elapsed / 1e6;
 	printf("file recorder (docs/bench.md)\n");
-	printf("  begin+end, 1 thread: ring %.2f ns/event, file %.2f ns/event: %.2f x (target <= "
-	       "%.2f x: %s)%s\n",
+	printf("  begin+end, 1 thread, elapsed:    ring %6.2f ns/event, file %6.2f ns/event: "
+	       "%.2f x (target <= %.2f x: %s)%s\n",
 	       ring, file, file / ring, TARGET_FILE_OVER_RING,
 	       file / ring <= TARGET_FILE_OVER_RING ? "PASS" : "MISS",
 	       file_dropped ? " (the file runs dropped events)" : "");
-	printf("  the same in the thread's CPU time: ring %.2f ns/event, file %.2f ns/event: %.2f x "
-	       "(target <= %.2f x: %s)\n",
+	printf("  begin+end, 1 thread, thread CPU: ring %6.2f ns/event, file %6.2f ns/event: "
+	       "%.2f x (target <= %.2f x: %s)\n",
 	       ring_cpu, file_cpu, file_cpu / ring_cpu, TARGET_FILE_OVER_RING,
 	       file_cpu / ring_cpu <= TARGET_FILE_OVER_RING ? "PASS" : "MISS");
-	printf("  2 threads flat out for %.1f s, default 4 MiB pool: %.1f M events/s emitted, "
-	       "%.1f %% dropped (target: none: %s); the drain wrote %.1f M events/s, %.0f MB/s\n",
-	       elapsed, total / elapsed / 1e6, 100 * drop_share,
+	printf("  the disk, %s 1 MiB writes + fdatasync, %u MiB: %.0f MB/s\n",
+	       direct ? "O_DIRECT" : "buffered", quick ? 256u : 1024u, disk);
+	printf("  2 threads flat out for %.1f s, default pool:\n", elapsed);
+	printf("    emitted   %7.1f M events/s = %6.0f MB/s at %.1f bytes/event in the file\n",
+	       total / elapsed / 1e6, emitted_mb, event_bytes);
+	printf("    drained   %7.1f M events/s = %6.0f MB/s (disk: %.0f MB/s)\n",
+	       written / elapsed / 1e6, drained_mb, disk);
+	printf("    dropped   %7.1f %% (target: none: %s)%s\n", 100 * drop_share,
 	       st.events_dropped == 0 ? "PASS" : "MISS",
-	       (double)(st.events_written) / elapsed / 1e6, file_bytes / elapsed / 1e6);
-	printf("  the drain meanwhile: %.3f s of CPU (%.1f ns per event written), %.3f s waiting "
-	       "for a CPU\n",
-	       drain_cpu, st.events_written ? drain_cpu * 1e9 / (double)st.events_written : 0,
-	       drain_waited);
+	       disk > 0 && emitted_mb > disk ? "; the writers emit more than the disk takes" : "");
+	printf(
+	    "    the drain %7.3f s of CPU (%.1f ns per event written), %.3f s waiting for a CPU\n",
+	    drain_cpu, written > 0 ? drain_cpu * 1e9 / written : 0, drain_waited);
 	printf("{\"file_over_ring\":%.3f,\"ring_ns\":%.3f,\"file_ns\":%.3f,"
 	       "\"file_over_ring_cpu\":%.3f,\"ring_cpu_ns\":%.3f,\"file_cpu_ns\":%.3f,"
-	       "\"flat_out_events_per_s\":%.0f,\"dropped_share\":%.4f,\"drain_events_per_s\":%.0f,"
+	       "\"disk_bytes_per_s\":%.0f,\"disk_direct\":%d,"
+	       "\"flat_out_events_per_s\":%.0f,\"flat_out_bytes_per_s\":%.0f,"
+	       "\"bytes_per_event\":%.2f,\"dropped_share\":%.4f,\"drain_events_per_s\":%.0f,"
 	       "\"drain_bytes_per_s\":%.0f,\"drain_cpu_s\":%.3f,\"drain_waited_s\":%.3f}\n",
-	       file / ring, ring, file, file_cpu / ring_cpu, ring_cpu, file_cpu, total / elapsed,
-	       drop_share,
-	       (double)st.events_written / elapsed, file_bytes / elapsed, drain_cpu, drain_waited);
+	       file / ring, ring, file, file_cpu / ring_cpu, ring_cpu, file_cpu, disk * 1e6, direct,
+	       total / elapsed, emitted_mb * 1e6, event_bytes, drop_share, written / elapsed,
+	       drained_mb * 1e6, drain_cpu, drain_waited);
 	return 0;
 }
