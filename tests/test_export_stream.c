@@ -866,15 +866,7 @@ static void test_stream_names_function_records_as_the_model_does(void **state)
  * glibc's own functions do the allocating. Not in a sanitizer's build,
  * whose allocator is its own, nor without glibc.
  */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define BUILT_WITH_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
-    __has_feature(memory_sanitizer)
-#define BUILT_WITH_SANITIZER 1
-#endif
-#endif
-#if !defined(BUILT_WITH_SANITIZER) && defined(__GLIBC__)
+#if !TL_TEST_SANITIZED && defined(__GLIBC__)
 #define COUNTS_ALLOCATIONS 1
 
 extern void *__libc_malloc(size_t size);

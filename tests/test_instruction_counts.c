@@ -43,17 +43,6 @@
 #define LIMIT_CALL_VDSO 145.0
 #define LIMIT_FILTERED_OVER_CALL 1.2
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define BUILT_WITH_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
-    __has_feature(memory_sanitizer)
-#define BUILT_WITH_SANITIZER 1
-#endif
-#endif
-#ifndef BUILT_WITH_SANITIZER
-#define BUILT_WITH_SANITIZER 0
-#endif
 
 /* The script's figures for one clock path. */
 struct path_counts {
@@ -261,7 +250,7 @@ static int skip_test(const char *reason)
 
 int main(void)
 {
-	if (BUILT_WITH_SANITIZER)
+	if (TL_TEST_SANITIZED)
 		return skip_test(
 		    "built with a sanitizer: instruction counts are not the library's");
 #ifndef __OPTIMIZE__

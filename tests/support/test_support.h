@@ -10,6 +10,20 @@
 
 #include <cmocka.h>
 
+/* 1 in a build under a sanitizer, whose allocator and instruction
+ * counts are its own; else 0. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TL_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
+    __has_feature(memory_sanitizer)
+#define TL_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef TL_TEST_SANITIZED
+#define TL_TEST_SANITIZED 0
+#endif
+
 /* Exit code ctest reads as "skipped" (SKIP_RETURN_CODE). */
 #define TL_TEST_SKIP_EXIT 77
 
