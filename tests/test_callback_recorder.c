@@ -750,8 +750,15 @@ static void test_callback_timer_storm_delivers_nested_events_and_counts_every_on
 	assert_int_equal(st.events_dropped, st.events_reentered);
 #if !defined(__SANITIZE_THREAD__)
 	/* the storm did land inside emits (ThreadSanitizer holds a signal back
-	 * until its runtime is entered, which an emit may not do) */
-	assert_true(atomic_load(&storm_nested_delivered) > 0);
+	 * until its runtime is entered, which an emit may not do; qemu-user
+	 * delivers one between translated blocks, and once put none of
+	 * 249,888 inside an emit: test_callback_nested_levels_deliver_and_the_
+	 * fifth_is_dropped drives that path on every machine) */
+	if (getenv("TL_TEST_EMULATOR"))
+		print_message("not checked under an emulator: whether a signal lands inside an "
+		              "emit\n");
+	else
+		assert_true(atomic_load(&storm_nested_delivered) > 0);
 #endif
 }
 
