@@ -451,19 +451,75 @@ static struct read_slice *read_slices(const char *trace, size_t *n)
 	return s;
 }
 
-/* How far ts lies from the nearest scheduling slice of tid: 0 inside one,
- * LLONG_MAX when tid has none. */
-static long long distance_to_running(const struct read_slice *s, size_t n, unsigned tid,
-                                     long long ts)
+/* What the scheduler said of one task in a text capture: it left its
+ * CPU asleep (prev_state S or D), or it was seen awake (woken, switched
+ * in, or leaving its CPU runnable). */
+struct sched_mark {
+	long long ts;
+	unsigned tid;
+	int asleep;
+};
+
+/* The timestamp, in ns, of a text capture's line, from the "SECONDS.USEC:"
+ * before its event name at `event`; -1 when there is none. */
+static long long line_ts(const char *line, const char *event)
 {
-	long long best = LLONG_MAX;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i].ran != tid)
-			continue;
-		long long d = ts < s[i].ts ? s[i].ts - ts : ts > s[i].end ? ts - s[i].end : 0;
-		best = d < best ? d : best;
+	const char *p = event;
+	while (p > line && p[-1] != ' ')
+		p--;
+	unsigned long long sec, usec;
+	if (sscanf(p, "%llu.%llu:", &sec, &usec) != 2)
+		return -1;
+	return (long long)(sec * 1000000000ull + usec * 1000ull);
+}
+
+/* The sched_switch and sched_waking lines of a text capture, in order. */
+static struct sched_mark *read_sched_marks(const char *text, size_t *n)
+{
+	struct sched_mark *m = calloc(2 * tl_test_count(text, "\n") + 2, sizeof *m);
+	assert_non_null(m);
+	*n = 0;
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		char *copy = strndup(line, end ? (size_t)(end - line) : strlen(line));
+		const char *sw = strstr(copy, ": sched_switch: ");
+		const char *wk = strstr(copy, ": sched_waking: ");
+		unsigned prev, next, woken;
+		char state[8];
+		const char *p;
+		if (sw && (p = strstr(sw, " prev_pid=")) && sscanf(p, " prev_pid=%u", &prev) == 1 &&
+		    (p = strstr(sw, " prev_state=")) && sscanf(p, " prev_state=%7s", state) == 1 &&
+		    (p = strstr(sw, " next_pid=")) && sscanf(p, " next_pid=%u", &next) == 1) {
+			long long ts = line_ts(copy, sw);
+			int asleep = state[0] == 'S' || state[0] == 'D';
+			m[(*n)++] = (struct sched_mark){ts, prev, asleep};
+			m[(*n)++] = (struct sched_mark){ts, next, 0};
+		} else if (wk && (p = strstr(wk, " pid=")) && sscanf(p, " pid=%u", &woken) == 1) {
+			m[(*n)++] = (struct sched_mark){line_ts(copy, wk), woken, 0};
+		}
+		free(copy);
+		line = end ? end + 1 : NULL;
 	}
-	return best;
+	return m;
+}
+
+/* How deep ts lies inside a stretch where tid is known to sleep: from its
+ * leaving a CPU asleep to the next sign of it awake. 0 outside them. */
+static long long depth_asleep(const struct sched_mark *m, size_t n, unsigned tid, long long ts)
+{
+	long long since = -1;
+	for (size_t i = 0; i < n; i++) {
+		if (m[i].tid != tid)
+			continue;
+		if (m[i].ts > ts) {
+			if (since < 0)
+				return 0;
+			long long in = ts - since, left = m[i].ts - ts;
+			return in < left ? in : left;
+		}
+		since = m[i].asleep ? m[i].ts : -1;
+	}
+	return 0;
 }
 
 static int compare_long_long(const void *pa, const void *pb)
@@ -474,50 +530,80 @@ static int compare_long_long(const void *pa, const void *pb)
 
 /*
  * Checks that the command's own frames line up with the kernel's view of
- * the same run: each lies inside the capture, and its begin and end, read
- * by the thread while it ran, lie in a scheduling slice of that thread.
- * The main thread sleeps between frames, so a clock off by more than a few
- * microseconds puts begins (early) or ends (late) in the gaps. The measure
- * is the median distance of the begins and ends to their thread's nearest
- * scheduling slice, at most 2 us (the capture's text has microseconds):
- * a stretch where the capture lost the thread's switches moves a few
- * frames out, not the median.
+ * the same run, in a text capture: each lies inside the capture, and its
+ * begin and end, read by the thread while it ran, lie outside the
+ * stretches where the scheduler says the thread slept. The main thread
+ * sleeps between frames, so a clock off by more than a few microseconds
+ * puts begins (early) or ends (late) into those sleeps. The measure is the
+ * median depth of the begins and ends inside a sleep, at most 2 us (the
+ * text has microseconds).
+ *
+ * Sleeps, not scheduling slices: some kernels record a task leaving a CPU
+ * without the switch that put it there (the capture's "unseen" line), and
+ * a slice needs both; a sleep needs the switch out and the next waking,
+ * and a lost switch only shortens it.
  */
-static long long frames_median_distance(const char *trace)
+static long long frames_median_asleep(const struct run *run)
 {
-	size_t n;
-	struct read_slice *s = read_slices(trace, &n);
-	long long first = 0, last = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!s[i].ran)
-			continue;
-		first = !first || s[i].ts < first ? s[i].ts : first;
-		last = s[i].end > last ? s[i].end : last;
-	}
-	assert_true(first > 0);
-	long long *distances = calloc(2 * n + 1, sizeof *distances);
-	assert_non_null(distances);
-	size_t frames = 0, inside = 0;
+	size_t n, nmarks;
+	struct read_slice *s = read_slices(run->trace, &n);
+	struct sched_mark *m = read_sched_marks(run->text, &nmarks);
+	assert_true(nmarks > 0);
+	long long first = m[0].ts, last = m[nmarks - 1].ts;
+	long long *depths = calloc(2 * n + 1, sizeof *depths);
+	assert_non_null(depths);
+	size_t frames = 0, outside = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(s[i].name, "frame") != 0 || s[i].ran)
 			continue;
 		assert_true(s[i].ts >= first && s[i].end <= last);
-		distances[2 * frames] = distance_to_running(s, n, s[i].tid, s[i].ts);
-		distances[2 * frames + 1] = distance_to_running(s, n, s[i].tid, s[i].end);
-		inside += (distances[2 * frames] <= 2000) + (distances[2 * frames + 1] <= 2000);
+		depths[2 * frames] = depth_asleep(m, nmarks, s[i].tid, s[i].ts);
+		depths[2 * frames + 1] = depth_asleep(m, nmarks, s[i].tid, s[i].end);
+		outside += (depths[2 * frames] <= 2000) + (depths[2 * frames + 1] <= 2000);
 		frames++;
 	}
 	assert_true(frames >= 10);
-	qsort(distances, 2 * frames, sizeof *distances, compare_long_long);
-	long long median = distances[frames];
-	print_message("%zu of %zu frame begins and ends while their thread ran (2 us slack); "
-	              "median distance %lld ns\n",
-	              inside, 2 * frames, median);
-	free(distances);
+	qsort(depths, 2 * frames, sizeof *depths, compare_long_long);
+	long long median = depths[frames];
+	print_message("%zu of %zu frame begins and ends outside their thread's sleeps (2 us "
+	              "slack); median depth %lld ns, deepest %lld ns\n",
+	              outside, 2 * frames, median, depths[2 * frames - 1]);
+	free(depths);
+	free(m);
 	free(s);
 	return median;
 }
 
+/* The capture's "unseen" count (0 without the line) equals the switches
+ * of its text whose prev_pid is not the task the CPU's previous switch
+ * put there. */
+static void assert_unseen_switch_ins_counted(const struct run *run)
+{
+	unsigned long long said = 0, found = 0;
+	const char *line = strstr(run->summary, "  unseen     ");
+	if (line)
+		said = strtoull(line + 13, NULL, 10);
+	long long running[4096];
+	for (size_t i = 0; i < sizeof running / sizeof *running; i++)
+		running[i] = -1;
+	for (const char *l = run->text; l && *l;) {
+		const char *end = strchr(l, '\n');
+		const char *sw = strstr(l, ": sched_switch: ");
+		const char *cpu = strstr(l, ") [");
+		unsigned c, prev, next;
+		if (sw && (!end || sw < end) && cpu && cpu < sw && sscanf(cpu, ") [%u]", &c) == 1 &&
+		    c < sizeof running / sizeof *running && strstr(sw, " prev_pid=") &&
+		    sscanf(strstr(sw, " prev_pid="), " prev_pid=%u", &prev) == 1 &&
+		    strstr(sw, " next_pid=") &&
+		    sscanf(strstr(sw, " next_pid="), " next_pid=%u", &next) == 1) {
+			found += running[c] >= 0 && running[c] != (long long)prev;
+			running[c] = next;
+		}
+		l = end ? end + 1 : NULL;
+	}
+	print_message("%llu switch-ins unseen, %llu in the text\n", said, found);
+	assert_int_equal(said, found);
+}
 
 /* The product's own demo, captured by the product's own capture tool: the
  * capture's slices are the demo's frames and stages, on its threads. */
@@ -616,22 +702,19 @@ static void test_record_json_merges_the_commands_own_events(void **state)
 static void test_record_commands_own_events_line_up_with_the_scheduler(void **state)
 {
 	(void)state;
-	const struct run *run = capture_demo(&json_capture, "--format json", 1, 0);
+	const struct run *run = capture_demo(&text_capture, "", 0, 1);
 	assert_int_equal(run->status, 0);
-	long long best = frames_median_distance(run->trace);
-	/* A capture taken while the machine was very busy has been seen to
-	 * show a thread off the CPU for milliseconds while it wrote frames
-	 * (ASan builds, two captures at once on two cores): up to two more
-	 * captures are taken before the run fails. A clock that is off fails
-	 * them all. */
-	static struct demo_capture again[2];
-	for (int i = 0; i < 2 && best > 2000; i++) {
-		run = capture_demo(&again[i], "--format json", 1, 0);
-		assert_int_equal(run->status, 0);
-		long long median = frames_median_distance(run->trace);
-		best = median < best ? median : best;
-	}
-	assert_true(best <= 2000);
+	assert_true(frames_median_asleep(run) <= 2000);
+}
+
+/* The summary's "unseen" line counts exactly the switches of the capture
+ * that follow none putting their task on that CPU (0: no line). */
+static void test_record_counts_switch_ins_the_kernel_did_not_record(void **state)
+{
+	(void)state;
+	const struct run *run = capture_demo(&text_capture, "", 0, 1);
+	assert_int_equal(run->status, 0);
+	assert_unseen_switch_ins_counted(run);
 }
 
 /* With --app-recorder systrace the command writes markers, as before. */
@@ -705,24 +788,19 @@ static void test_record_mono_capture_moves_the_commands_own_events(void **state)
 		              "2.36 and a kernel with CONFIG_TIME_NS are needed)\n");
 		skip();
 	}
-	/* up to three captures, as in the test above: a busy machine, not a
-	 * clock that is off, can fail one */
-	long long best = -1;
-	for (int i = 0; i < 3 && (best < 0 || best > 2000); i++) {
-		char args[1024];
-		snprintf(args, sizeof args,
-		         "--clock mono --format json -- unshare --time --boottime 1000 --fork '%s' "
-		         "demo --seconds 0.3 -o '%s'",
-		         cli, tl_test_path("record-demo-own", ".json"));
-		struct run run;
-		record(&run, args);
-		int ok = run.status == 0 && run.text && strstr(run.text, "\"clock\":\"mono\"");
-		long long median = ok ? frames_median_distance(run.trace) : -1;
-		run_free(&run);
-		assert_true(ok);
-		best = best < 0 || median < best ? median : best;
-	}
-	assert_true(best <= 2000);
+	char args[1024];
+	snprintf(args, sizeof args,
+	         "--clock mono -- unshare --time --boottime 1000 --fork '%s' demo --seconds 0.3 "
+	         "-o '%s'",
+	         cli, tl_test_path("record-demo-own", ".json"));
+	struct run run;
+	record(&run, args);
+	assert_int_equal(run.status, 0);
+	assert_non_null(run.text);
+	assert_non_null(strstr(run.text, "clock=mono"));
+	long long median = frames_median_asleep(&run);
+	run_free(&run);
+	assert_true(median <= 2000);
 }
 
 /* A command whose file recorder rotates (TIMELINE_FILE_MAX_KB in its
@@ -883,6 +961,7 @@ int main(void)
 	    cmocka_unit_test(test_record_text_shows_each_event_of_the_command_once),
 	    cmocka_unit_test(test_record_perfetto_merges_the_commands_own_events),
 	    cmocka_unit_test(test_record_commands_own_events_line_up_with_the_scheduler),
+	    cmocka_unit_test(test_record_counts_switch_ins_the_kernel_did_not_record),
 	    cmocka_unit_test(test_record_mono_capture_moves_the_commands_own_events),
 	    cmocka_unit_test(test_record_merges_the_rotation_of_the_commands_file),
 	    cmocka_unit_test(test_record_says_what_was_cut_of_the_commands_file),

@@ -478,6 +478,21 @@ static void print_summary(struct record_session *session, const struct record_ar
 	fputs(sep[0] == ',' ? ")\n" : "\n", stderr);
 	fprintf(stderr, "  sched      %llu sched_switch, %llu sched_waking\n",
 	        (unsigned long long)c.sched_switch, (unsigned long long)c.sched_waking);
+	if (c.unseen_switch_ins) {
+		fprintf(stderr, "  unseen     %llu switch-ins",
+		        (unsigned long long)c.unseen_switch_ins);
+		sep = " (";
+		for (int i = 0; i < record_session_cpus(session); i++) {
+			uint64_t n = record_session_unseen_switch_ins_on(session, i);
+			if (!n)
+				continue;
+			fprintf(stderr, "%scpu%d %llu", sep, i, (unsigned long long)n);
+			sep = ", ";
+		}
+		fputs("): the kernel recorded a task leaving a CPU without the "
+		      "sched_switch that put it there; those runs have no CPU slice\n",
+		      stderr);
+	}
 	fprintf(stderr, "  others     %llu\n", (unsigned long long)c.others);
 	fprintf(stderr, "  processes  %llu\n", (unsigned long long)c.processes);
 	fprintf(stderr, "  missed     %llu", (unsigned long long)c.missed);

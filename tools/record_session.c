@@ -65,6 +65,11 @@ struct record_cpu {
 	uint64_t missed; /* from the sub-buffer headers */
 	int missed_unknown;
 	uint64_t kernel_lost; /* from per_cpu/cpuN/stats at the end */
+	/* The task the last sched_switch read on this CPU put on it (-1:
+	 * none read yet), and the switches since whose prev_pid was another:
+	 * the kernel did not record the switch that put that task there. */
+	int64_t running;
+	uint64_t unseen_switch_ins;
 };
 
 struct record_session {
@@ -372,6 +377,7 @@ static int open_cpus(struct record_session *s, char *err, size_t errlen)
 			continue;
 		struct record_cpu *c = &s->cpus[s->ncpus];
 		c->cpu = cpu;
+		c->running = -1;
 		c->fd = tracefs_instance_file_open(s->instance, file, O_RDONLY | O_NONBLOCK);
 		if (c->fd < 0) {
 			int e = errno ? errno : EIO;
@@ -643,6 +649,12 @@ static int keep_event(struct record_session *s, struct record_cpu *c, struct tep
 			comm = field_str(event, "next_comm", rec, &max);
 			task_set_comm(s, field_int(event, "next_pid", rec), comm, max);
 			s->counts.sched_switch++;
+			int64_t prev = field_int(event, "prev_pid", rec);
+			if (c->running >= 0 && prev != c->running) {
+				c->unseen_switch_ins++;
+				s->counts.unseen_switch_ins++;
+			}
+			c->running = field_int(event, "next_pid", rec);
 		} else if (event == s->waking_event) {
 			size_t max = 0;
 			const char *comm = field_str(event, "comm", rec, &max);
@@ -843,6 +855,11 @@ void record_session_counts(const struct record_session *s, struct record_counts 
 int record_session_cpus(const struct record_session *s)
 {
 	return s->ncpus;
+}
+
+uint64_t record_session_unseen_switch_ins_on(const struct record_session *s, int index)
+{
+	return s->cpus[index].unseen_switch_ins;
 }
 
 uint64_t record_session_missed_on(const struct record_session *s, int index)

@@ -50,6 +50,11 @@ struct record_counts {
 	uint64_t markers_other; /* trace_marker writes without a known phase */
 	uint64_t sched_switch;
 	uint64_t sched_waking;
+	/* sched_switch events whose prev_pid is not the task the CPU's
+	 * previous sched_switch put there: the kernel recorded neither a
+	 * missed-events count nor the switch in between (some kernels drop
+	 * the switch out of idle), so that run has no CPU slice */
+	uint64_t unseen_switch_ins;
 	uint64_t others;     /* the -e events */
 	uint64_t missed;     /* lost in the kernel buffers, all CPUs */
 	uint64_t processes;  /* distinct known tgids with events (0 excluded) */
@@ -101,6 +106,7 @@ void record_session_counts(const struct record_session *session, struct record_c
 /* Number of CPUs read, and the events missed on one of them. */
 int record_session_cpus(const struct record_session *session);
 uint64_t record_session_missed_on(const struct record_session *session, int cpu);
+uint64_t record_session_unseen_switch_ins_on(const struct record_session *session, int cpu);
 
 /*
  * Writes every event kept, sorted by timestamp across CPUs, as ftrace text
