@@ -42,9 +42,9 @@
 /* --check: the sizes read (MiB), and the bounds of check_bound. */
 #define CHECK_JSON_MB 4
 #define CHECK_FTRACE_MB 8
-#define CHECK_JSON_IMPORT 4.0
-#define CHECK_JSON_MODEL 4.0
-#define CHECK_JSON_CONVERT 4.0
+#define CHECK_JSON_IMPORT 2.4
+#define CHECK_JSON_MODEL 2.4
+#define CHECK_JSON_CONVERT 2.4
 #define CHECK_FTRACE_IMPORT 0.8
 #define CHECK_FTRACE_MODEL 1.1
 #define CHECK_FTRACE_CONVERT 1.2

@@ -252,7 +252,17 @@ typedef struct parser {
 	size_t line_pos, line_no; /* line_no is the line of byte line_pos */
 	int mapped;               /* s is a private file mapping (tl_json_read_mapped) */
 	size_t released;          /* bytes of s given back so far (a page multiple) */
+	size_t events_seen;       /* events appended so far: the next one's order */
+	/* tl_json_scan: each event is handed to on_event, then forgotten */
+	tl_json_event_fn on_event;
+	void *ctx;
+	int hook_rc;          /* on_event's refusal, returned by the scan */
+	size_t since_release; /* events since the strings were last freed */
 } parser;
+
+/* A scan frees the strings of the events it handed on every so many events
+ * (what they point to is the hook's to copy). */
+#define SCAN_STRINGS_EVENTS 4096
 
 /* How much of a mapped input the parser passes before giving it back. */
 #define RELEASE_STEP ((size_t)1 << 20)
@@ -877,6 +887,27 @@ static int read_event_member(parser *p, tl_json_event *ev)
 	return P_OK;
 }
 
+#define P_HOOK -4 /* on_event refused the event: p->hook_rc says why */
+
+/* A scan's event, read whole from s[start..p->pos): handed to the hook,
+ * then forgotten, and the strings of the last events with it now and then
+ * (never those of a systemTraceEvents text the trace holds). */
+static int hand_on(parser *p, const tl_json_event *ev, size_t start)
+{
+	int rc = p->on_event(p->ctx, p->t, ev, start, p->pos - start);
+	p->t->nevents = 0;
+	p->t->nargs = 0;
+	if (rc) {
+		p->hook_rc = rc;
+		return P_HOOK;
+	}
+	if (++p->since_release >= SCAN_STRINGS_EVENTS && !p->t->has_system_text) {
+		tl_str_arena_free(&p->t->strings);
+		p->since_release = 0;
+	}
+	return P_OK;
+}
+
 /* An event object at p->pos; appended when complete and not empty. */
 static int read_event(parser *p)
 {
@@ -920,13 +951,12 @@ static int read_event(parser *p)
 	tl_json_event *slot = tl_json_trace_add_event(p->t);
 	if (!slot)
 		return P_NOMEM;
-	size_t order = slot->order;
 	*slot = ev;
-	slot->order = order;
+	slot->order = p->events_seen++;
 	slot->line = line_at(p, start);
 	slot->first_arg = args_before;
 	slot->nargs = p->t->nargs - args_before;
-	return P_OK;
+	return p->on_event ? hand_on(p, slot, start) : P_OK;
 }
 
 /* The traceEvents array (or the bare array) at p->pos. */
@@ -1115,33 +1145,35 @@ int tl_json_sniff(const char *data, size_t len)
 	return i < len && data[i] == '"';
 }
 
-static int json_read(const char *data, size_t len, int mapped, tl_json_trace *out,
-                     tl_read_error *err)
+static int json_read(parser *p)
 {
+	const char *data = p->s;
+	size_t len = p->len;
+	tl_json_trace *out = p->t;
+	tl_read_error *err = p->err;
 	memset(out, 0, sizeof *out);
-	parser p = {.s = data, .len = len, .t = out, .err = err, .line_no = 1, .mapped = mapped};
 	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
-		p.pos = 3;
+		p->pos = 3;
 
 	int rc;
-	int c = peek(&p);
+	int c = peek(p);
 	if (c == '[') {
 		out->bare_array = 1;
-		rc = read_event_array(&p);
+		rc = read_event_array(p);
 		if (rc == P_EOF) {
 			out->truncated = 1;
 			rc = P_OK;
 		}
 	} else if (c == '{') {
-		rc = read_top_object(&p);
+		rc = read_top_object(p);
 		if (rc == P_EOF)
-			rc = fail(&p, len,
+			rc = fail(p, len,
 			          "JSON trace file is incomplete (ends inside the top object)");
 	} else {
-		rc = fail(&p, p.pos, "not a JSON trace: expected '{' or '['");
+		rc = fail(p, p->pos, "not a JSON trace: expected '{' or '['");
 	}
-	free(p.scratch);
-	free(p.key);
+	free(p->scratch);
+	free(p->key);
 	if (rc == P_OK)
 		return 0;
 	tl_json_trace_free(out);
@@ -1150,15 +1182,49 @@ static int json_read(const char *data, size_t len, int mapped, tl_json_trace *ou
 			snprintf(err->message, sizeof err->message, "out of memory");
 		return -ENOMEM;
 	}
-	return -EINVAL;
+	return rc == P_HOOK ? p->hook_rc : -EINVAL;
 }
 
 int tl_json_read(const char *data, size_t len, tl_json_trace *out, tl_read_error *err)
 {
-	return json_read(data, len, 0, out, err);
+	parser p = {.s = data, .len = len, .t = out, .err = err, .line_no = 1};
+	return json_read(&p);
 }
 
 int tl_json_read_mapped(const char *data, size_t len, tl_json_trace *out, tl_read_error *err)
 {
-	return json_read(data, len, 1, out, err);
+	parser p = {.s = data, .len = len, .t = out, .err = err, .line_no = 1, .mapped = 1};
+	return json_read(&p);
+}
+
+int tl_json_scan(const char *data, size_t len, int mapped, tl_json_event_fn on_event, void *ctx,
+                 tl_json_trace *out, tl_read_error *err)
+{
+	parser p = {.s = data,
+	            .len = len,
+	            .t = out,
+	            .err = err,
+	            .line_no = 1,
+	            .mapped = mapped,
+	            .on_event = on_event,
+	            .ctx = ctx};
+	return json_read(&p);
+}
+
+int tl_json_read_event(const char *data, size_t len, tl_json_trace *out)
+{
+	parser p = {.s = data, .len = len, .t = out, .line_no = 1, .events_seen = out->nevents};
+	size_t events = out->nevents, args = out->nargs;
+	uint64_t empty = out->empty_events;
+	int rc = peek(&p) == '{' ? read_event(&p) : P_ERROR;
+	if (rc == P_OK && peek(&p) >= 0)
+		rc = P_ERROR; /* bytes after the event */
+	free(p.scratch);
+	free(p.key);
+	if (rc == P_OK && out->nevents == events + 1)
+		return 0;
+	out->nevents = events;
+	out->nargs = args;
+	out->empty_events = empty;
+	return rc == P_NOMEM ? -ENOMEM : -EINVAL;
 }

@@ -146,6 +146,37 @@ int tl_json_read(const char *data, size_t len, tl_json_trace *out, tl_read_error
  */
 int tl_json_read_mapped(const char *data, size_t len, tl_json_trace *out, tl_read_error *err);
 
+/*
+ * What tl_json_scan hands on: one event of the trace, read whole from
+ * data[offset..offset + len) (its object, braces included), with its args
+ * in trace->args. What it points to (strings, args) is gone once the hook
+ * returns: copy what is kept. Returns 0 to go on, or a negative errno that
+ * stops the scan, which then returns it.
+ */
+typedef int (*tl_json_event_fn)(void *ctx, const tl_json_trace *trace, const tl_json_event *event,
+                                size_t offset, size_t len);
+
+/*
+ * tl_json_read that keeps no event: each is handed to on_event as soon as
+ * it is read (in file order, its order counting every event before it),
+ * then forgotten, so that memory is one event, not the trace. *out holds
+ * the rest of the trace afterwards (clock, metadata, empty events, the
+ * systemTraceEvents text, truncated), with no events or args; free it with
+ * tl_json_trace_free. mapped: data is a file mapping to give back as it is
+ * read (tl_json_read_mapped). Errors are tl_json_read's, with their lines,
+ * or the hook's.
+ */
+int tl_json_scan(const char *data, size_t len, int mapped, tl_json_event_fn on_event, void *ctx,
+                 tl_json_trace *out, tl_read_error *err);
+
+/*
+ * Reads the one event object data[0..len) (as tl_json_scan gave its place)
+ * and appends it to out, its order being out's event count before the
+ * call. 0, -ENOMEM, or -EINVAL when the bytes are not one non-empty event
+ * (out unchanged). A second reading of what a scan read whole.
+ */
+int tl_json_read_event(const char *data, size_t len, tl_json_trace *out);
+
 /* Appends a zeroed event (order set, first_arg = current nargs) to build a
  * trace by hand; NULL on ENOMEM. Earlier event pointers may move. */
 tl_json_event *tl_json_trace_add_event(tl_json_trace *trace);

@@ -1945,6 +1945,7 @@ typedef struct file_bytes {
 	char *data;
 	size_t len;
 	size_t map_len; /* 0: data is malloc'd */
+	int fd;         /* a mapped file's, open until unload_file; else -1 */
 } file_bytes;
 
 #define TL_MAP_MIN_BYTES ((size_t)1 << 20)
@@ -1955,6 +1956,7 @@ static char *read_whole_file(const char *path, size_t *len);
 static int load_file(const char *path, file_bytes *fb)
 {
 	memset(fb, 0, sizeof *fb);
+	fb->fd = -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		struct stat st;
@@ -1973,7 +1975,7 @@ static int load_file(const char *path, file_bytes *fb)
 			    mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			if (area != MAP_FAILED &&
 			    mmap(area, len, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == area) {
-				close(fd);
+				fb->fd = fd;
 				fb->data = area;
 				fb->len = len;
 				fb->map_len = map_len;
@@ -1994,7 +1996,10 @@ static void unload_file(file_bytes *fb)
 		munmap(fb->data, fb->map_len);
 	else
 		free(fb->data);
+	if (fb->fd >= 0)
+		close(fb->fd);
 	memset(fb, 0, sizeof *fb);
+	fb->fd = -1;
 }
 
 static char *read_whole_file(const char *path, size_t *len)
@@ -2167,6 +2172,176 @@ static int stream_ftrace_file(const char *path, tl_import *out)
 	return rc;
 }
 
+/*
+ * A JSON trace read in two passes, so that memory is the import and 32
+ * bytes per event, not the file and its parsed events (over 3 times the
+ * file): the first pass reads every event (tl_json_scan), imports the
+ * metadata events at once, as tl_import_build does before any other, and
+ * keeps of every other event where it lies and what orders it; the second
+ * reads the events again, one at a time, in the importer's order
+ * (compare_work's). The result is tl_import_build's. A trace with a
+ * systemTraceEvents text, whose lines are merged with the events, is read
+ * whole instead (STREAM_WHOLE, nothing kept), and so is one with an event
+ * of 1 GiB or more or over 2^32 events.
+ */
+#define STREAM_WHOLE 3
+
+typedef struct json_place {
+	int64_t ts;
+	int64_t dur;
+	uint64_t offset;
+	uint32_t len_cls; /* the event's length << 2 | its ORDER_ class */
+	uint32_t order;
+} json_place;
+
+#define PLACE_LEN_MAX (((uint32_t)1 << 30) - 1)
+
+typedef struct json_stream {
+	importer *im;
+	json_place *places;
+	size_t nplaces, cap;
+	int any_complete;
+	int whole; /* an event the index cannot hold: read the file whole */
+} json_stream;
+
+static int place_event(void *ctx, const tl_json_trace *json, const tl_json_event *e, size_t offset,
+                       size_t len)
+{
+	json_stream *js = ctx;
+	importer *im = js->im;
+	if (e->ph == 'M') {
+		import_json_metadata(im, json, e);
+		return im->nomem ? -ENOMEM : 0;
+	}
+	if (!e->ph) {
+		stat_add(im, TL_STAT_JSON_MISSING_PHASE);
+		return 0;
+	}
+	if (!(e->has & TL_JSON_HAS_TS)) {
+		stat_add(im, TL_STAT_JSON_MISSING_TS);
+		return 0;
+	}
+	if (len > PLACE_LEN_MAX || e->order > UINT32_MAX) {
+		js->whole = 1;
+		return -E2BIG;
+	}
+	if (js->nplaces == js->cap) {
+		size_t cap = js->cap ? js->cap * 2 : 1024;
+		json_place *grown = cap <= SIZE_MAX / sizeof *grown
+		                        ? realloc(js->places, cap * sizeof *grown)
+		                        : NULL;
+		if (!grown)
+			return -ENOMEM;
+		js->places = grown;
+		js->cap = cap;
+	}
+	int cls = e->ph == 'E' ? ORDER_END : e->ph == 'X' ? ORDER_COMPLETE : ORDER_OTHER;
+	js->any_complete |= e->ph == 'X';
+	js->places[js->nplaces++] = (json_place){.ts = e->ts,
+	                                         .dur = e->dur,
+	                                         .offset = offset,
+	                                         .len_cls = (uint32_t)len << 2 | (uint32_t)cls,
+	                                         .order = (uint32_t)e->order};
+	return 0;
+}
+
+static int compare_place(const void *pa, const void *pb)
+{
+	const json_place *a = pa, *b = pb;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	int ca = (int)(a->len_cls & 3), cb = (int)(b->len_cls & 3);
+	if (ca != cb)
+		return ca < cb ? -1 : 1;
+	if (ca == ORDER_COMPLETE && a->dur != b->dur)
+		return a->dur > b->dur ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* The second pass: each placed event read again and imported, in order.
+ * From the file (fd) when its mapping was given back, else from data. */
+static int import_places(importer *im, const json_stream *js, const file_bytes *file,
+                         tl_read_error *err)
+{
+	tl_json_trace one = {0};
+	char *buf = NULL;
+	size_t buf_cap = 0;
+	int rc = 0;
+	for (size_t i = 0; i < js->nplaces && rc == 0 && !im->nomem; i++) {
+		const json_place *place = &js->places[i];
+		size_t len = place->len_cls >> 2;
+		const char *bytes = file->data + place->offset;
+		if (file->map_len) {
+			if (len > buf_cap) {
+				char *grown = realloc(buf, len);
+				if (!grown) {
+					rc = -ENOMEM;
+					break;
+				}
+				buf = grown;
+				buf_cap = len;
+			}
+			ssize_t got = pread(file->fd, buf, len, (off_t)place->offset);
+			bytes = buf;
+			if (got != (ssize_t)len)
+				rc = -EIO;
+		}
+		if (rc == 0 && (rc = tl_json_read_event(bytes, len, &one)) == -EINVAL)
+			rc = -EIO;
+		if (rc == -EIO)
+			snprintf(err->message, sizeof err->message,
+			         "the file changed while it was read (the event at byte %llu)",
+			         (unsigned long long)place->offset);
+		if (rc)
+			break;
+		import_json_event(im, &one, &one.events[0]);
+		one.nevents = 0;
+		one.nargs = 0;
+		if (i % 4096 == 4095)
+			tl_str_arena_free(&one.strings);
+	}
+	free(buf);
+	tl_json_trace_free(&one);
+	return rc;
+}
+
+static int stream_json(file_bytes *file, tl_import *out, tl_read_error *err)
+{
+	importer im;
+	json_stream js = {.im = &im};
+	tl_json_trace json;
+	int rc = importer_start(&im, out);
+	if (rc == 0)
+		rc = tl_json_scan(file->data, file->len, file->map_len != 0, place_event, &js,
+		                  &json, err);
+	if (rc == -E2BIG && js.whole) {
+		rc = STREAM_WHOLE;
+	} else if (rc == 0 && json.has_system_text) {
+		rc = STREAM_WHOLE;
+		tl_json_trace_free(&json);
+	} else if (rc == 0) {
+		out->clock = json.clock;
+		if (json.clock)
+			out->clock_values = json.clock_values;
+		out->stats[TL_STAT_JSON_EMPTY_EVENT] += json.empty_events;
+		out->stats[TL_STAT_JSON_DISPLAY_TIME_UNIT] += json.display_time_unit;
+		tl_json_trace_free(&json);
+		if (!js.any_complete) {
+			for (size_t i = 0; i < js.nplaces; i++)
+				js.places[i].len_cls = (js.places[i].len_cls & ~3u) | ORDER_OTHER;
+		}
+		if (js.nplaces > 1)
+			qsort(js.places, js.nplaces, sizeof *js.places, compare_place);
+		rc = import_places(&im, &js, file, err);
+	}
+	free(js.places);
+	if (rc == STREAM_WHOLE) {
+		importer_finish(&im, -ECANCELED); /* frees what the first pass imported */
+		return STREAM_WHOLE;
+	}
+	return importer_finish(&im, rc);
+}
+
 int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
                         tl_read_error *err)
 {
@@ -2192,6 +2367,9 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 		*format = kind;
 	switch (kind) {
 	case TL_TRACE_FORMAT_JSON: {
+		rc = stream_json(&file, out, err);
+		if (rc != STREAM_WHOLE)
+			break;
 		tl_json_trace json;
 		/* A mapped file is given back as it is read. */
 		rc = file.map_len ? tl_json_read_mapped(data, len, &json, err)

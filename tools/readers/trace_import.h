@@ -246,10 +246,14 @@ tl_trace_format tl_trace_format_sniff(const char *data, size_t len);
  *
  * ftrace text in a regular file is read a chunk at a time and imported as
  * it is read, so memory is the import, not the file, when its markers come
- * in time order (a kernel's trace does); otherwise, and for every other
- * format, the file is read whole: a regular file of 1 MiB or more is
- * mapped, and a JSON trace's pages are given back as they are parsed
- * (tl_json_read_mapped), before the import, which is then the peak.
+ * in time order (a kernel's trace does). A JSON trace is read twice: once
+ * through, keeping 32 bytes per event (where it lies and what orders it),
+ * then event by event in the importer's order, so memory is the import and
+ * that index, not the file and its parsed events; a JSON file of 1 MiB or
+ * more is mapped for the first pass, its pages given back as they are
+ * parsed, and read with pread in the second. A JSON trace with a
+ * systemTraceEvents text, ftrace text whose markers go back in time, and
+ * every other format are read whole.
  */
 int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
                         tl_read_error *err);
