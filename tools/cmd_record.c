@@ -445,6 +445,20 @@ static int record_loop(struct record_session *session, const struct record_args 
 	}
 }
 
+/* " (cpuN count, ...": the CPUs whose count is not 0, for a summary line. */
+static void print_per_cpu(const struct record_session *session,
+                          uint64_t (*count_on)(const struct record_session *, int))
+{
+	const char *sep = " (";
+	for (int i = 0; i < record_session_cpus(session); i++) {
+		uint64_t n = count_on(session, i);
+		if (!n)
+			continue;
+		fprintf(stderr, "%scpu%d %llu", sep, i, (unsigned long long)n);
+		sep = ", ";
+	}
+}
+
 static void print_summary(struct record_session *session, const struct record_args *args,
                           const char *path, const char *format_label, uint64_t size,
                           int64_t elapsed_ns, const struct record_child *child, bool stopped)
@@ -481,14 +495,7 @@ static void print_summary(struct record_session *session, const struct record_ar
 	if (c.unseen_switch_ins) {
 		fprintf(stderr, "  unseen     %llu switch-ins",
 		        (unsigned long long)c.unseen_switch_ins);
-		sep = " (";
-		for (int i = 0; i < record_session_cpus(session); i++) {
-			uint64_t n = record_session_unseen_switch_ins_on(session, i);
-			if (!n)
-				continue;
-			fprintf(stderr, "%scpu%d %llu", sep, i, (unsigned long long)n);
-			sep = ", ";
-		}
+		print_per_cpu(session, record_session_unseen_switch_ins_on);
 		fputs("): the kernel recorded a task leaving a CPU without the "
 		      "sched_switch that put it there; those runs have no CPU slice\n",
 		      stderr);
@@ -497,14 +504,7 @@ static void print_summary(struct record_session *session, const struct record_ar
 	fprintf(stderr, "  processes  %llu\n", (unsigned long long)c.processes);
 	fprintf(stderr, "  missed     %llu", (unsigned long long)c.missed);
 	if (c.missed) {
-		sep = " (";
-		for (int i = 0; i < record_session_cpus(session); i++) {
-			uint64_t m = record_session_missed_on(session, i);
-			if (!m)
-				continue;
-			fprintf(stderr, "%scpu%d %llu", sep, i, (unsigned long long)m);
-			sep = ", ";
-		}
+		print_per_cpu(session, record_session_missed_on);
 		fputs("): the kernel buffer overflowed; raise --buffer-kb or record fewer "
 		      "events",
 		      stderr);
