@@ -66,8 +66,9 @@ struct record_cpu {
 	int missed_unknown;
 	uint64_t kernel_lost; /* from per_cpu/cpuN/stats at the end */
 	/* The task the last sched_switch read on this CPU put on it (-1:
-	 * none read yet), and the switches since whose prev_pid was another:
-	 * the kernel did not record the switch that put that task there. */
+	 * none read yet, or events were missed since), and the switches whose
+	 * prev_pid was another: the kernel did not record the switch that put
+	 * that task there, and said nothing was missed. */
 	int64_t running;
 	uint64_t unseen_switch_ins;
 };
@@ -696,6 +697,8 @@ static int decode_page(struct record_session *s, struct record_cpu *c)
 		c->missed += (uint64_t)missed;
 	else if (missed < 0)
 		c->missed_unknown++; /* lost, but the kernel had no room to say how many */
+	if (missed != 0)
+		c->running = -1; /* a lost switch explains the next mismatch */
 
 	unsigned long long ts;
 	void *data = kbuffer_read_event(s->kbuf, &ts);

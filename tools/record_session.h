@@ -51,9 +51,10 @@ struct record_counts {
 	uint64_t sched_switch;
 	uint64_t sched_waking;
 	/* sched_switch events whose prev_pid is not the task the CPU's
-	 * previous sched_switch put there: the kernel recorded neither a
-	 * missed-events count nor the switch in between (some kernels drop
-	 * the switch out of idle), so that run has no CPU slice */
+	 * previous sched_switch put there, with no events missed on that CPU
+	 * in between: the kernel did not record the switch that put the task
+	 * there (some kernels drop the switch out of idle), so that run has
+	 * no CPU slice */
 	uint64_t unseen_switch_ins;
 	uint64_t others;     /* the -e events */
 	uint64_t missed;     /* lost in the kernel buffers, all CPUs */
