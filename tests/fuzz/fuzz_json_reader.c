@@ -1,13 +1,65 @@
 /* libFuzzer target: the Chrome JSON reader and the importer behind it, and
- * the model and exporters `timeline convert` runs on what they accept. */
+ * the model and exporters `timeline convert` runs on what they accept; and
+ * the two-pass reading of a file (tl_json_scan, then tl_json_read_event on
+ * the place of each event), which must accept what the whole read accepts
+ * and read every event again as the scan read it. */
 #include <fcntl.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "recorder/export/trace_model.h"
 #include "tools/readers/json_reader.h"
 #include "tools/readers/trace_import.h"
+
+static int same_string(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static int same_value(const tl_json_value *a, const tl_json_value *b)
+{
+	if (a->type != b->type)
+		return 0;
+	switch (a->type) {
+	case TL_JSON_BOOL:
+	case TL_JSON_INT:
+		return a->i == b->i;
+	case TL_JSON_DOUBLE:
+		return a->d == b->d || (isnan(a->d) && isnan(b->d));
+	case TL_JSON_STRING:
+		return same_string(a->s, b->s);
+	default:
+		return 1;
+	}
+}
+
+/* Reads the event at its place again and aborts unless it is the same. */
+static int read_again(void *ctx, const tl_json_trace *trace, const tl_json_event *e,
+                      size_t offset, size_t len)
+{
+	const char *data = ctx;
+	tl_json_trace again = {0};
+	if (tl_json_read_event(data + offset, len, &again) != 0)
+		abort();
+	const tl_json_event *r = &again.events[0];
+	if (r->ph != e->ph || r->ts != e->ts || r->dur != e->dur || r->has != e->has ||
+	    r->pid != e->pid || r->tid != e->tid || r->nargs != e->nargs ||
+	    !same_string(r->name, e->name) || !same_string(r->cat, e->cat) ||
+	    !same_value(&r->id, &e->id) || !same_value(&r->bind_id, &e->bind_id))
+		abort();
+	for (uint32_t i = 0; i < e->nargs; i++) {
+		const tl_json_arg *a = &trace->args[e->first_arg + i], *b = &again.args[i];
+		if (!same_string(a->key, b->key) || a->top_level != b->top_level ||
+		    !same_value(&a->value, &b->value))
+			abort();
+	}
+	tl_json_trace_free(&again);
+	return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -16,7 +68,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	tl_json_trace trace;
 	tl_read_error err;
-	if (tl_json_read((const char *)data, size, &trace, &err) != 0)
+	int whole = tl_json_read((const char *)data, size, &trace, &err);
+	tl_json_trace scanned;
+	int scan = tl_json_scan((const char *)data, size, 0, read_again, (void *)data, &scanned,
+	                        NULL);
+	if ((whole == 0) != (scan == 0))
+		abort();
+	if (scan == 0)
+		tl_json_trace_free(&scanned);
+	if (whole != 0)
 		return 0;
 	tl_import imp;
 	if (tl_import_build(NULL, &trace, &imp) == 0) {
