@@ -57,6 +57,10 @@ static char *whole_import(const char *path)
 	return text;
 }
 
+/* How the last file_import read its file, and how many runs it merged. */
+static tl_import_reading last_reading;
+static size_t last_runs;
+
 /* The import of the file as tl_import_read_file reads it, printed. */
 static char *file_import(const char *path)
 {
@@ -66,12 +70,16 @@ static char *file_import(const char *path)
 	if (tl_import_read_file(path, &imp, &format, &err))
 		fail_msg("%s: %zu:%zu: %s", path, err.line, err.column, err.message);
 	assert_int_equal(format, TL_TRACE_FORMAT_JSON);
+	last_reading = imp.reading;
+	last_runs = imp.json_runs;
 	char *text = printed(&imp);
 	tl_import_free(&imp);
 	return text;
 }
 
-static void assert_same_import(const char *path)
+/* The file's import is the whole read's, read the way said (runs: how
+ * many, 0 for any number). */
+static void assert_same_import_read_as(const char *path, tl_import_reading reading, size_t runs)
 {
 	char *whole = whole_import(path), *file = file_import(path);
 	if (strcmp(whole, file) != 0) {
@@ -85,6 +93,10 @@ static void assert_same_import(const char *path)
 	}
 	free(whole);
 	free(file);
+	print_message("%s: reading %d, %zu runs\n", path, (int)last_reading, last_runs);
+	assert_int_equal(last_reading, reading);
+	if (runs)
+		assert_int_equal(last_runs, runs);
 }
 
 static void write_file(const char *path, const char *text)
@@ -125,7 +137,11 @@ static void test_conformance_json_cases_import_the_same(void **state)
 		free(data);
 		if (!readable)
 			continue;
-		assert_same_import(path);
+		char *whole = whole_import(path), *file = file_import(path);
+		if (strcmp(whole, file) != 0)
+			fail_msg("%s: the file's import differs from the whole read's", path);
+		free(whole);
+		free(file);
 		cases++;
 	}
 	closedir(d);
@@ -135,67 +151,82 @@ static void test_conformance_json_cases_import_the_same(void **state)
 
 /*
  * A generated trace as the exporters write theirs, each thread's events
- * together: nested B/E with args, X slices (ties at one timestamp, of
- * several durations, with a B and an E), instants, counters, async slices
- * and flows, names repeated and not, the thread names at the end.
- * Returns its size.
+ * together, in time order (sorted): nested B/E with args, X slices (three
+ * at one timestamp, the longest first, as the importer takes them), an E
+ * and a B at one timestamp (the E first), instants, counters, async slices
+ * and flows, names repeated and not, the thread names and the metadata at
+ * the end. Unsorted, each frame's X come shortest first, its B before the
+ * E of the same timestamp and its async slice and flow after later events:
+ * the importer's order is then not the file's within a thread. Returns its
+ * size.
  */
-static size_t write_generated(const char *path, unsigned threads, unsigned frames, int with_x)
+static size_t write_generated(const char *path, unsigned threads, unsigned frames, int with_x,
+                              int sorted)
 {
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	fprintf(f, "{\"traceEvents\":[\n");
 	for (unsigned t = 0; t < threads; t++) {
-		unsigned tid = 100 + t;
+		unsigned tid = 100 + t, next = 100 + (t + 1) % threads;
 		for (unsigned i = 0; i < frames; i++) {
 			long long ts = 1000 + 10 * (long long)i;
+			char async[512] = "";
+			if (i % 4 == 0)
+				snprintf(
+				    async, sizeof async,
+				    "{\"ph\":\"b\",\"name\":\"load\",\"cat\":\"io\",\"id\":\"0x%"
+				    "x\","
+				    "\"pid\":7,\"tid\":%u,\"ts\":%lld},\n"
+				    "{\"ph\":\"s\",\"name\":\"job\",\"id\":%u,\"pid\":7,\"tid\":%u,"
+				    "\"ts\":%lld},\n",
+				    i, tid, ts + 2, t * 100000 + i, tid, ts + 3);
 			fprintf(
 			    f,
 			    "{\"ph\":\"B\",\"name\":\"frame\",\"cat\":\"gfx\",\"pid\":7,\"tid\":%u,"
 			    "\"ts\":%lld,\"args\":{\"n\":%u,\"label\":\"frame %u of %u\"}},\n",
 			    tid, ts, i, i, tid);
-			if (with_x) {
-				/* three X at one timestamp: the longest goes first */
-				for (int k = 1; k <= 3; k++)
-					fprintf(
-					    f,
-					    "{\"ph\":\"X\",\"name\":\"x%d\",\"pid\":7,\"tid\":%u,"
-					    "\"ts\":%lld,\"dur\":%d},\n",
-					    k, tid, ts + 1, k);
-			}
-			/* an E and a B at one timestamp: the E goes first when the
-			 * trace has an X, else file order */
+			for (int k = 1; with_x && k <= 3; k++)
+				fprintf(f,
+				        "{\"ph\":\"X\",\"name\":\"x%d\",\"pid\":7,\"tid\":%u,"
+				        "\"ts\":%lld,"
+				        "\"dur\":%d},\n",
+				        k, tid, ts + 1, sorted ? 4 - k : k);
+			if (sorted)
+				fputs(async, f);
+			const char *end = "{\"ph\":\"E\",\"pid\":7,\"tid\":%u,\"ts\":%lld},\n";
+			const char *begin = "{\"ph\":\"B\",\"name\":\"second\",\"pid\":7,\"tid\":%"
+			                    "u,\"ts\":%lld},\n";
 			fprintf(
 			    f,
-			    "{\"ph\":\"B\",\"name\":\"inner\",\"pid\":7,\"tid\":%u,\"ts\":%lld},\n"
-			    "{\"ph\":\"E\",\"pid\":7,\"tid\":%u,\"ts\":%lld},\n",
-			    tid, ts + 5, tid, ts + 5);
+			    "{\"ph\":\"B\",\"name\":\"inner\",\"pid\":7,\"tid\":%u,\"ts\":%lld},\n",
+			    tid, ts + 4);
+			fprintf(f, sorted ? end : begin, tid, ts + 5);
+			fprintf(f, sorted ? begin : end, tid, ts + 5);
+			fprintf(f, end, tid, ts + 6);
 			fprintf(f,
 			        "{\"ph\":\"i\",\"name\":\"vsync\",\"s\":\"t\",\"pid\":7,\"tid\":%u,"
 			        "\"ts\":%lld},\n"
 			        "{\"ph\":\"C\",\"name\":\"queue\",\"pid\":7,\"tid\":%u,\"ts\":%lld,"
 			        "\"args\":{\"depth\":%u}},\n",
 			        tid, ts + 6, tid, ts + 6, i % 5);
+			if (!sorted)
+				fputs(async, f);
 			if (i % 4 == 0)
-				fprintf(
-				    f,
-				    "{\"ph\":\"b\",\"name\":\"load\",\"cat\":\"io\",\"id\":\"0x%"
-				    "x\","
-				    "\"pid\":7,\"tid\":%u,\"ts\":%lld},\n"
-				    "{\"ph\":\"e\",\"name\":\"load\",\"cat\":\"io\",\"id\":\"0x%"
-				    "x\","
-				    "\"pid\":7,\"tid\":%u,\"ts\":%lld},\n"
-				    "{\"ph\":\"s\",\"name\":\"job\",\"id\":%u,\"pid\":7,\"tid\":%u,"
-				    "\"ts\":%lld},\n"
-				    "{\"ph\":\"f\",\"name\":\"job\",\"id\":%u,\"bp\":\"e\",\"pid\":"
-				    "7,"
-				    "\"tid\":%u,\"ts\":%lld},\n",
-				    i, tid, ts + 2, i, tid, ts + 30, t * 100000 + i, tid, ts + 3,
-				    t * 100000 + i, 100 + (t + 1) % threads, ts + 7);
+				fprintf(f,
+				        "{\"ph\":\"f\",\"name\":\"job\",\"id\":%u,\"bp\":\"e\","
+				        "\"pid\":7,"
+				        "\"tid\":%u,\"ts\":%lld},\n",
+				        t * 100000 + i, next, ts + 7);
 			fprintf(f,
 			        "{\"ph\":\"E\",\"pid\":7,\"tid\":%u,\"ts\":%lld,\"args\":{\"ok\":"
 			        "true}},\n",
 			        tid, ts + 8);
+			if (i % 4 == 0)
+				fprintf(f,
+				        "{\"ph\":\"e\",\"name\":\"load\",\"cat\":\"io\",\"id\":"
+				        "\"0x%x\","
+				        "\"pid\":7,\"tid\":%u,\"ts\":%lld},\n",
+				        i, tid, ts + 9);
 		}
 	}
 	for (unsigned t = 0; t < threads; t++)
@@ -218,9 +249,9 @@ static void test_small_file_imports_the_same(void **state)
 {
 	(void)state;
 	const char *path = tl_test_path("json-stream-small", ".json");
-	size_t size = write_generated(path, 3, 40, 1);
+	size_t size = write_generated(path, 3, 40, 1, 1);
 	assert_true(size < (1u << 20));
-	assert_same_import(path);
+	assert_same_import_read_as(path, TL_READING_JSON_RUNS, 3);
 }
 
 /* Over 1 MiB: mapped and given back as it is read, and the second pass
@@ -230,10 +261,10 @@ static void test_mapped_file_imports_the_same(void **state)
 {
 	(void)state;
 	const char *path = tl_test_path("json-stream-large", ".json");
-	size_t size = write_generated(path, 4, 2000, 1);
+	size_t size = write_generated(path, 4, 2000, 1, 1);
 	print_message("%zu bytes\n", size);
 	assert_true(size > (2u << 20));
-	assert_same_import(path);
+	assert_same_import_read_as(path, TL_READING_JSON_RUNS, 4);
 }
 
 /* Without any X, ties keep the file's order. */
@@ -241,8 +272,8 @@ static void test_trace_without_complete_events_imports_the_same(void **state)
 {
 	(void)state;
 	const char *path = tl_test_path("json-stream-no-x", ".json");
-	write_generated(path, 3, 2000, 0);
-	assert_same_import(path);
+	write_generated(path, 3, 2000, 0, 1);
+	assert_same_import_read_as(path, TL_READING_JSON_RUNS, 3);
 }
 
 /* A systemTraceEvents text is merged with the events: read whole. */
@@ -256,7 +287,7 @@ static void test_system_trace_text_imports_the_same(void **state)
 	           "\"systemTraceEvents\":\"# tracer: nop\\n"
 	           "  t-1 (1) [000] .... 0.000003: tracing_mark_write: B|1|b\\n"
 	           "  t-1 (1) [000] .... 0.000004: tracing_mark_write: E|1\\n\"}\n");
-	assert_same_import(path);
+	assert_same_import_read_as(path, TL_READING_WHOLE, 0);
 	char *file = file_import(path);
 	assert_non_null(strstr(file, "name=\"b\""));
 	free(file);
@@ -270,7 +301,90 @@ static void test_cut_bare_array_imports_the_same(void **state)
 	write_file(path, "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":3},\n"
 	                 "{\"ph\":\"i\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":1},\n"
 	                 "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,");
-	assert_same_import(path);
+	assert_same_import_read_as(path, TL_READING_JSON_RUNS, 2);
+}
+
+/* Each thread's events out of the importer's order: more runs than are
+ * merged, so the events are sorted through the index (in memory and
+ * mapped); and a few such threads, whose runs are merged. */
+static void test_threads_out_of_order_import_the_same(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("json-stream-unsorted", ".json");
+	write_generated(path, 3, 200, 1, 0);
+	assert_same_import_read_as(path, TL_READING_JSON_INDEX, 0);
+	const char *mapped = tl_test_path("json-stream-unsorted-mapped", ".json");
+	assert_true(write_generated(mapped, 4, 2000, 1, 0) > (1u << 20));
+	assert_same_import_read_as(mapped, TL_READING_JSON_INDEX, 0);
+	const char *few = tl_test_path("json-stream-unsorted-few", ".json");
+	write_generated(few, 2, 4, 1, 0);
+	assert_same_import_read_as(few, TL_READING_JSON_RUNS, 0);
+	const char *no_x = tl_test_path("json-stream-unsorted-no-x", ".json");
+	write_generated(no_x, 3, 2000, 0, 0);
+	assert_same_import_read_as(no_x, TL_READING_JSON_INDEX, 0);
+}
+
+/* Events that each go back in time: a run apiece, too many to merge, so
+ * the events are sorted through the index; mapped, and not. */
+static void write_backwards(const char *path, unsigned events, unsigned pad)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "[");
+	for (unsigned i = 0; i < events; i++)
+		fprintf(f,
+		        "%s{\"ph\":\"%c\",\"name\":\"e%u\",\"pid\":1,\"tid\":%u,\"ts\":%u,"
+		        "\"dur\":%u,\"args\":{\"pad\":\"%*s\"}}\n",
+		        i ? "," : "", i % 3 ? 'X' : 'i', i % 7, 1 + i % 5, events - i / 2, i % 4,
+		        (int)pad, "");
+	fprintf(f, "]\n");
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_events_in_no_order_are_sorted_through_the_index(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("json-stream-backwards", ".json");
+	write_backwards(path, 3000, 8);
+	assert_same_import_read_as(path, TL_READING_JSON_INDEX, 0);
+	const char *mapped = tl_test_path("json-stream-backwards-mapped", ".json");
+	write_backwards(mapped, 6000, 200);
+	assert_same_import_read_as(mapped, TL_READING_JSON_INDEX, 0);
+}
+
+/* Two traceEvents arrays: a run does not go from one to the other. */
+static void test_two_event_arrays_are_two_runs(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("json-stream-two-arrays", ".json");
+	write_file(path,
+	           "{\"traceEvents\":[{\"ph\":\"B\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1},\n"
+	           "{\"ph\":\"B\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":4}],\n"
+	           "\"traceEvents\":[{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":6},\n"
+	           "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":9}]}\n");
+	assert_same_import_read_as(path, TL_READING_JSON_RUNS, 2);
+}
+
+/* An event longer than a cursor's buffer (16 KiB), in a mapped file: the
+ * buffer grows to take it. */
+static void test_event_longer_than_a_buffer_is_read_whole(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("json-stream-long-event", ".json");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "[");
+	for (unsigned i = 0; i < 40; i++) {
+		unsigned pad = i % 8 == 3 ? 100000 : 30000;
+		fprintf(
+		    f,
+		    "%s{\"ph\":\"X\",\"name\":\"long\",\"pid\":1,\"tid\":%u,\"ts\":%u,\"dur\":1,"
+		    "\"args\":{\"text\":\"%*s\"}}\n",
+		    i ? "," : "", 1 + i / 20, 10 + i % 20, (int)pad, "x");
+	}
+	fprintf(f, "]\n");
+	assert_int_equal(fclose(f), 0);
+	assert_same_import_read_as(path, TL_READING_JSON_RUNS, 2);
 }
 
 /* A syntax error: the same line, column and reason as the whole read,
@@ -365,6 +479,10 @@ int main(void)
 	    cmocka_unit_test(test_trace_without_complete_events_imports_the_same),
 	    cmocka_unit_test(test_system_trace_text_imports_the_same),
 	    cmocka_unit_test(test_cut_bare_array_imports_the_same),
+	    cmocka_unit_test(test_threads_out_of_order_import_the_same),
+	    cmocka_unit_test(test_events_in_no_order_are_sorted_through_the_index),
+	    cmocka_unit_test(test_two_event_arrays_are_two_runs),
+	    cmocka_unit_test(test_event_longer_than_a_buffer_is_read_whole),
 	    cmocka_unit_test(test_syntax_error_is_reported_with_its_line),
 	    cmocka_unit_test(test_one_event_is_read_again),
 	    cmocka_unit_test(test_scan_hands_on_each_event_and_stops_when_told),

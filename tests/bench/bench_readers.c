@@ -42,9 +42,10 @@
 /* --check: the sizes read (MiB), and the bounds of check_bound. */
 #define CHECK_JSON_MB 4
 #define CHECK_FTRACE_MB 8
-#define CHECK_JSON_IMPORT 2.4
-#define CHECK_JSON_MODEL 2.4
-#define CHECK_JSON_CONVERT 2.4
+#define CHECK_JSON_IMPORT 2.3 /* each thread's events in time order: runs merged */
+#define CHECK_JSON_MODEL 2.3
+#define CHECK_JSON_CONVERT 2.3
+#define CHECK_JSON_MIXED 2.7 /* out of order: through the index, every row */
 #define CHECK_FTRACE_IMPORT 0.8
 #define CHECK_FTRACE_MODEL 1.1
 #define CHECK_FTRACE_CONVERT 1.2
@@ -108,10 +109,13 @@ static void out_printf(gen_out *out, const char *fmt, ...)
 
 /*
  * Chrome JSON as the exporters write it: one event per line, each thread's
- * events together (so the reader has to sort), with nested B/E slices, X
- * slices with args, instants, counters, async slices and flows.
+ * events together (so the reader has to merge them), in time order, with
+ * nested B/E slices, X slices with args, instants, counters, async slices
+ * and flows. Out of order (mixed), a thread's events are not in time
+ * order either, as some other writers leave them: its async slices and
+ * flows come after its frame's end (so the reader has to sort them).
  */
-static void write_json(gen_out *out, uint64_t target_bytes)
+static void write_json_events(gen_out *out, uint64_t target_bytes, int mixed)
 {
 	out_printf(out, "{\"traceEvents\":[\n");
 	for (unsigned t = 0; t < GEN_THREADS; t++)
@@ -126,6 +130,33 @@ static void write_json(gen_out *out, uint64_t target_bytes)
 		double ts = 1000.0 + t * 0.25;
 		for (uint64_t frame = 0; out->bytes - start < per_thread; frame++) {
 			const char *name = gen_names[frame % GEN_NAMES];
+			char async_begin[256] = "", async_end[256] = "", post[256] = "",
+			     receive[256] = "";
+			if (frame % 4 == 0) {
+				snprintf(async_begin, sizeof async_begin,
+				         "{\"ph\":\"b\",\"cat\":\"net\",\"name\":\"fetch\","
+				         "\"id2\":{\"local\":\"0x%llx\"},\"pid\":%lld,\"tid\":%lld,"
+				         "\"ts\":%.3f},\n",
+				         (unsigned long long)frame, pid, tid, ts + 1.5);
+				snprintf(async_end, sizeof async_end,
+				         "{\"ph\":\"e\",\"cat\":\"net\",\"name\":\"fetch\","
+				         "\"id2\":{\"local\":\"0x%llx\"},\"pid\":%lld,\"tid\":%lld,"
+				         "\"ts\":%.3f},\n",
+				         (unsigned long long)frame, pid, tid, ts + 7.5);
+			}
+			if (frame % 8 == 0) {
+				snprintf(
+				    post, sizeof post,
+				    "{\"ph\":\"X\",\"cat\":\"ipc\",\"name\":\"post\",\"pid\":%lld,"
+				    "\"tid\":%lld,\"ts\":%.3f,\"dur\":0.5,\"bind_id\":\"0x%x%llx\","
+				    "\"flow_out\":true},\n",
+				    pid, tid, ts + 6.0, t, (unsigned long long)frame);
+				snprintf(receive, sizeof receive,
+				         "{\"ph\":\"X\",\"cat\":\"ipc\",\"name\":\"receive\","
+				         "\"pid\":%lld,\"tid\":%lld,\"ts\":%.3f,\"dur\":0.5,"
+				         "\"bind_id\":\"0x%x%llx\",\"flow_in\":true},\n",
+				         pid, tid, ts + 8.0, t, (unsigned long long)frame);
+			}
 			out_printf(out,
 			           "{\"ph\":\"B\",\"cat\":\"gfx\",\"name\":\"%s\",\"pid\":%lld,"
 			           "\"tid\":%lld,\"ts\":%.3f,\"args\":{\"frame\":%llu}},\n",
@@ -136,6 +167,8 @@ static void write_json(gen_out *out, uint64_t target_bytes)
 			           "\"kind\":\"grid\",\"ratio\":0.75}},\n",
 			           gen_names[(frame + 1) % GEN_NAMES], pid, tid, ts + 1.0, 4.5,
 			           (unsigned long long)(frame % 97));
+			if (!mixed)
+				out_printf(out, "%s", async_begin);
 			out_printf(out,
 			           "{\"ph\":\"i\",\"cat\":\"input\",\"name\":\"vsync\",\"s\":\"t\","
 			           "\"pid\":%lld,\"tid\":%lld,\"ts\":%.3f},\n",
@@ -144,32 +177,14 @@ static void write_json(gen_out *out, uint64_t target_bytes)
 			           "{\"ph\":\"C\",\"name\":\"queue\",\"pid\":%lld,\"tid\":%lld,"
 			           "\"ts\":%.3f,\"args\":{\"depth\":%llu}},\n",
 			           pid, tid, ts + 3.0, (unsigned long long)(frame % 7));
-			if (frame % 4 == 0)
-				out_printf(
-				    out,
-				    "{\"ph\":\"b\",\"cat\":\"net\",\"name\":\"fetch\","
-				    "\"id2\":{\"local\":\"0x%llx\"},\"pid\":%lld,\"tid\":%lld,"
-				    "\"ts\":%.3f},\n"
-				    "{\"ph\":\"e\",\"cat\":\"net\",\"name\":\"fetch\","
-				    "\"id2\":{\"local\":\"0x%llx\"},\"pid\":%lld,\"tid\":%lld,"
-				    "\"ts\":%.3f},\n",
-				    (unsigned long long)frame, pid, tid, ts + 1.5,
-				    (unsigned long long)frame, pid, tid, ts + 7.5);
-			if (frame % 8 == 0)
-				out_printf(
-				    out,
-				    "{\"ph\":\"X\",\"cat\":\"ipc\",\"name\":\"post\",\"pid\":%lld,"
-				    "\"tid\":%lld,\"ts\":%.3f,\"dur\":0.5,\"bind_id\":\"0x%x%llx\","
-				    "\"flow_out\":true},\n"
-				    "{\"ph\":\"X\",\"cat\":\"ipc\",\"name\":\"receive\","
-				    "\"pid\":%lld,\"tid\":%lld,\"ts\":%.3f,\"dur\":0.5,"
-				    "\"bind_id\":\"0x%x%llx\",\"flow_in\":true},\n",
-				    pid, tid, ts + 6.0, t, (unsigned long long)frame, pid, tid,
-				    ts + 8.0, t, (unsigned long long)frame);
+			if (!mixed)
+				out_printf(out, "%s%s%s", post, async_end, receive);
 			out_printf(out,
 			           "{\"ph\":\"E\",\"cat\":\"gfx\",\"name\":\"%s\",\"pid\":%lld,"
 			           "\"tid\":%lld,\"ts\":%.3f},\n",
 			           name, pid, tid, ts + 9.0);
+			if (mixed)
+				out_printf(out, "%s%s%s%s", async_begin, async_end, post, receive);
 			ts += 16.667;
 		}
 	}
@@ -178,6 +193,16 @@ static void write_json(gen_out *out, uint64_t target_bytes)
 	           "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":%d,"
 	           "\"args\":{\"name\":\"bench\"}}\n]}\n",
 	           GEN_PID_A, GEN_PID_A);
+}
+
+static void write_json(gen_out *out, uint64_t target_bytes)
+{
+	write_json_events(out, target_bytes, 0);
+}
+
+static void write_json_mixed(gen_out *out, uint64_t target_bytes)
+{
+	write_json_events(out, target_bytes, 1);
 }
 
 /* One trace_marker line of thread t at time us (microseconds). */
@@ -392,7 +417,7 @@ static measure run_reader(const char *path, reader how)
 
 static void print_header(void)
 {
-	printf("%-7s %9s  %-18s %9s %9s %10s %8s %10s %12s\n", "format", "file MiB", "reader",
+	printf("%-10s %9s  %-18s %9s %9s %10s %8s %10s %12s\n", "format", "file MiB", "reader",
 	       "seconds", "MiB/s", "peak MiB", "x file", "x python", "items");
 }
 
@@ -400,7 +425,7 @@ static void print_row(const char *format, uint64_t bytes, reader how, const meas
                       double python_seconds)
 {
 	double mib = (double)bytes / MIB;
-	printf("%-7s %9.1f  %-18s ", format, mib, reader_names[how]);
+	printf("%-10s %9.1f  %-18s ", format, mib, reader_names[how]);
 	if (!m->ok) {
 		printf("%s\n", m->not_found ? "skipped: python3 not found" : "failed");
 		return;
@@ -432,8 +457,10 @@ static void print_row(const char *format, uint64_t bytes, reader how, const meas
  * holds the whole file more than once more, or memory that grows faster
  * than the file, goes over.
  */
-static double check_bound(int is_json, reader how)
+static double check_bound(int is_json, int mixed, reader how)
 {
+	if (mixed)
+		return CHECK_JSON_MIXED;
 	switch (how) {
 	case READ_IMPORT:
 		return is_json ? CHECK_JSON_IMPORT : CHECK_FTRACE_IMPORT;
@@ -445,12 +472,12 @@ static double check_bound(int is_json, reader how)
 }
 
 /* Whether m passes its --check bound; prints why not. */
-static int check_memory(const char *format, int is_json, reader how, uint64_t bytes,
+static int check_memory(const char *format, int is_json, int mixed, reader how, uint64_t bytes,
                         const measure *m)
 {
 	if (!m->ok || !m->start_rss_kb)
 		return 0;
-	double ratio = memory_per_byte(m, bytes), bound = check_bound(is_json, how);
+	double ratio = memory_per_byte(m, bytes), bound = check_bound(is_json, mixed, how);
 	if (ratio <= bound)
 		return 1;
 	fprintf(stderr,
@@ -531,8 +558,18 @@ int main(int argc, char **argv)
 	}
 	print_header();
 	int status = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		int is_json = pass == 0;
+	/* JSON as the exporters write it, JSON out of order (the same sizes),
+	 * ftrace text */
+	static const struct {
+		const char *format, *ext;
+		void (*gen)(gen_out *, uint64_t);
+	} inputs[] = {
+	    {"json", "json", write_json},
+	    {"json-mixed", "mixed.json", write_json_mixed},
+	    {"ftrace", "txt", write_ftrace},
+	};
+	for (size_t pass = 0; pass < sizeof inputs / sizeof *inputs; pass++) {
+		int is_json = inputs[pass].gen != write_ftrace;
 		int count = is_json ? njson : nftrace;
 		for (int i = 0; i < count; i++) {
 			double mb = is_json ? json_mb[i] : ftrace_mb[i];
@@ -540,14 +577,13 @@ int main(int argc, char **argv)
 				continue;
 			char path[4200];
 			snprintf(path, sizeof path, "%s/trace-%g.%s", workdir, mb,
-			         is_json ? "json" : "txt");
-			uint64_t bytes = generate(path, (uint64_t)(mb * MIB),
-			                          is_json ? write_json : write_ftrace);
+			         inputs[pass].ext);
+			uint64_t bytes = generate(path, (uint64_t)(mb * MIB), inputs[pass].gen);
 			if (!bytes) {
 				status = 1;
 				continue;
 			}
-			const char *format = is_json ? "json" : "ftrace";
+			const char *format = inputs[pass].format;
 			double python_seconds = 0;
 			if (is_json && python) {
 				measure m = run_reader(path, READ_PYTHON_JSON);
@@ -560,7 +596,10 @@ int main(int argc, char **argv)
 				if (!m.ok)
 					status = 1;
 				print_row(format, bytes, how, &m, python_seconds);
-				if (check && m.ok && !check_memory(format, is_json, how, bytes, &m))
+				if (check && m.ok &&
+				    !check_memory(format, is_json,
+				                  inputs[pass].gen == write_json_mixed, how, bytes,
+				                  &m))
 					status = 1;
 			}
 			if (!keep)

@@ -97,6 +97,25 @@ static char *arena_store(tl_str_arena *arena, const char *s, size_t len)
 	return dst;
 }
 
+void tl_str_arena_reset(tl_str_arena *arena)
+{
+	struct tl_str_chunk *head = arena->chunks;
+	if (!head || head->size != ARENA_CHUNK_BYTES) {
+		tl_str_arena_free(arena);
+		return;
+	}
+	struct tl_str_chunk *c = head->next;
+	while (c) {
+		struct tl_str_chunk *next = c->next;
+		free(c);
+		c = next;
+	}
+	head->next = NULL;
+	head->used = 0;
+	if (arena->recent)
+		memset(arena->recent, 0, sizeof *arena->recent);
+}
+
 void tl_str_arena_free(tl_str_arena *arena)
 {
 	struct tl_str_chunk *c = arena->chunks;
@@ -260,9 +279,9 @@ typedef struct parser {
 	size_t since_release; /* events since the strings were last freed */
 } parser;
 
-/* A scan frees the strings of the events it handed on every so many events
- * (what they point to is the hook's to copy). */
-#define SCAN_STRINGS_EVENTS 4096
+/* A scan forgets the strings of the events it handed on every so many
+ * events (what they point to is the hook's to copy). */
+#define SCAN_STRINGS_EVENTS 1024
 
 /* How much of a mapped input the parser passes before giving it back. */
 #define RELEASE_STEP ((size_t)1 << 20)
@@ -902,7 +921,7 @@ static int hand_on(parser *p, const tl_json_event *ev, size_t start)
 		return P_HOOK;
 	}
 	if (++p->since_release >= SCAN_STRINGS_EVENTS && !p->t->has_system_text) {
-		tl_str_arena_free(&p->t->strings);
+		tl_str_arena_reset(&p->t->strings);
 		p->since_release = 0;
 	}
 	return P_OK;
@@ -1209,6 +1228,29 @@ int tl_json_scan(const char *data, size_t len, int mapped, tl_json_event_fn on_e
 	            .on_event = on_event,
 	            .ctx = ctx};
 	return json_read(&p);
+}
+
+int tl_json_read_next_event(const char *data, size_t len, size_t *used, int *appended,
+                            tl_json_trace *out)
+{
+	parser p = {.s = data, .len = len, .t = out, .line_no = 1, .events_seen = out->nevents};
+	size_t events = out->nevents, args = out->nargs;
+	int c = peek(&p);
+	if (c == ',') {
+		p.pos++;
+		c = peek(&p);
+	}
+	int rc = c < 0 ? P_EOF : c == '{' ? read_event(&p) : P_ERROR;
+	free(p.scratch);
+	free(p.key);
+	if (rc == P_OK) {
+		*used = p.pos;
+		*appended = out->nevents > events;
+		return 0;
+	}
+	out->nevents = events;
+	out->nargs = args;
+	return rc == P_NOMEM ? -ENOMEM : rc == P_EOF ? -EAGAIN : -EINVAL;
 }
 
 int tl_json_read_event(const char *data, size_t len, tl_json_trace *out)

@@ -31,6 +31,10 @@ typedef struct tl_str_arena {
 const char *tl_str_arena_copy(tl_str_arena *arena, const char *s, size_t len);
 /* Frees every copy. Safe on a zeroed arena. */
 void tl_str_arena_free(tl_str_arena *arena);
+/* Forgets every copy but keeps the arena's first block of memory for the
+ * next ones: for a reader that copies the strings of an event at a time
+ * and moves on, without giving memory back and taking it again. */
+void tl_str_arena_reset(tl_str_arena *arena);
 
 typedef enum tl_json_type {
 	TL_JSON_NONE = 0, /* absent */
@@ -176,6 +180,18 @@ int tl_json_scan(const char *data, size_t len, int mapped, tl_json_event_fn on_e
  * (out unchanged). A second reading of what a scan read whole.
  */
 int tl_json_read_event(const char *data, size_t len, tl_json_trace *out);
+
+/*
+ * Reads the next event of a run of events that follow one another in an
+ * array, as a scan found them: data[0..len) starts at the event, or at the
+ * ',' before it (white space allowed before either). Returns 0 with *used
+ * the bytes read through its '}' and *appended 1 when the event was
+ * appended to out (0 for an empty {}), its order being out's event count
+ * before the call; -EAGAIN when data ends first (call again with more of
+ * the same bytes); -EINVAL when they are not an event; -ENOMEM.
+ */
+int tl_json_read_next_event(const char *data, size_t len, size_t *used, int *appended,
+                            tl_json_trace *out);
 
 /* Appends a zeroed event (order set, first_arg = current nargs) to build a
  * trace by hand; NULL on ENOMEM. Earlier event pointers may move. */

@@ -2173,18 +2173,31 @@ static int stream_ftrace_file(const char *path, tl_import *out)
 }
 
 /*
- * A JSON trace read in two passes, so that memory is the import and 32
- * bytes per event, not the file and its parsed events (over 3 times the
- * file): the first pass reads every event (tl_json_scan), imports the
- * metadata events at once, as tl_import_build does before any other, and
- * keeps of every other event where it lies and what orders it; the second
- * reads the events again, one at a time, in the importer's order
- * (compare_work's). The result is tl_import_build's. A trace with a
- * systemTraceEvents text, whose lines are merged with the events, is read
- * whole instead (STREAM_WHOLE, nothing kept), and so is one with an event
- * of 1 GiB or more or over 2^32 events.
+ * A JSON trace read in two passes, so that memory is the import and what
+ * is open, not the file and its parsed events (over 3 times the file).
+ *
+ * The first pass reads every event (tl_json_scan), imports the metadata
+ * events at once, as tl_import_build does before any other, and notes the
+ * runs: stretches of events that follow one another in one array, each in
+ * the importer's order after the one before (compare_place's: by time,
+ * then the ties' rules, then file order). The exporters write each
+ * thread's events together, in time order: a run per thread. It also
+ * keeps of every event 32 bytes (where it lies and what orders it), for a
+ * trace of too many runs.
+ *
+ * The second pass, for a trace of at most MERGE_RUNS_MAX runs, reads each
+ * run from its start with a cursor of its own and imports the events of
+ * all of them merged in that order: memory is a buffer and an event per
+ * run. Otherwise the places are sorted and each event is read again
+ * alone. The result is tl_import_build's either way.
+ *
+ * A trace with a systemTraceEvents text, whose lines are merged with the
+ * events, is read whole instead (STREAM_WHOLE, nothing kept), and so is
+ * one with an event of 1 GiB or more or over 2^32 events.
  */
 #define STREAM_WHOLE 3
+#define MERGE_RUNS_MAX 256
+#define CURSOR_BYTES ((size_t)16 << 10)
 
 typedef struct json_place {
 	int64_t ts;
@@ -2196,54 +2209,26 @@ typedef struct json_place {
 
 #define PLACE_LEN_MAX (((uint32_t)1 << 30) - 1)
 
+/* The bytes of a run's events in the file, and the order of its first. */
+typedef struct json_run {
+	uint64_t start, end;
+	uint32_t first_order;
+} json_run;
+
 typedef struct json_stream {
 	importer *im;
+	const char *data; /* the file's bytes (the first pass reads the gaps) */
 	json_place *places;
 	size_t nplaces, cap;
+	json_run runs[MERGE_RUNS_MAX];
+	size_t nruns;
+	int too_many_runs;
+	json_place last; /* the last event placed, while has_last */
+	int has_last;
+	uint64_t last_end; /* the end of the last event handed on */
 	int any_complete;
 	int whole; /* an event the index cannot hold: read the file whole */
 } json_stream;
-
-static int place_event(void *ctx, const tl_json_trace *json, const tl_json_event *e, size_t offset,
-                       size_t len)
-{
-	json_stream *js = ctx;
-	importer *im = js->im;
-	if (e->ph == 'M') {
-		import_json_metadata(im, json, e);
-		return im->nomem ? -ENOMEM : 0;
-	}
-	if (!e->ph) {
-		stat_add(im, TL_STAT_JSON_MISSING_PHASE);
-		return 0;
-	}
-	if (!(e->has & TL_JSON_HAS_TS)) {
-		stat_add(im, TL_STAT_JSON_MISSING_TS);
-		return 0;
-	}
-	if (len > PLACE_LEN_MAX || e->order > UINT32_MAX) {
-		js->whole = 1;
-		return -E2BIG;
-	}
-	if (js->nplaces == js->cap) {
-		size_t cap = js->cap ? js->cap * 2 : 1024;
-		json_place *grown = cap <= SIZE_MAX / sizeof *grown
-		                        ? realloc(js->places, cap * sizeof *grown)
-		                        : NULL;
-		if (!grown)
-			return -ENOMEM;
-		js->places = grown;
-		js->cap = cap;
-	}
-	int cls = e->ph == 'E' ? ORDER_END : e->ph == 'X' ? ORDER_COMPLETE : ORDER_OTHER;
-	js->any_complete |= e->ph == 'X';
-	js->places[js->nplaces++] = (json_place){.ts = e->ts,
-	                                         .dur = e->dur,
-	                                         .offset = offset,
-	                                         .len_cls = (uint32_t)len << 2 | (uint32_t)cls,
-	                                         .order = (uint32_t)e->order};
-	return 0;
-}
 
 static int compare_place(const void *pa, const void *pb)
 {
@@ -2258,8 +2243,134 @@ static int compare_place(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/* The second pass: each placed event read again and imported, in order.
- * From the file (fd) when its mapping was given back, else from data. */
+/* Whether data[from..to) is white space around one ',': the next element
+ * of the same array. */
+static int next_in_array(const char *data, uint64_t from, uint64_t to)
+{
+	int commas = 0;
+	for (uint64_t i = from; i < to; i++) {
+		char c = data[i];
+		if (c == ',')
+			commas++;
+		else if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+			return 0;
+	}
+	return commas == 1;
+}
+
+/* Extends the last run with the event data[offset..offset + len), or
+ * starts a run with it; placed: its place when it is imported in order
+ * (not a metadata event), else NULL. A new run starts at an event placed
+ * before the last one placed (compare_place, with the ties' rules of a
+ * trace with X events: a run in that order is also in the order of a
+ * trace without, its file order rising) or not next in the same array. */
+static void note_run(json_stream *js, const tl_json_event *e, uint64_t offset, size_t len,
+                     const json_place *placed)
+{
+	if (js->too_many_runs)
+		return;
+	int extends = js->nruns && next_in_array(js->data, js->last_end, offset) &&
+	              (!placed || !js->has_last || compare_place(&js->last, placed) <= 0);
+	if (!extends) {
+		if (js->nruns == MERGE_RUNS_MAX) {
+			js->too_many_runs = 1;
+			return;
+		}
+		js->runs[js->nruns++] = (json_run){offset, offset, (uint32_t)e->order};
+	}
+	js->runs[js->nruns - 1].end = offset + len;
+	js->last_end = offset + len;
+	if (placed) {
+		js->last = *placed;
+		js->has_last = 1;
+	}
+}
+
+static int event_class(const tl_json_event *e)
+{
+	return e->ph == 'E' ? ORDER_END : e->ph == 'X' ? ORDER_COMPLETE : ORDER_OTHER;
+}
+
+/* Whether the importer takes e in time order (not a metadata event, nor
+ * one it counts and drops). */
+static int is_placed(const tl_json_event *e)
+{
+	return e->ph && e->ph != 'M' && (e->has & TL_JSON_HAS_TS);
+}
+
+/*
+ * The index's memory is mapped and grown by the kernel (mremap), not
+ * taken from malloc: freed before the second pass, a block of malloc's
+ * would raise its threshold for mapping large blocks (glibc moves it up to
+ * the size of a mapped block freed), and the import's arrays, growing next,
+ * would then be copied inside the heap at each doubling, the old copy
+ * left behind: more memory than the index gave back.
+ */
+static int grow_places(json_stream *js)
+{
+	size_t cap = js->cap ? js->cap * 2 : 4096;
+	if (cap > SIZE_MAX / sizeof *js->places)
+		return -ENOMEM;
+	void *grown = js->cap ? mremap(js->places, js->cap * sizeof *js->places,
+	                               cap * sizeof *js->places, MREMAP_MAYMOVE)
+	                      : mmap(NULL, cap * sizeof *js->places, PROT_READ | PROT_WRITE,
+	                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (grown == MAP_FAILED)
+		return -ENOMEM;
+	js->places = grown;
+	js->cap = cap;
+	return 0;
+}
+
+static void free_places(json_stream *js)
+{
+	if (js->cap)
+		munmap(js->places, js->cap * sizeof *js->places);
+	js->places = NULL;
+	js->cap = js->nplaces = 0;
+}
+
+static int place_event(void *ctx, const tl_json_trace *json, const tl_json_event *e, size_t offset,
+                       size_t len)
+{
+	json_stream *js = ctx;
+	importer *im = js->im;
+	if (len > PLACE_LEN_MAX || e->order > UINT32_MAX) {
+		js->whole = 1;
+		return -E2BIG;
+	}
+	if (!is_placed(e)) {
+		if (e->ph == 'M')
+			import_json_metadata(im, json, e);
+		else
+			stat_add(im, e->ph ? TL_STAT_JSON_MISSING_TS : TL_STAT_JSON_MISSING_PHASE);
+		note_run(js, e, offset, len, NULL);
+		return im->nomem ? -ENOMEM : 0;
+	}
+	if (js->nplaces == js->cap && grow_places(js))
+		return -ENOMEM;
+	js->any_complete |= e->ph == 'X';
+	json_place *place = &js->places[js->nplaces++];
+	*place = (json_place){.ts = e->ts,
+	                      .dur = e->dur,
+	                      .offset = offset,
+	                      .len_cls = (uint32_t)len << 2 | (uint32_t)event_class(e),
+	                      .order = (uint32_t)e->order};
+	note_run(js, e, offset, len, place);
+	return 0;
+}
+
+static int changed_while_read(tl_read_error *err, uint64_t offset)
+{
+	snprintf(err->message, sizeof err->message,
+	         "the file changed while it was read (the event at byte %llu)",
+	         (unsigned long long)offset);
+	return -EIO;
+}
+
+/* The second pass through the index: each placed event read again and
+ * imported, in order. From the file (fd) when its mapping was given back,
+ * else from data. */
 static int import_places(importer *im, const json_stream *js, const file_bytes *file,
                          tl_read_error *err)
 {
@@ -2284,31 +2395,177 @@ static int import_places(importer *im, const json_stream *js, const file_bytes *
 			ssize_t got = pread(file->fd, buf, len, (off_t)place->offset);
 			bytes = buf;
 			if (got != (ssize_t)len)
-				rc = -EIO;
+				rc = changed_while_read(err, place->offset);
 		}
 		if (rc == 0 && (rc = tl_json_read_event(bytes, len, &one)) == -EINVAL)
-			rc = -EIO;
-		if (rc == -EIO)
-			snprintf(err->message, sizeof err->message,
-			         "the file changed while it was read (the event at byte %llu)",
-			         (unsigned long long)place->offset);
+			rc = changed_while_read(err, place->offset);
 		if (rc)
 			break;
 		import_json_event(im, &one, &one.events[0]);
 		one.nevents = 0;
 		one.nargs = 0;
-		if (i % 4096 == 4095)
-			tl_str_arena_free(&one.strings);
+		if (i % 1024 == 1023)
+			tl_str_arena_reset(&one.strings);
 	}
 	free(buf);
 	tl_json_trace_free(&one);
 	return rc;
 }
 
+/* A run read again, an event at a time: its bytes from the file in memory
+ * (mem) or through a buffer of its own (pread), and its next placed event
+ * (one.events[0], its place in key) while has is set. */
+typedef struct json_cursor {
+	uint64_t pos, end;
+	const char *mem;
+	char *buf;
+	size_t cap, filled;
+	uint64_t buf_off;
+	tl_json_trace one;
+	uint32_t next_order;
+	size_t read;
+	json_place key;
+	int has;
+} json_cursor;
+
+/* Reads the file's bytes from c->pos into the buffer, as many as it takes
+ * (doubled first when grow is set). 0, -ENOMEM or -EIO. */
+static int cursor_fill(json_cursor *c, int fd, int grow, tl_read_error *err)
+{
+	if (grow) {
+		char *bigger = c->cap <= SIZE_MAX / 2 ? realloc(c->buf, c->cap * 2) : NULL;
+		if (!bigger)
+			return -ENOMEM;
+		c->buf = bigger;
+		c->cap *= 2;
+	}
+	uint64_t left = c->end - c->pos;
+	size_t want = left < c->cap ? (size_t)left : c->cap;
+	if (pread(fd, c->buf, want, (off_t)c->pos) != (ssize_t)want)
+		return changed_while_read(err, c->pos);
+	c->buf_off = c->pos;
+	c->filled = want;
+	return 0;
+}
+
+/* Moves c to the next placed event of its run (has 0 at its end). */
+static int cursor_next(json_cursor *c, int fd, int any_complete, tl_read_error *err)
+{
+	c->one.nevents = 0;
+	c->one.nargs = 0;
+	if (++c->read % 1024 == 0)
+		tl_str_arena_reset(&c->one.strings);
+	c->has = 0;
+	while (c->pos < c->end) {
+		const char *at = c->mem ? c->mem + c->pos : c->buf + (c->pos - c->buf_off);
+		size_t avail =
+		    c->mem ? (size_t)(c->end - c->pos) : (size_t)(c->buf_off + c->filled - c->pos);
+		size_t used;
+		int appended, rc = tl_json_read_next_event(at, avail, &used, &appended, &c->one);
+		if (rc == -EAGAIN && !c->mem && avail < c->end - c->pos) {
+			/* the event goes on past the buffer: read from its start,
+			 * into a larger buffer when it filled this one */
+			if ((rc = cursor_fill(c, fd, avail == c->cap, err)))
+				return rc;
+			continue;
+		}
+		if (rc == -EAGAIN || rc == -EINVAL)
+			return changed_while_read(err, c->pos);
+		if (rc)
+			return rc;
+		c->pos += used;
+		if (!appended)
+			continue; /* an empty {} */
+		tl_json_event *e = &c->one.events[0];
+		e->order = c->next_order++;
+		if (!is_placed(e)) {
+			c->one.nevents = 0;
+			c->one.nargs = 0;
+			continue;
+		}
+		int cls = any_complete ? event_class(e) : ORDER_OTHER;
+		c->key = (json_place){.ts = e->ts,
+		                      .dur = e->dur,
+		                      .len_cls = (uint32_t)cls,
+		                      .order = (uint32_t)e->order};
+		c->has = 1;
+		return 0;
+	}
+	return 0;
+}
+
+/* The heap of cursors (indices), the one whose event comes first on top. */
+static int cursor_before(const json_cursor *c, size_t a, size_t b)
+{
+	return compare_place(&c[a].key, &c[b].key) < 0;
+}
+
+static void heap_down(const json_cursor *c, size_t *heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t first = i, l = 2 * i + 1, r = l + 1;
+		if (l < n && cursor_before(c, heap[l], heap[first]))
+			first = l;
+		if (r < n && cursor_before(c, heap[r], heap[first]))
+			first = r;
+		if (first == i)
+			return;
+		size_t t = heap[i];
+		heap[i] = heap[first];
+		heap[first] = t;
+		i = first;
+	}
+}
+
+/* The second pass through the runs: their events merged in order. */
+static int import_runs(importer *im, const json_stream *js, const file_bytes *file,
+                       tl_read_error *err)
+{
+	size_t k = js->nruns, n = 0;
+	json_cursor *c = calloc(k + 1, sizeof *c);
+	size_t *heap = calloc(k + 1, sizeof *heap);
+	int rc = c && heap ? 0 : -ENOMEM;
+	for (size_t i = 0; i < k && rc == 0; i++) {
+		c[i].pos = js->runs[i].start;
+		c[i].end = js->runs[i].end;
+		c[i].next_order = js->runs[i].first_order;
+		if (file->map_len) {
+			c[i].cap = CURSOR_BYTES;
+			c[i].buf = malloc(c[i].cap);
+			c[i].buf_off = c[i].pos;
+			if (!c[i].buf)
+				rc = -ENOMEM;
+		} else {
+			c[i].mem = file->data;
+		}
+		if (rc == 0)
+			rc = cursor_next(&c[i], file->fd, js->any_complete, err);
+		if (rc == 0 && c[i].has)
+			heap[n++] = i;
+	}
+	for (size_t i = n / 2; rc == 0 && i-- > 0;)
+		heap_down(c, heap, n, i);
+	while (rc == 0 && n > 0 && !im->nomem) {
+		json_cursor *top = &c[heap[0]];
+		import_json_event(im, &top->one, &top->one.events[0]);
+		rc = cursor_next(top, file->fd, js->any_complete, err);
+		if (!top->has)
+			heap[0] = heap[--n];
+		heap_down(c, heap, n, 0);
+	}
+	for (size_t i = 0; c && i < k; i++) {
+		free(c[i].buf);
+		tl_json_trace_free(&c[i].one);
+	}
+	free(c);
+	free(heap);
+	return rc;
+}
+
 static int stream_json(file_bytes *file, tl_import *out, tl_read_error *err)
 {
 	importer im;
-	json_stream js = {.im = &im};
+	json_stream js = {.im = &im, .data = file->data};
 	tl_json_trace json;
 	int rc = importer_start(&im, out);
 	if (rc == 0)
@@ -2326,15 +2583,25 @@ static int stream_json(file_bytes *file, tl_import *out, tl_read_error *err)
 		out->stats[TL_STAT_JSON_EMPTY_EVENT] += json.empty_events;
 		out->stats[TL_STAT_JSON_DISPLAY_TIME_UNIT] += json.display_time_unit;
 		tl_json_trace_free(&json);
-		if (!js.any_complete) {
-			for (size_t i = 0; i < js.nplaces; i++)
-				js.places[i].len_cls = (js.places[i].len_cls & ~3u) | ORDER_OTHER;
+		if (!js.too_many_runs) {
+			/* the index is not needed: give it back before the import grows */
+			free_places(&js);
+			out->reading = TL_READING_JSON_RUNS;
+			out->json_runs = js.nruns;
+			rc = import_runs(&im, &js, file, err);
+		} else {
+			if (!js.any_complete) {
+				for (size_t i = 0; i < js.nplaces; i++)
+					js.places[i].len_cls =
+					    (js.places[i].len_cls & ~3u) | ORDER_OTHER;
+			}
+			if (js.nplaces > 1)
+				qsort(js.places, js.nplaces, sizeof *js.places, compare_place);
+			out->reading = TL_READING_JSON_INDEX;
+			rc = import_places(&im, &js, file, err);
 		}
-		if (js.nplaces > 1)
-			qsort(js.places, js.nplaces, sizeof *js.places, compare_place);
-		rc = import_places(&im, &js, file, err);
 	}
-	free(js.places);
+	free_places(&js);
 	if (rc == STREAM_WHOLE) {
 		importer_finish(&im, -ECANCELED); /* frees what the first pass imported */
 		return STREAM_WHOLE;

@@ -154,6 +154,13 @@ typedef struct tl_import_clock_sync {
 	size_t thread; /* internal */
 } tl_import_clock_sync;
 
+/* How tl_import_read_file read a file (for the tests and the figures). */
+typedef enum tl_import_reading {
+	TL_READING_WHOLE = 0,  /* not JSON in two passes: whole, streamed text, or no file */
+	TL_READING_JSON_RUNS,  /* JSON in two passes: its runs of ordered events merged */
+	TL_READING_JSON_INDEX, /* JSON in two passes: an index of its events sorted */
+} tl_import_reading;
+
 typedef struct tl_import {
 	tl_import_slice *slices;
 	size_t nslices;
@@ -183,6 +190,8 @@ typedef struct tl_import {
 	tl_import_clock_sync *clock_syncs; /* in time order */
 	size_t nclock_syncs;
 	tl_str_arena strings;
+	tl_import_reading reading;
+	size_t json_runs; /* TL_READING_JSON_RUNS: how many runs were merged */
 	struct tl_import_maps *maps; /* internal lookup tables */
 } tl_import;
 
@@ -247,9 +256,12 @@ tl_trace_format tl_trace_format_sniff(const char *data, size_t len);
  * ftrace text in a regular file is read a chunk at a time and imported as
  * it is read, so memory is the import, not the file, when its markers come
  * in time order (a kernel's trace does). A JSON trace is read twice: once
- * through, keeping 32 bytes per event (where it lies and what orders it),
- * then event by event in the importer's order, so memory is the import and
- * that index, not the file and its parsed events; a JSON file of 1 MiB or
+ * through, noting its runs of events in the importer's order (a thread's,
+ * as the exporters write them) and an index of 32 bytes per event, then
+ * again with a cursor per run, their events merged (out->reading says
+ * TL_READING_JSON_RUNS), or, past 256 runs, event by event in the index's
+ * order (TL_READING_JSON_INDEX): memory is the import and what the second
+ * pass holds, not the file and its parsed events. A JSON file of 1 MiB or
  * more is mapped for the first pass, its pages given back as they are
  * parsed, and read with pread in the second. A JSON trace with a
  * systemTraceEvents text, ftrace text whose markers go back in time, and
