@@ -2,8 +2,12 @@
  * the model and exporters `timeline convert` runs on what they accept; and
  * the two-pass reading of a file (tl_json_scan, then tl_json_read_event on
  * the place of each event), which must accept what the whole read accepts
- * and read every event again as the scan read it. */
+ * and read every event again as the scan read it, and whose import of the
+ * input as a file (tl_import_read_file: runs merged, or the index) must be
+ * the whole read's. */
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +65,47 @@ static int read_again(void *ctx, const tl_json_trace *trace, const tl_json_event
 	return 0;
 }
 
+/* Everything an import holds, as text (malloc'd). */
+static char *printed(const tl_import *imp)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		abort();
+	tl_import_print(imp, ~0u, f);
+	fprintf(f, "clock=%d\n", (int)imp->clock);
+	fclose(f);
+	return text;
+}
+
+/* The input imported as a file must be the whole read's import. */
+static void import_as_a_file(const uint8_t *data, size_t size, const tl_import *whole)
+{
+	int fd = memfd_create("fuzz-json", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return;
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	tl_import imp;
+	tl_trace_format format;
+	if (tl_import_read_file(path, &imp, &format, NULL) == 0) {
+		if (format == TL_TRACE_FORMAT_JSON) {
+			char *a = printed(whole), *b = printed(&imp);
+			if (strcmp(a, b) != 0)
+				abort();
+			free(a);
+			free(b);
+		}
+		tl_import_free(&imp);
+	}
+	close(fd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int devnull = -1;
@@ -80,6 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	tl_import imp;
 	if (tl_import_build(NULL, &trace, &imp) == 0) {
+		import_as_a_file(data, size, &imp);
 		tl_model model;
 		if (tl_import_to_model(&imp, &model) == 0) {
 			tl_export_json(&model, devnull, NULL);
