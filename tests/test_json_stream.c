@@ -365,6 +365,30 @@ static void test_two_event_arrays_are_two_runs(void **state)
 	assert_same_import_read_as(path, TL_READING_JSON_RUNS, 2);
 }
 
+/* Clock metadata that names a clock but not all three clock values: the
+ * values are dropped as the whole read drops them. */
+static void test_partial_clock_values_import_the_same(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("json-stream-partial-clock", ".json");
+	write_file(path, "{\"traceEvents\":[{\"ph\":\"i\",\"ts\":1,\"pid\":1,\"tid\":1}],"
+	                 "\"metadata\":{\"clock\":\"boot\",\"boottime_ns\":5}}\n");
+	assert_same_import_read_as(path, TL_READING_JSON_RUNS, 1);
+}
+
+/* A run that starts with a metadata event is ordered on its own: the
+ * event after it does not start a third run. */
+static void test_run_starting_with_metadata_is_one_run(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("json-stream-metadata-run", ".json");
+	write_file(path, "{\"traceEvents\":[{\"ph\":\"i\",\"ts\":100,\"pid\":1,\"tid\":1}],"
+	                 "\"traceEvents\":[{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
+	                 "\"tid\":2,\"args\":{\"name\":\"b\"}},"
+	                 "{\"ph\":\"i\",\"ts\":5,\"pid\":1,\"tid\":2}]}\n");
+	assert_same_import_read_as(path, TL_READING_JSON_RUNS, 2);
+}
+
 /* An event longer than a cursor's buffer (16 KiB), in a mapped file: the
  * buffer grows to take it. */
 static void test_event_longer_than_a_buffer_is_read_whole(void **state)
@@ -482,6 +506,8 @@ int main(void)
 	    cmocka_unit_test(test_threads_out_of_order_import_the_same),
 	    cmocka_unit_test(test_events_in_no_order_are_sorted_through_the_index),
 	    cmocka_unit_test(test_two_event_arrays_are_two_runs),
+	    cmocka_unit_test(test_partial_clock_values_import_the_same),
+	    cmocka_unit_test(test_run_starting_with_metadata_is_one_run),
 	    cmocka_unit_test(test_event_longer_than_a_buffer_is_read_whole),
 	    cmocka_unit_test(test_syntax_error_is_reported_with_its_line),
 	    cmocka_unit_test(test_one_event_is_read_again),

@@ -74,7 +74,9 @@ static char *printed(const tl_import *imp)
 	if (!f)
 		abort();
 	tl_import_print(imp, ~0u, f);
-	fprintf(f, "clock=%d\n", (int)imp->clock);
+	fprintf(f, "clock=%d known=%d boot=%lld mono=%lld real=%lld\n", (int)imp->clock,
+	        imp->clock_values.known, (long long)imp->clock_values.boottime_ns,
+	        (long long)imp->clock_values.monotonic_ns, (long long)imp->clock_values.realtime_ns);
 	fclose(f);
 	return text;
 }

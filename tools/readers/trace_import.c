@@ -2187,9 +2187,10 @@ static int stream_ftrace_file(const char *path, tl_import *out)
  *
  * The second pass, for a trace of at most MERGE_RUNS_MAX runs, reads each
  * run from its start with a cursor of its own and imports the events of
- * all of them merged in that order: memory is a buffer and an event per
- * run. Otherwise the places are sorted and each event is read again
- * alone. The result is tl_import_build's either way.
+ * all of them merged in that order: memory is, per run, a buffer of 16 KiB
+ * and one parsed event with its strings (an arena's 64 KiB block and its
+ * table of recent strings): about 120 KiB. Otherwise the places are sorted and each event is read
+ * again alone. The result is tl_import_build's either way.
  *
  * A trace with a systemTraceEvents text, whose lines are merged with the
  * events, is read whole instead (STREAM_WHOLE, nothing kept), and so is
@@ -2277,6 +2278,7 @@ static void note_run(json_stream *js, const tl_json_event *e, uint64_t offset, s
 			return;
 		}
 		js->runs[js->nruns++] = (json_run){offset, offset, (uint32_t)e->order};
+		js->has_last = 0; /* a run's order is its own */
 	}
 	js->runs[js->nruns - 1].end = offset + len;
 	js->last_end = offset + len;
@@ -2335,7 +2337,7 @@ static int place_event(void *ctx, const tl_json_trace *json, const tl_json_event
 {
 	json_stream *js = ctx;
 	importer *im = js->im;
-	if (len > PLACE_LEN_MAX || e->order > UINT32_MAX) {
+	if (len > PLACE_LEN_MAX || e->order > UINT32_MAX || json->has_system_text) {
 		js->whole = 1;
 		return -E2BIG;
 	}
@@ -2363,9 +2365,31 @@ static int place_event(void *ctx, const tl_json_trace *json, const tl_json_event
 static int changed_while_read(tl_read_error *err, uint64_t offset)
 {
 	snprintf(err->message, sizeof err->message,
-	         "the file changed while it was read (the event at byte %llu)",
-	         (unsigned long long)offset);
+	         "the file changed while it was read (at byte %llu)", (unsigned long long)offset);
 	return -EIO;
+}
+
+/* Reads len bytes of fd at offset into buf: 0, or -errno with err said
+ * (a file shorter than when it was first read: it changed). */
+static int pread_full(int fd, char *buf, size_t len, uint64_t offset, tl_read_error *err)
+{
+	size_t done = 0;
+	while (done < len) {
+		size_t want = len - done > ((size_t)1 << 30) ? (size_t)1 << 30 : len - done;
+		ssize_t got = pread(fd, buf + done, want, (off_t)(offset + done));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int e = errno;
+			snprintf(err->message, sizeof err->message, "cannot read at byte %llu: %s",
+			         (unsigned long long)(offset + done), strerror(e));
+			return -e;
+		}
+		if (got == 0)
+			return changed_while_read(err, offset + done);
+		done += (size_t)got;
+	}
+	return 0;
 }
 
 /* The second pass through the index: each placed event read again and
@@ -2392,10 +2416,8 @@ static int import_places(importer *im, const json_stream *js, const file_bytes *
 				buf = grown;
 				buf_cap = len;
 			}
-			ssize_t got = pread(file->fd, buf, len, (off_t)place->offset);
 			bytes = buf;
-			if (got != (ssize_t)len)
-				rc = changed_while_read(err, place->offset);
+			rc = pread_full(file->fd, buf, len, place->offset, err);
 		}
 		if (rc == 0 && (rc = tl_json_read_event(bytes, len, &one)) == -EINVAL)
 			rc = changed_while_read(err, place->offset);
@@ -2441,8 +2463,9 @@ static int cursor_fill(json_cursor *c, int fd, int grow, tl_read_error *err)
 	}
 	uint64_t left = c->end - c->pos;
 	size_t want = left < c->cap ? (size_t)left : c->cap;
-	if (pread(fd, c->buf, want, (off_t)c->pos) != (ssize_t)want)
-		return changed_while_read(err, c->pos);
+	int rc = pread_full(fd, c->buf, want, c->pos, err);
+	if (rc)
+		return rc;
 	c->buf_off = c->pos;
 	c->filled = want;
 	return 0;
@@ -2453,10 +2476,12 @@ static int cursor_next(json_cursor *c, int fd, int any_complete, tl_read_error *
 {
 	c->one.nevents = 0;
 	c->one.nargs = 0;
-	if (++c->read % 1024 == 0)
-		tl_str_arena_reset(&c->one.strings);
 	c->has = 0;
 	while (c->pos < c->end) {
+		/* no event of this cursor is kept here: forget their strings now
+		 * and then */
+		if (++c->read % 1024 == 0)
+			tl_str_arena_reset(&c->one.strings);
 		const char *at = c->mem ? c->mem + c->pos : c->buf + (c->pos - c->buf_off);
 		size_t avail =
 		    c->mem ? (size_t)(c->end - c->pos) : (size_t)(c->buf_off + c->filled - c->pos);
@@ -2582,6 +2607,10 @@ static int stream_json(file_bytes *file, tl_import *out, tl_read_error *err)
 			out->clock_values = json.clock_values;
 		out->stats[TL_STAT_JSON_EMPTY_EVENT] += json.empty_events;
 		out->stats[TL_STAT_JSON_DISPLAY_TIME_UNIT] += json.display_time_unit;
+		/* as tl_import_build does after the events: the counts and clock
+		 * of the (here empty) systemTraceEvents text */
+		size_t none = 0;
+		add_lines(&json.system, NULL, &none, json.nevents, out);
 		tl_json_trace_free(&json);
 		if (!js.too_many_runs) {
 			/* the index is not needed: give it back before the import grows */
@@ -2606,7 +2635,10 @@ static int stream_json(file_bytes *file, tl_import *out, tl_read_error *err)
 		importer_finish(&im, -ECANCELED); /* frees what the first pass imported */
 		return STREAM_WHOLE;
 	}
-	return importer_finish(&im, rc);
+	rc = importer_finish(&im, rc);
+	if (rc == -ENOMEM && !err->message[0])
+		snprintf(err->message, sizeof err->message, "out of memory");
+	return rc;
 }
 
 int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
