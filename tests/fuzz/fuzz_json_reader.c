@@ -42,8 +42,8 @@ static int same_value(const tl_json_value *a, const tl_json_value *b)
 }
 
 /* Reads the event at its place again and aborts unless it is the same. */
-static int read_again(void *ctx, const tl_json_trace *trace, const tl_json_event *e,
-                      size_t offset, size_t len)
+static int read_again(void *ctx, const tl_json_trace *trace, const tl_json_event *e, size_t offset,
+                      size_t len)
 {
 	const char *data = ctx;
 	tl_json_trace again = {0};
@@ -76,7 +76,8 @@ static char *printed(const tl_import *imp)
 	tl_import_print(imp, ~0u, f);
 	fprintf(f, "clock=%d known=%d boot=%lld mono=%lld real=%lld\n", (int)imp->clock,
 	        imp->clock_values.known, (long long)imp->clock_values.boottime_ns,
-	        (long long)imp->clock_values.monotonic_ns, (long long)imp->clock_values.realtime_ns);
+	        (long long)imp->clock_values.monotonic_ns,
+	        (long long)imp->clock_values.realtime_ns);
 	fclose(f);
 	return text;
 }
@@ -117,8 +118,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tl_read_error err;
 	int whole = tl_json_read((const char *)data, size, &trace, &err);
 	tl_json_trace scanned;
-	int scan = tl_json_scan((const char *)data, size, 0, read_again, (void *)data, &scanned,
-	                        NULL);
+	int scan =
+	    tl_json_scan((const char *)data, size, 0, read_again, (void *)data, &scanned, NULL);
 	if ((whole == 0) != (scan == 0))
 		abort();
 	if (scan == 0)
