@@ -97,6 +97,15 @@ static char *arena_store(tl_str_arena *arena, const char *s, size_t len)
 	return dst;
 }
 
+static void free_chunks(struct tl_str_chunk *c)
+{
+	while (c) {
+		struct tl_str_chunk *next = c->next;
+		free(c);
+		c = next;
+	}
+}
+
 void tl_str_arena_reset(tl_str_arena *arena)
 {
 	struct tl_str_chunk *head = arena->chunks;
@@ -104,12 +113,7 @@ void tl_str_arena_reset(tl_str_arena *arena)
 		tl_str_arena_free(arena);
 		return;
 	}
-	struct tl_str_chunk *c = head->next;
-	while (c) {
-		struct tl_str_chunk *next = c->next;
-		free(c);
-		c = next;
-	}
+	free_chunks(head->next);
 	head->next = NULL;
 	head->used = 0;
 	if (arena->recent)
@@ -118,12 +122,7 @@ void tl_str_arena_reset(tl_str_arena *arena)
 
 void tl_str_arena_free(tl_str_arena *arena)
 {
-	struct tl_str_chunk *c = arena->chunks;
-	while (c) {
-		struct tl_str_chunk *next = c->next;
-		free(c);
-		c = next;
-	}
+	free_chunks(arena->chunks);
 	arena->chunks = NULL;
 	free(arena->recent);
 	arena->recent = NULL;
