@@ -220,19 +220,44 @@ static void test_copied_begin_names_from_one_buffer_write_each_name(void **state
 	assert_string_equal(markers[4].payload, expect("B", "|item 2"));
 }
 
+/*
+ * A live-window test's events reach the recorder within 100 us of their
+ * start unless the thread is preempted in between, which a busy machine
+ * does now and then (two suites at once on two cores): such an event is
+ * counted (events_not_representable), not written. A run that counted
+ * more than the test expects is taken again, up to LIVE_ATTEMPTS times;
+ * the last one is checked whatever it counted.
+ */
+#define LIVE_ATTEMPTS 5
+
+static int preempted(const tl_stats *st, uint64_t expected, int attempt)
+{
+	if (st->events_not_representable <= expected || attempt == LIVE_ATTEMPTS)
+		return 0;
+	print_message("attempt %d: %llu events reached the recorder past the live window (the "
+	              "thread was preempted): again\n",
+	              attempt, (unsigned long long)(st->events_not_representable - expected));
+	return 1;
+}
+
 static void test_async_events_write_s_and_f_with_stable_cookies(void **state)
 {
 	(void)state;
 	skip_when_emulated();
-	start();
-	TL_TRACE_EVENT_ASYNC_BEGIN0("systest", "load", 7);
-	TL_TRACE_EVENT_ASYNC_BEGIN0("systest", "load", 0x100000005ull);
-	TL_TRACE_EVENT_ASYNC_END0("systest", "load", 7);
-	TL_TRACE_EVENT_ASYNC_END0("systest", "load", 0x100000005ull);
-	TL_TRACE_EVENT_ASYNC_BEGIN0("systest", "wide", UINT64_MAX);
-	TL_TRACE_EVENT_ASYNC_END0("systest", "wide", UINT64_MAX);
 	tl_stats st;
-	size_t n = finish(&st);
+	size_t n;
+	for (int attempt = 1;; attempt++) {
+		start();
+		TL_TRACE_EVENT_ASYNC_BEGIN0("systest", "load", 7);
+		TL_TRACE_EVENT_ASYNC_BEGIN0("systest", "load", 0x100000005ull);
+		TL_TRACE_EVENT_ASYNC_END0("systest", "load", 7);
+		TL_TRACE_EVENT_ASYNC_END0("systest", "load", 0x100000005ull);
+		TL_TRACE_EVENT_ASYNC_BEGIN0("systest", "wide", UINT64_MAX);
+		TL_TRACE_EVENT_ASYNC_END0("systest", "wide", UINT64_MAX);
+		n = finish(&st);
+		if (!preempted(&st, 0, attempt))
+			break;
+	}
 	assert_int_equal(n, 6);
 	assert_string_equal(markers[0].payload, expect("S", "|load|7"));
 	assert_string_equal(markers[1].payload, expect("S", "|load|4294967301"));
@@ -246,19 +271,24 @@ static void test_async_events_naming_a_track_write_g_h_and_n(void **state)
 {
 	(void)state;
 	skip_when_emulated();
-	start();
-	tl_arg track = {.key = "track", .type = TL_ARG_STRING, .value.s = "network"};
-	tl_arg copied = {.key = "track", .type = TL_ARG_STRING_COPY, .value.s = "network"};
-	tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "fetch", 9, 0, &track, 1);
-	tl_emit(cat, TL_PHASE_ASYNC_INSTANT, 0, "retry", 9, 0, &copied, 1);
-	tl_emit(cat, TL_PHASE_ASYNC_END, 0, "fetch", 9, 0, &copied, 1);
-	/* an async instant without a track goes to the category's track */
-	tl_emit(cat, TL_PHASE_ASYNC_INSTANT, 0, "ping", 3, 0, NULL, 0);
-	/* a "track" that is not a string is an ordinary (dropped) argument */
-	tl_arg number = {.key = "track", .type = TL_ARG_INT, .value.i = 5};
-	tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "plain", 4, 0, &number, 1);
 	tl_stats st;
-	size_t n = finish(&st);
+	size_t n;
+	for (int attempt = 1;; attempt++) {
+		start();
+		tl_arg track = {.key = "track", .type = TL_ARG_STRING, .value.s = "network"};
+		tl_arg copied = {.key = "track", .type = TL_ARG_STRING_COPY, .value.s = "network"};
+		tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "fetch", 9, 0, &track, 1);
+		tl_emit(cat, TL_PHASE_ASYNC_INSTANT, 0, "retry", 9, 0, &copied, 1);
+		tl_emit(cat, TL_PHASE_ASYNC_END, 0, "fetch", 9, 0, &copied, 1);
+		/* an async instant without a track goes to the category's track */
+		tl_emit(cat, TL_PHASE_ASYNC_INSTANT, 0, "ping", 3, 0, NULL, 0);
+		/* a "track" that is not a string is an ordinary (dropped) argument */
+		tl_arg number = {.key = "track", .type = TL_ARG_INT, .value.i = 5};
+		tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "plain", 4, 0, &number, 1);
+		n = finish(&st);
+		if (!preempted(&st, 0, attempt))
+			break;
+	}
 	assert_int_equal(n, 5);
 	assert_string_equal(markers[0].payload, expect("G", "|network|fetch|9"));
 	assert_string_equal(markers[1].payload, expect("N", "|network|retry"));
@@ -286,11 +316,16 @@ static void test_live_complete_event_writes_begin_and_end(void **state)
 {
 	(void)state;
 	skip_when_emulated();
-	start();
-	tl_timestamp t0 = tl_now();
-	TL_TRACE_EVENT_COMPLETE("systest", "quick", t0, tl_now());
 	tl_stats st;
-	size_t n = finish(&st);
+	size_t n;
+	for (int attempt = 1;; attempt++) {
+		start();
+		tl_timestamp t0 = tl_now();
+		TL_TRACE_EVENT_COMPLETE("systest", "quick", t0, tl_now());
+		n = finish(&st);
+		if (!preempted(&st, 0, attempt))
+			break;
+	}
 	assert_int_equal(n, 2);
 	assert_string_equal(markers[0].payload, expect("B", "|quick"));
 	assert_string_equal(markers[1].payload, expect("E", ""));
@@ -326,17 +361,22 @@ static void test_slices_are_timed_from_the_threads_first_complete_event(void **s
 {
 	(void)state;
 	skip_when_emulated();
-	start();
-	tl_timestamp t0 = tl_now();
-	TL_TRACE_EVENT_BEGIN0("systest", "outer");
-	TL_TRACE_EVENT_COMPLETE("systest", "first", t0, tl_now());
-	t0 = tl_now();
-	TL_TRACE_EVENT_BEGIN0("systest", "inner");
-	TL_TRACE_EVENT_COMPLETE("systest", "second", t0, tl_now());
-	TL_TRACE_EVENT_END0("systest", "inner");
-	TL_TRACE_EVENT_END0("systest", "outer");
 	tl_stats st;
-	size_t n = finish(&st);
+	size_t n;
+	for (int attempt = 1;; attempt++) {
+		start();
+		tl_timestamp t0 = tl_now();
+		TL_TRACE_EVENT_BEGIN0("systest", "outer");
+		TL_TRACE_EVENT_COMPLETE("systest", "first", t0, tl_now());
+		t0 = tl_now();
+		TL_TRACE_EVENT_BEGIN0("systest", "inner");
+		TL_TRACE_EVENT_COMPLETE("systest", "second", t0, tl_now());
+		TL_TRACE_EVENT_END0("systest", "inner");
+		TL_TRACE_EVENT_END0("systest", "outer");
+		n = finish(&st);
+		if (!preempted(&st, 1, attempt))
+			break;
+	}
 	assert_int_equal(n, 6);
 	assert_string_equal(markers[1].payload, expect("B", "|first"));
 	assert_string_equal(markers[3].payload, expect("B", "|inner"));
@@ -368,7 +408,8 @@ static void test_threads_first_complete_events_are_all_written(void **state)
 		pthread_t threads[FIRST_THREADS];
 		assert_int_equal(pthread_barrier_init(&first_barrier, NULL, FIRST_THREADS), 0);
 		for (int i = 0; i < FIRST_THREADS; i++)
-			assert_int_equal(pthread_create(&threads[i], NULL, complete_first, NULL), 0);
+			assert_int_equal(pthread_create(&threads[i], NULL, complete_first, NULL),
+			                 0);
 		for (int i = 0; i < FIRST_THREADS; i++)
 			pthread_join(threads[i], NULL);
 		pthread_barrier_destroy(&first_barrier);
@@ -429,20 +470,25 @@ static void test_empty_names_and_tracks_are_written_unnamed(void **state)
 {
 	(void)state;
 	skip_when_emulated();
-	start();
-	tl_arg blank = {.key = "track", .type = TL_ARG_STRING, .value.s = " |"};
-	tl_emit_begin(cat, "");
-	tl_emit_end(cat);
-	tl_emit_counter(cat, " \t", 5);
-	TL_TRACE_EVENT_INSTANT0("systest", "|", TL_SCOPE_THREAD);
-	TL_TRACE_EVENT_INSTANT0("systest", "\n", TL_SCOPE_PROCESS);
-	tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "", 7, 0, NULL, 0);
-	tl_emit(cat, TL_PHASE_ASYNC_END, 0, "", 7, 0, NULL, 0);
-	tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "", 8, 0, &blank, 1);
-	tl_emit(cat, TL_PHASE_ASYNC_END, 0, "", 8, 0, &blank, 1);
-	tl_emit(cat, TL_PHASE_ASYNC_INSTANT, 0, "", 9, 0, &blank, 1);
 	tl_stats st;
-	size_t n = finish(&st);
+	size_t n;
+	for (int attempt = 1;; attempt++) {
+		start();
+		tl_arg blank = {.key = "track", .type = TL_ARG_STRING, .value.s = " |"};
+		tl_emit_begin(cat, "");
+		tl_emit_end(cat);
+		tl_emit_counter(cat, " \t", 5);
+		TL_TRACE_EVENT_INSTANT0("systest", "|", TL_SCOPE_THREAD);
+		TL_TRACE_EVENT_INSTANT0("systest", "\n", TL_SCOPE_PROCESS);
+		tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "", 7, 0, NULL, 0);
+		tl_emit(cat, TL_PHASE_ASYNC_END, 0, "", 7, 0, NULL, 0);
+		tl_emit(cat, TL_PHASE_ASYNC_BEGIN, 0, "", 8, 0, &blank, 1);
+		tl_emit(cat, TL_PHASE_ASYNC_END, 0, "", 8, 0, &blank, 1);
+		tl_emit(cat, TL_PHASE_ASYNC_INSTANT, 0, "", 9, 0, &blank, 1);
+		n = finish(&st);
+		if (!preempted(&st, 0, attempt))
+			break;
+	}
 	assert_int_equal(n, 10);
 	assert_string_equal(markers[0].payload, expect("B", "|unnamed"));
 	assert_string_equal(markers[1].payload, expect("E", ""));
@@ -665,7 +711,8 @@ static void test_clock_sync_markers_are_no_parse_failures(void **state)
 
 /* On an instance stamped with the boot clock, the recorder's own clock,
  * the kernel's timestamp of parent_ts is the value it carries plus the
- * write's latency: never less (both are truncated to the microsecond). */
+ * write's latency: never less (both are truncated to the microsecond, the
+ * timestamp read back to a nanosecond less at times). */
 static void test_clock_sync_parent_ts_is_the_trace_clock_at_the_write(void **state)
 {
 	(void)state;
@@ -682,7 +729,9 @@ static void test_clock_sync_parent_ts_is_the_trace_clock_at_the_write(void **sta
 	int64_t latency = c->ts - c->value_ns;
 	print_message("parent_ts %lld ns, its kernel timestamp %lld ns later\n",
 	              (long long)c->value_ns, (long long)latency);
-	assert_in_range(latency, 0, 100 * 1000 * 1000);
+	/* the text's seconds are read as Perfetto reads them, (int64)(s * 1e9),
+	 * which can fall one ns short (formats.md, ftrace text) */
+	assert_in_range(latency + 1, 0, 100 * 1000 * 1000 + 1);
 	tl_import_free(&imp);
 }
 
