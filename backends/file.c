@@ -797,6 +797,7 @@ static void file_fork_child(struct tl_recorder *rec)
 	f->fd = -1;
 	f->stream.sink.buf = NULL; /* the parent's buffers: not freed here */
 	f->stream.sink.scratch = NULL;
+	f->stream.sink.pack = NULL;
 	f->tail = NULL;
 	for (int i = 0; i < IN_FLIGHT; i++) { /* the parent's */
 		f->spare[i] = NULL;

@@ -180,7 +180,9 @@ static int64_t clock_ns(clockid_t id)
 static void write_header(struct tl_snapshot_sink *s)
 {
 	sink_bytes(s, TL_SNAPSHOT_MAGIC, TL_SNAPSHOT_MAGIC_LEN);
-	sink_u32(s, TL_SNAPSHOT_VERSION);
+	/* packed runs need a reader that knows them: only files that may
+	 * hold them say so */
+	sink_u32(s, s->pack ? TL_SNAPSHOT_VERSION_PACKED : TL_SNAPSHOT_VERSION_PLAIN);
 	sink_u32(s, TL_SNAPSHOT_HEADER_BYTES);
 	sink_u32(s, 0);
 	sink_u32(s, (uint32_t)tl_pid);
@@ -499,6 +501,167 @@ static size_t transcode_plain_run(struct tl_snapshot_sink *s, const uint64_t *wo
 	return at;
 }
 
+/* ---- packed runs (a file recorder's stream) ---------------------------------------- */
+
+/* Templates a run may have, and the slots of its lookup table. */
+#define PACK_TEMPLATES 64
+#define PACK_SLOTS 256
+/* A run shorter than this is written record by record: its three words
+ * and templates would outweigh what packing saves. */
+#define PACK_MIN_RECORDS 4
+/* Words a run takes at most (TL_REC_WORDS holds 16 bits). */
+#define PACK_MAX_WORDS 0xffff
+/* How far ahead of the record being packed the block is prefetched. */
+#define PACK_PREFETCH_WORDS 512
+
+_Static_assert(TL_PACK_TEMPLATE_MAX_WORDS == 1 + TL_SINK_NAME_WORDS,
+	       "a template is a header and a name the sink remembers");
+_Static_assert(PACK_TEMPLATES <= TL_PACK_TEMPLATES_MAX && PACK_TEMPLATES < PACK_SLOTS,
+	       "template numbers fit in a byte; the table never fills");
+
+/* The templates of the run being written: the record each stands for, as
+ * it is in memory (header and kept name, 0 for an END), and as written. */
+struct tl_pack {
+	uint64_t header[PACK_TEMPLATES];
+	uint64_t name[PACK_TEMPLATES];
+	uint64_t words[PACK_TEMPLATES][TL_PACK_TEMPLATE_MAX_WORDS];
+	uint8_t nwords[PACK_TEMPLATES];
+	uint8_t slot[PACK_SLOTS]; /* template number + 1; 0: free */
+	unsigned count;
+	size_t total_words; /* of the templates */
+};
+
+/* The template of a plain END (name 0) or BEGIN with a kept name, added
+ * when new; its number, or -1 when the run has no room for another or the
+ * name is too long to be a template. */
+static int pack_template(struct tl_pack *k, uint64_t header, uint64_t name)
+{
+	unsigned i = (unsigned)(((header ^ name) * 0x9e3779b97f4a7c15ull) >> 56);
+	for (;; i = (i + 1) % PACK_SLOTS) {
+		unsigned t = k->slot[i];
+		if (t == 0)
+			break;
+		if (k->header[t - 1] == header && k->name[t - 1] == name)
+			return (int)t - 1;
+	}
+	if (k->count == PACK_TEMPLATES)
+		return -1;
+	unsigned t = k->count;
+	uint64_t *w = k->words[t];
+	const uint64_t inline_flags = (uint64_t)TL_REC_F_STRINGS_INLINE << TL_REC_FLAGS_SHIFT;
+	size_t nwords = 1;
+	if (name == 0) {
+		w[0] = header | inline_flags; /* as transcode_plain writes an END */
+	} else {
+		const char *str = (const char *)(uintptr_t)name;
+		size_t len = kept_length(str);
+		size_t sw = string_words(len);
+		if (1 + sw > TL_PACK_TEMPLATE_MAX_WORDS)
+			return -1;
+		/* as transcode_plain writes a BEGIN with a kept name */
+		unsigned flags = TL_REC_F_STRINGS_INLINE | TL_REC_F_NAME_INLINE;
+		w[0] = (header & ~((uint64_t)0xffff << TL_REC_WORDS_SHIFT)) |
+		       ((uint64_t)(2 + sw) << TL_REC_WORDS_SHIFT) |
+		       ((uint64_t)flags << TL_REC_FLAGS_SHIFT);
+		unsigned char *p = (unsigned char *)&w[1];
+		put_string(&p, str, len);
+		nwords += sw;
+	}
+	k->header[t] = header;
+	k->name[t] = name;
+	k->nwords[t] = (uint8_t)nwords;
+	k->slot[i] = (uint8_t)(t + 1);
+	k->count++;
+	k->total_words += nwords;
+	return (int)t;
+}
+
+/*
+ * A packed run (snapshot_format.h) of the records from word `at` on:
+ * plain ends, and plain begins with a kept name, each in timestamp order
+ * after the one before. It stops at any other record, at the end of the
+ * block, at a timestamp earlier than the last or 2^56 ticks after it, when
+ * the templates are full or the staging buffer might not hold more.
+ * Returns the word index where it stopped, or `at` with nothing written
+ * when fewer than PACK_MIN_RECORDS records would be packed; adds the
+ * records and words written to *index and *chunk_words.
+ */
+static size_t pack_run(struct tl_snapshot_sink *s, const uint64_t *words, size_t n, size_t at,
+		       uint32_t *index, uint64_t *chunk_words)
+{
+	struct tl_pack *k = s->pack;
+	const uint64_t shape_mask = ~((uint64_t)0xffff << TL_REC_CATEGORY_SHIFT);
+	const uint64_t end_shape = TL_REC_HEADER(TL_PHASE_END, 2, 0, 0, 0);
+	const uint64_t begin_shape = TL_REC_HEADER(TL_PHASE_BEGIN, 3, 0, 0, 0);
+	size_t room = (s->buf_cap - s->buf_len) / 8;
+	if (room > PACK_MAX_WORDS)
+		room = PACK_MAX_WORDS;
+	if (room < 3 + PACK_MIN_RECORDS + TL_PACK_TEMPLATE_MAX_WORDS || at + 2 > n)
+		return at;
+	memset(k->slot, 0, sizeof k->slot);
+	k->count = 0;
+	k->total_words = 0;
+	unsigned char *base = s->buf + s->buf_len;
+	unsigned char *p = base + 24;
+	const size_t start = at;
+	uint64_t prev = words[at];
+	uint32_t records = 0;
+	/* the last template met, of either kind: a run's records mostly
+	 * repeat the one before the one before */
+	uint64_t last_header[2] = {0, 0}, last_name[2] = {0, 0};
+	int last_t[2] = {-1, -1};
+	while (at + 2 <= n) {
+		/* the block was written by another CPU: its lines are fetched
+		 * ahead, several at once, rather than one miss at a time */
+		__builtin_prefetch(&words[at + PACK_PREFETCH_WORDS]);
+		uint64_t header = words[at + 1];
+		uint64_t shape = header & shape_mask;
+		uint64_t name;
+		size_t len;
+		if (shape == end_shape) {
+			name = 0;
+			len = 2;
+		} else if (shape == begin_shape && at + 3 <= n && words[at + 2] != 0) {
+			name = words[at + 2];
+			len = 3;
+		} else {
+			break;
+		}
+		uint64_t ts = words[at];
+		if (ts < prev || ts - prev >= ((uint64_t)1 << 56))
+			break;
+		if (3 + records + 1 + k->total_words + TL_PACK_TEMPLATE_MAX_WORDS > room)
+			break;
+		int kind = len == 3;
+		int t = last_t[kind];
+		if (t < 0 || header != last_header[kind] || name != last_name[kind]) {
+			if ((t = pack_template(k, header, name)) < 0)
+				break;
+			last_t[kind] = t;
+			last_header[kind] = header;
+			last_name[kind] = name;
+		}
+		put_word(&p, ((uint64_t)(t + 1) << 56) | (ts - prev));
+		prev = ts;
+		at += len;
+		records++;
+	}
+	if (records < PACK_MIN_RECORDS)
+		return start;
+	for (unsigned t = 0; t < k->count; t++)
+		for (unsigned i = 0; i < k->nwords[t]; i++)
+			put_word(&p, k->words[t][i]);
+	size_t total = (size_t)(p - base) / 8;
+	unsigned char *h = base;
+	put_word(&h, words[start]);
+	put_word(&h, TL_REC_HEADER(TL_REC_PHASE_PACKED, total, TL_REC_F_STRINGS_INLINE, 0, 0));
+	put_word(&h, (uint64_t)k->count << 32 | records);
+	s->buf_len += total * 8;
+	*chunk_words += total;
+	*index += records;
+	return at;
+}
+
 struct block_chunk {
 	size_t header_at; /* offset of the chunk header in the staging buffer */
 	uint64_t words;
@@ -573,6 +736,8 @@ static uint32_t write_block(struct tl_snapshot_sink *s, const uint64_t *words, s
 		return index;
 	block_chunk_begin(s, &chunk, tid, index, seq);
 	while (at < n && !s->error) {
+		if (s->pack)
+			at = pack_run(s, words, n, at, &index, &chunk.words);
 		at = transcode_plain_run(s, words, n, at, &index, &chunk.words);
 		if (at >= n)
 			break;
@@ -938,7 +1103,8 @@ int tl_stream_open(struct tl_stream *st, int fd, int (*write_out)(struct tl_snap
 	st->sink.buf = aligned_alloc(TL_STREAM_ALIGN, st->sink.buf_cap);
 	st->sink.scratch_words = TL_BLOCK_MAX_BYTES / 8;
 	st->sink.scratch = malloc(TL_BLOCK_MAX_BYTES);
-	if (!st->sink.buf || !st->sink.scratch)
+	st->sink.pack = malloc(sizeof *st->sink.pack);
+	if (!st->sink.buf || !st->sink.scratch || !st->sink.pack)
 		return st->sink.error = -ENOMEM;
 	write_header(&st->sink);
 	write_process(&st->sink);
@@ -1109,8 +1275,10 @@ int tl_stream_close(struct tl_stream *st, int end, uint64_t records, uint64_t lo
 	int rc = st->sink.error;
 	free(st->sink.buf);
 	free(st->sink.scratch);
+	free(st->sink.pack);
 	st->sink.buf = NULL;
 	st->sink.scratch = NULL;
+	st->sink.pack = NULL;
 	st->bytes = st->sink.written;
 	return rc;
 }

@@ -29,7 +29,12 @@
 
 #define TL_SNAPSHOT_MAGIC "TLSNAP\r\n"
 #define TL_SNAPSHOT_MAGIC_LEN 8
-#define TL_SNAPSHOT_VERSION 1
+/* The newest version a reader knows. A file that may hold packed runs
+ * (TL_REC_PHASE_PACKED: a file recorder's) is version 2; a snapshot, which
+ * never does, stays version 1, readable by the readers before them. */
+#define TL_SNAPSHOT_VERSION 2
+#define TL_SNAPSHOT_VERSION_PLAIN 1
+#define TL_SNAPSHOT_VERSION_PACKED 2
 #define TL_SNAPSHOT_HEADER_BYTES 32
 
 #define TL_SNAPSHOT_F_BIG_ENDIAN (1u << 0) /* never set by this writer */
@@ -71,6 +76,27 @@ enum tl_snapshot_chunk {
 	 * (seq, first), records in file order.
 	 */
 	TL_CHUNK_BLOCK = 6,
+	/*
+	 * A packed run, among a BLOCK chunk's records (a file recorder's
+	 * stream writes them; a snapshot does not): plain BEGIN and END records,
+	 * one word each, standing for the records a snapshot would write.
+	 *
+	 *   word 0   the first record's timestamp
+	 *   word 1   header: phase TL_REC_PHASE_PACKED, length in words
+	 *            (TL_REC_WORDS: the whole run), flag TL_REC_F_STRINGS_INLINE
+	 *   word 2   u32 count of records, u32 count of templates
+	 *   count words, one per record: bits 56..63 its template's number
+	 *            plus one (never zero), bits 0..55 its timestamp less the
+	 *            record's before (the first: less word 0)
+	 *   templates: each a record as it would be written, its timestamp
+	 *            left out: a header (its TL_REC_WORDS counting the
+	 *            timestamp), then the name's words for a BEGIN; at most
+	 *            TL_PACK_TEMPLATE_MAX_WORDS words
+	 *
+	 * A record is its timestamp followed by its template's words. No word
+	 * of a run is zero but inside a template's name, so a run never holds
+	 * a whole zero disk sector.
+	 */
 	/* empty: the snapshot is complete */
 	TL_CHUNK_END = 7,
 	/*
@@ -116,5 +142,11 @@ enum tl_snapshot_chunk {
 };
 
 #define TL_SNAPSHOT_STATS_COUNT 12
+
+/* Packed runs (TL_CHUNK_BLOCK): the phase byte of their header, and the
+ * largest template, in words (a header and a name of up to 56 bytes). */
+#define TL_REC_PHASE_PACKED 'P'
+#define TL_PACK_TEMPLATE_MAX_WORDS 9
+#define TL_PACK_TEMPLATES_MAX 255
 
 #endif /* TIMELINE_SNAPSHOT_FORMAT_H */

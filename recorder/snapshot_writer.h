@@ -34,6 +34,9 @@ struct tl_snapshot_sink {
 	 * a buffer of its own of the same size and alignment), sets buf_len,
 	 * and keeps `written` the bytes given to it in all. 0 or -errno. */
 	int (*write_out)(struct tl_snapshot_sink *sink);
+	/* set (a file recorder's stream): runs of plain begins and ends are
+	 * written packed (snapshot_format.h, TL_REC_PHASE_PACKED) */
+	struct tl_pack *pack;
 };
 int tl_snapshot_write(struct tl_snapshot_sink *sink);
 /* The child of a fork: forget a snapshot another thread had in progress. */

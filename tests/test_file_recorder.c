@@ -192,6 +192,86 @@ static void test_runs_of_plain_pairs_are_written_with_their_names_in_order(void 
 	tl_model_free(&m);
 }
 
+/* The file packs runs of plain begins and ends (a word each, names and
+ * categories as templates): what it reads back is the records exactly as
+ * a snapshot of the same block in memory gives them, timestamps included. */
+static const char *const packed_names[] = {"frame", "draw", "layout"};
+static const char *const packed_cats[] = {"file", "gpu"};
+#define PACKED_PAIRS 60
+
+static void emit_packed_pairs(int pairs)
+{
+	for (int i = 0; i < pairs; i++) {
+		TL_TRACE_EVENT_BEGIN0("file", "frame");
+		if (i % 2)
+			TL_TRACE_EVENT_BEGIN0("gpu", packed_names[1 + i % 3 / 2]);
+		else
+			TL_TRACE_EVENT_BEGIN0("file", packed_names[1 + i % 3 / 2]);
+		if (i % 2)
+			TL_TRACE_EVENT_END0("gpu", packed_names[1 + i % 3 / 2]);
+		else
+			TL_TRACE_EVENT_END0("file", packed_names[1 + i % 3 / 2]);
+		TL_TRACE_EVENT_END0("file", "frame");
+	}
+}
+
+static void test_packed_runs_read_back_as_the_records_in_memory(void **state)
+{
+	(void)state;
+	start(64u * 1024 * 1024, 0, 0);
+	emit_packed_pairs(PACKED_PAIRS); /* 4 KiB: one block, never full */
+	assert_int_equal(tl_flush(), 0); /* the partly filled block, to the file */
+	tl_model mem;
+	tl_test_snapshot_model(&mem);
+	tl_shutdown();
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_string_equal(err, "");
+	assert_int_equal(mem.nevents, 4 * PACKED_PAIRS);
+	assert_int_equal(m.nevents, mem.nevents);
+	for (size_t i = 0; i < m.nevents; i++) {
+		const tl_model_event *a = &mem.events[i], *b = &m.events[i];
+		assert_int_equal(b->phase, a->phase);
+		assert_int_equal(b->ts_ns, a->ts_ns);
+		assert_int_equal(b->tid, a->tid);
+		assert_string_equal(b->cat, a->cat);
+		if (a->name)
+			assert_string_equal(b->name, a->name);
+		else
+			assert_null(b->name);
+	}
+	assert_string_equal(m.events[5].cat, packed_cats[1]);
+	tl_model_free(&mem);
+	tl_model_free(&m);
+}
+
+/* Packed, a begin or an end takes about a word of the file (a snapshot
+ * takes 4 and 2): the run's bytes per event, metadata included. */
+static void test_packed_runs_take_about_a_word_per_event(void **state)
+{
+	(void)state;
+	start(64u * 1024 * 1024, 0, 0);
+	const int pairs = 50000;
+	emit_packed_pairs(pairs);
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.events_dropped, 0);
+	tl_shutdown();
+	struct stat sb;
+	assert_int_equal(stat(file_path, &sb), 0);
+	double per_event = (double)sb.st_size / (4.0 * pairs);
+	print_message("%lld bytes for %d events: %.2f bytes an event\n", (long long)sb.st_size,
+	              4 * pairs, per_event);
+	assert_true(per_event < 10.0);
+	tl_model m;
+	char err[256] = "";
+	read_file(&m, err, sizeof err);
+	assert_int_equal(m.nevents, 4 * pairs);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_BEGIN, "frame"), pairs);
+	tl_model_free(&m);
+}
+
 /* Snapshots taken while four threads write and the drain runs: each
  * reads back whole, and the file still holds every event once. */
 static _Atomic int writers_done;
@@ -1125,6 +1205,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(
 	        test_runs_of_plain_pairs_are_written_with_their_names_in_order, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_packed_runs_read_back_as_the_records_in_memory,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_packed_runs_take_about_a_word_per_event, setup,
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_every_event_of_a_run_is_in_the_file_once, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(

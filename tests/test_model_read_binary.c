@@ -757,6 +757,166 @@ static void test_read_binary_keeps_records_before_an_undecodable_one(void **stat
 	free(s.buf);
 }
 
+/* ---- packed runs (a file recorder's stream) ------------------------------ */
+
+/* A packed run's record word: template number t (from 0), delta. */
+#define PACKED(t, delta) ((uint64_t)((t) + 1) << 56 | (uint64_t)(delta))
+
+/* The records a packed run stands for, written out: BEGIN "frame" (cat 0)
+ * at 1000, BEGIN "draw" (cat 1) at 1100, END (cat 1) at 1150, END (cat 0)
+ * at 1300, BEGIN "frame" at 1400, END at 1400; then an instant. */
+static void put_unpacked_frames(struct rec *r)
+{
+	rec_start(r, 1000, TL_PHASE_BEGIN, INLINE | TL_REC_F_NAME_INLINE, 0, 0);
+	rec_string(r, "frame");
+	rec_end(r);
+	rec_start(r, 1100, TL_PHASE_BEGIN, INLINE | TL_REC_F_NAME_INLINE, 1, 0);
+	rec_string(r, "draw");
+	rec_end(r);
+	rec_start(r, 1150, TL_PHASE_END, INLINE, 1, 0);
+	rec_end(r);
+	rec_start(r, 1300, TL_PHASE_END, INLINE, 0, 0);
+	rec_end(r);
+	rec_start(r, 1400, TL_PHASE_BEGIN, INLINE | TL_REC_F_NAME_INLINE, 0, 0);
+	rec_string(r, "frame");
+	rec_end(r);
+	rec_start(r, 1400, TL_PHASE_END, INLINE, 0, 0);
+	rec_end(r);
+}
+
+static void put_instant_after(struct rec *r)
+{
+	rec_start(r, 2000, TL_PHASE_INSTANT, INLINE, 0, 0);
+	rec_string(r, "after");
+	rec_end(r);
+}
+
+/* The same records as one packed run, templates in first-use order. */
+static void put_packed_frames(struct rec *r, uint64_t counts_word)
+{
+	rec_start(r, 1000, TL_REC_PHASE_PACKED, INLINE, 0, 0);
+	rec_word(r, counts_word);
+	rec_word(r, PACKED(0, 0));
+	rec_word(r, PACKED(1, 100));
+	rec_word(r, PACKED(2, 50));
+	rec_word(r, PACKED(3, 150));
+	rec_word(r, PACKED(0, 100));
+	rec_word(r, PACKED(3, 0));
+	/* templates: a record less its timestamp */
+	r->w[r->n++] = TL_REC_HEADER(TL_PHASE_BEGIN, 4, INLINE | TL_REC_F_NAME_INLINE, 0, 0);
+	rec_string(r, "frame");
+	r->w[r->n++] = TL_REC_HEADER(TL_PHASE_BEGIN, 4, INLINE | TL_REC_F_NAME_INLINE, 1, 0);
+	rec_string(r, "draw");
+	r->w[r->n++] = TL_REC_HEADER(TL_PHASE_END, 2, INLINE, 1, 0);
+	r->w[r->n++] = TL_REC_HEADER(TL_PHASE_END, 2, INLINE, 0, 0);
+	rec_end(r);
+}
+
+static tl_model read_block(const struct rec *r, char *err, size_t errlen)
+{
+	struct snap s = {0};
+	snap_header(&s, TL_SNAPSHOT_VERSION, 0, 1);
+	put_category(&s, 0, "render");
+	put_category(&s, 1, "gpu");
+	put_block(&s, 1, 0, r);
+	put_end(&s);
+	tl_model m;
+	assert_int_equal(tl_model_read_binary(s.buf, s.len, &m, err, errlen), 0);
+	free(s.buf);
+	return m;
+}
+
+static void test_read_binary_unpacks_a_packed_run_into_the_records_it_stands_for(void **state)
+{
+	(void)state;
+	struct rec plain = {0}, packed = {0};
+	put_unpacked_frames(&plain);
+	put_instant_after(&plain);
+	put_packed_frames(&packed, (uint64_t)4 << 32 | 6);
+	put_instant_after(&packed);
+	char err[256];
+	tl_model a = read_block(&plain, err, sizeof err);
+	tl_model b = read_block(&packed, err, sizeof err);
+	assert_string_equal(err, "");
+	assert_int_equal(b.nevents, 7);
+	assert_int_equal(b.nevents, a.nevents);
+	static const char phases[] = "BBEEBEi";
+	static const int64_t ts[] = {1000, 1100, 1150, 1300, 1400, 1400, 2000};
+	for (size_t i = 0; i < b.nevents; i++) {
+		assert_int_equal(b.events[i].phase, phases[i]);
+		assert_int_equal(b.events[i].ts_ns, ts[i]);
+		assert_int_equal(b.events[i].phase, a.events[i].phase);
+		assert_int_equal(b.events[i].ts_ns, a.events[i].ts_ns);
+		assert_string_equal(b.events[i].cat, a.events[i].cat);
+		if (a.events[i].name)
+			assert_string_equal(b.events[i].name, a.events[i].name);
+		else
+			assert_null(b.events[i].name);
+	}
+	assert_string_equal(b.events[1].name, "draw");
+	assert_string_equal(b.events[1].cat, "gpu");
+	assert_string_equal(b.events[4].name, "frame");
+	tl_model_free(&a);
+	tl_model_free(&b);
+}
+
+/* A run whose words do not hold together is not unpacked: what comes
+ * before it is kept, it and the rest of its block are counted as skipped. */
+static void assert_bad_run_skipped(uint64_t counts_word, int bad_template)
+{
+	struct rec r = {0};
+	rec_start(&r, 10, TL_PHASE_INSTANT, INLINE, 0, 0);
+	rec_string(&r, "before");
+	rec_end(&r);
+	size_t run_at = r.n;
+	put_packed_frames(&r, counts_word);
+	if (bad_template)
+		r.w[run_at + 3 + 2] = PACKED(7, 50); /* no template 7 */
+	put_instant_after(&r);
+	char err[256];
+	tl_model m = read_block(&r, err, sizeof err);
+	assert_int_equal(m.nevents, 1);
+	assert_string_equal(m.events[0].name, "before");
+	assert_int_equal(m.stats.blocks_torn, 1);
+	assert_non_null(strstr(err, "1 block with undecodable records"));
+	tl_model_free(&m);
+}
+
+static void test_read_binary_skips_a_packed_run_with_a_template_it_lacks(void **state)
+{
+	(void)state;
+	assert_bad_run_skipped((uint64_t)4 << 32 | 6, 1);
+}
+
+static void test_read_binary_skips_a_packed_run_whose_counts_overrun_it(void **state)
+{
+	(void)state;
+	assert_bad_run_skipped((uint64_t)4 << 32 | 60, 0); /* more records than words */
+	assert_bad_run_skipped((uint64_t)5 << 32 | 6, 0);  /* a template too many */
+	assert_bad_run_skipped((uint64_t)3 << 32 | 6, 0);  /* words left over */
+}
+
+static void test_read_binary_keeps_the_records_before_a_cut_packed_run(void **state)
+{
+	(void)state;
+	struct rec r = {0};
+	put_instant_after(&r);
+	put_packed_frames(&r, (uint64_t)4 << 32 | 6);
+	struct snap s = {0};
+	snap_header(&s, TL_SNAPSHOT_VERSION, 0, 1);
+	put_block(&s, 1, 0, &r);
+	size_t cut = s.len - 3 * 8; /* inside the run's templates */
+	tl_model m;
+	char err[256];
+	assert_int_equal(tl_model_read_binary(s.buf, cut, &m, err, sizeof err), 0);
+	assert_int_equal(m.complete, 0);
+	assert_int_equal(m.nevents, 1);
+	assert_string_equal(m.events[0].name, "after");
+	assert_int_equal(m.stats.blocks_torn, 0); /* cut, not damaged */
+	tl_model_free(&m);
+	free(s.buf);
+}
+
 static void test_read_binary_never_follows_kept_pointers(void **state)
 {
 	(void)state;
@@ -816,7 +976,7 @@ static void test_read_binary_rejects_unsupported_version(void **state)
 	tl_model m;
 	char err[256];
 	assert_int_equal(tl_model_read_binary(s.buf, s.len, &m, err, sizeof err), -EINVAL);
-	assert_string_equal(err, "unsupported snapshot version 2 (this reader knows 1)");
+	assert_string_equal(err, "unsupported snapshot version 3 (this reader knows 1 to 2)");
 	free(s.buf);
 }
 
@@ -1186,7 +1346,11 @@ int main(void)
 	    cmocka_unit_test(test_read_binary_keeps_events_of_truncated_file),
 	    cmocka_unit_test(test_read_binary_keeps_whole_records_of_a_cut_block),
 	    cmocka_unit_test(test_read_binary_keeps_records_before_an_undecodable_one),
-	    cmocka_unit_test(test_read_binary_never_follows_kept_pointers),
+	    cmocka_unit_test(test_read_binary_unpacks_a_packed_run_into_the_records_it_stands_for),
+    cmocka_unit_test(test_read_binary_skips_a_packed_run_with_a_template_it_lacks),
+    cmocka_unit_test(test_read_binary_skips_a_packed_run_whose_counts_overrun_it),
+    cmocka_unit_test(test_read_binary_keeps_the_records_before_a_cut_packed_run),
+    cmocka_unit_test(test_read_binary_never_follows_kept_pointers),
 	    cmocka_unit_test(test_read_binary_rejects_bad_magic),
 	    cmocka_unit_test(test_read_binary_rejects_empty_input),
 	    cmocka_unit_test(test_read_binary_rejects_unsupported_version),

@@ -332,6 +332,106 @@ const char *tl_snapshot_read_function(tl_snapshot_read *r, uint32_t id)
 	return f->name;
 }
 
+/* ---- packed runs ------------------------------------------------------------ */
+
+/*
+ * The words the packed run rec[0, len) stands for (snapshot_format.h), or
+ * 0 when it is not one that holds together: its counts, its templates'
+ * lengths and every record's template number are checked here; the
+ * records it gives are decoded later like any other.
+ */
+static size_t unpacked_words(const uint64_t *rec, size_t len, size_t tmpl_at[],
+			     size_t tmpl_words[])
+{
+	if (len < 3)
+		return 0;
+	uint64_t records = rec[2] & 0xffffffffu, templates = rec[2] >> 32;
+	if (templates > TL_PACK_TEMPLATES_MAX || records > len - 3)
+		return 0;
+	size_t pos = 3 + (size_t)records;
+	for (size_t t = 0; t < templates; t++) {
+		if (pos >= len)
+			return 0;
+		size_t words = TL_REC_WORDS(rec[pos]);
+		if (words < 2 || words - 1 > TL_PACK_TEMPLATE_MAX_WORDS || words - 1 > len - pos)
+			return 0;
+		tmpl_at[t] = pos;
+		tmpl_words[t] = words - 1;
+		pos += words - 1;
+	}
+	if (pos != len)
+		return 0;
+	size_t total = 0;
+	for (size_t i = 0; i < records; i++) {
+		uint64_t t = rec[3 + i] >> 56;
+		if (t == 0 || t > templates)
+			return 0;
+		total += 1 + tmpl_words[t - 1];
+	}
+	return total;
+}
+
+/*
+ * When block b holds packed runs, points it at a copy of its words with
+ * each run unpacked into the records it stands for: the words a snapshot
+ * would have written. A run that does not hold together, and what follows
+ * it, are copied as they are: decoding stops there, as at any record that
+ * does not decode. 0 or -ENOMEM.
+ */
+static int unpack_block(tl_snapshot_read *r, tl_snapshot_block *b)
+{
+	size_t tmpl_at[TL_PACK_TEMPLATES_MAX], tmpl_words[TL_PACK_TEMPLATES_MAX];
+	const uint64_t *w = b->words;
+	size_t n = b->nwords, total = 0, pos = 0;
+	int packed = 0;
+	while (n - pos >= 2) {
+		size_t len = TL_REC_WORDS(w[pos + 1]);
+		if (len < 2 || len > n - pos)
+			break;
+		size_t words = TL_REC_PHASE(w[pos + 1]) == TL_REC_PHASE_PACKED
+		                   ? unpacked_words(w + pos, len, tmpl_at, tmpl_words)
+		                   : len;
+		if (words == 0)
+			break;
+		packed |= words != len || TL_REC_PHASE(w[pos + 1]) == TL_REC_PHASE_PACKED;
+		total += words;
+		pos += len;
+	}
+	if (!packed)
+		return 0;
+	total += n - pos; /* the rest, as it is */
+	uint64_t *out = malloc((total ? total : 1) * sizeof *out);
+	if (!out)
+		return NO_MEMORY(r);
+	size_t o = 0;
+	for (size_t at = 0; at < pos;) {
+		size_t len = TL_REC_WORDS(w[at + 1]);
+		if (TL_REC_PHASE(w[at + 1]) != TL_REC_PHASE_PACKED) {
+			memcpy(out + o, w + at, len * sizeof *out);
+			o += len;
+			at += len;
+			continue;
+		}
+		unpacked_words(w + at, len, tmpl_at, tmpl_words);
+		size_t records = (size_t)(w[at + 2] & 0xffffffffu);
+		uint64_t ts = w[at];
+		for (size_t i = 0; i < records; i++) {
+			uint64_t word = w[at + 3 + i];
+			size_t t = (size_t)(word >> 56) - 1;
+			ts += word & (((uint64_t)1 << 56) - 1);
+			out[o++] = ts;
+			memcpy(out + o, w + at + tmpl_at[t], tmpl_words[t] * sizeof *out);
+			o += tmpl_words[t];
+		}
+		at += len;
+	}
+	memcpy(out + o, w + pos, (n - pos) * sizeof *out);
+	b->unpacked = out;
+	b->words = out;
+	b->nwords = total;
+	return 0;
+}
+
 /* Notes a block. cut: the input ends inside it. */
 static int note_block(tl_snapshot_read *r, struct cursor *c, size_t offset, int cut, int nested)
 {
@@ -374,7 +474,7 @@ static int note_block(tl_snapshot_read *r, struct cursor *c, size_t offset, int 
 	    .valid_words = SIZE_MAX,
 	};
 	r->nblocks++;
-	return 0;
+	return unpack_block(r, &r->blocks[r->nblocks - 1]);
 }
 
 /* ---- the chunks ----------------------------------------------------------- */
@@ -391,9 +491,10 @@ static int read_header(tl_snapshot_read *r, const uint8_t *data, size_t len, siz
 	uint32_t version = load_u32(data + 8);
 	uint32_t header_bytes = load_u32(data + 12);
 	uint32_t flags = load_u32(data + 16);
-	if (version != TL_SNAPSHOT_VERSION)
-		return FAIL(r, -EINVAL, "unsupported snapshot version %u (this reader knows %d)",
-		            version, TL_SNAPSHOT_VERSION);
+	if (version < 1 || version > TL_SNAPSHOT_VERSION)
+		return FAIL(r, -EINVAL,
+		            "unsupported snapshot version %u (this reader knows 1 to %d)", version,
+		            TL_SNAPSHOT_VERSION);
 	if (header_bytes < TL_SNAPSHOT_HEADER_BYTES || header_bytes % 8 || header_bytes > len)
 		return FAIL(r, -EINVAL, "corrupt snapshot header (header size %u)", header_bytes);
 	if (flags & TL_SNAPSHOT_F_BIG_ENDIAN)
@@ -412,8 +513,9 @@ static int read_header(tl_snapshot_read *r, const uint8_t *data, size_t len, siz
  * zeros where a chunk may have been cut. The end of what was written in
  * the input from `start` (a file's header) on: len, less its trailing
  * all-zero sectors when it is a whole number of sectors. A written sector
- * is never all zero: no record is as long as a sector, each has a
- * non-zero header word; only an END may leave its last word, its zero
+ * is never all zero: a record shorter than a sector has a non-zero header
+ * word, and a packed run, which may be longer, has no zero word outside
+ * its templates' names (9 words at most); only an END may leave its last word, its zero
  * payload size, alone in a sector (read_chunks reads it whole). */
 #define WRITTEN_SECTOR 4096
 _Static_assert(TL_REC_MAX_WORDS * 8 < WRITTEN_SECTOR, "a record shorter than a sector");
@@ -659,6 +761,8 @@ void tl_snapshot_read_close(tl_snapshot_read *r)
 {
 	for (size_t i = 0; i < r->nthreads; i++)
 		tl_snapshot_thread_release(&r->threads[i]);
+	for (size_t i = 0; i < r->nblocks; i++)
+		free(r->blocks[i].unpacked);
 	free(r->threads);
 	free(r->pairs);
 	free(r->drops);

@@ -41,6 +41,9 @@ typedef struct tl_snapshot_block {
 	size_t order;          /* position in the input: ties keep input order */
 	const uint64_t *words; /* nwords records' words, 8-byte aligned */
 	size_t nwords;
+	/* words, when the chunk held packed runs: their records unpacked
+	 * (malloc'd, freed with the reader); else NULL, words in the input */
+	uint64_t *unpacked;
 	int cut;    /* the input ends inside this block */
 	int nested; /* a signal handler's records */
 	/* The words its records that decode take, once a cursor walked it
