@@ -60,9 +60,9 @@
 #define METADATA_EVERY_NS (10 * 1000 * 1000)
 #define DEFAULT_KEEP 2
 /* Direct writes: the staging buffer, written once half full. */
-#define STAGING_BYTES (1u * 1024 * 1024)
+#define STAGING_BYTES (2u * 1024 * 1024)
 /* Direct: writes in flight at most. */
-#define IN_FLIGHT 3
+#define IN_FLIGHT 4
 /* Direct: the file is made longer ahead by this much. */
 #define EXTEND_BYTES (16u * 1024 * 1024)
 /* What is staged reaches the file this long after the drain goes idle. */
@@ -811,7 +811,7 @@ static void file_fork_child(struct tl_recorder *rec)
 const struct tl_recorder_ops tl_file_ops = {
 	.name = "file",
 	.kind = TL_RECORDER_FILE,
-	.default_bytes = 4u * 1024 * 1024,
+	.default_bytes = 32u * 1024 * 1024,
 	.start = file_start,
 	.stop = file_stop,
 	.next_block = file_next_block,
