@@ -65,6 +65,8 @@
 #define IN_FLIGHT 4
 /* Direct: the file is made longer ahead by this much. */
 #define EXTEND_BYTES (16u * 1024 * 1024)
+/* Blocks whose end in the file is remembered until the file holds it. */
+#define MARKS 1024
 /* What is staged reaches the file this long after the drain goes idle. */
 #define SYNC_NS (10 * 1000 * 1000)
 
@@ -103,6 +105,22 @@ struct file_recorder {
 		struct iocb cb;
 		bool busy;
 	} flight[IN_FLIGHT];
+	/*
+	 * Where the blocks streamed lately end in the file, with the records
+	 * streamed up to each (f->records then), until the file holds them;
+	 * `durable` is f->records at the last one it holds. A write that fails
+	 * at `failed_at` loses the records of every block ending after it:
+	 * they are taken back from the records written and counted as dropped,
+	 * so that a full disk loses nothing uncounted. Drain side.
+	 */
+	struct mark {
+		uint64_t end;
+		uint64_t records;
+	} marks[MARKS];
+	unsigned marks_first, marks_count;
+	uint64_t durable;
+	uint64_t failed_at; /* UINT64_MAX: no write failed */
+	struct tl_pool *pool;
 	struct written *written; /* per pool block */
 	_Atomic uint64_t records; /* streamed, all files */
 	_Atomic uint64_t progress; /* odd while `written` and `records` change */
@@ -141,10 +159,16 @@ static int write_fully(struct file_recorder *f, struct iovec *iov, int n, uint64
 					continue;
 				}
 			}
-			return -errno;
+			int rc = -errno;
+			if (at < f->failed_at)
+				f->failed_at = at;
+			return rc;
 		}
-		if (w == 0)
+		if (w == 0) {
+			if (at < f->failed_at)
+				f->failed_at = at;
 			return -EIO;
+		}
 		at += (uint64_t)w;
 		while (n > 0 && (size_t)w >= iov->iov_len) {
 			w -= (ssize_t)iov->iov_len;
@@ -224,8 +248,12 @@ static int write_async(struct file_recorder *f, struct tl_snapshot_sink *s, size
 		if (f->max_bytes && ahead > f->max_bytes)
 			ahead = (f->max_bytes + TL_STREAM_ALIGN - 1) / TL_STREAM_ALIGN * TL_STREAM_ALIGN;
 		f->extended = at + len + ahead;
-		if (ftruncate(f->fd, (off_t)f->extended) != 0)
-			return -errno;
+		if (ftruncate(f->fd, (off_t)f->extended) != 0) {
+			rc = -errno;
+			if (at < f->failed_at)
+				f->failed_at = at;
+			return rc;
+		}
 	}
 	unsigned char *buf = s->buf;
 	memcpy(f->spare[i], buf + len, keep);
@@ -341,6 +369,9 @@ static int open_file(struct file_recorder *f)
 	f->direct = flags >= 0 && fcntl(f->fd, F_SETFL, flags | O_DIRECT) == 0;
 	f->base = f->synced = f->extended = 0;
 	f->sync = f->final = false;
+	f->marks_first = f->marks_count = 0;
+	f->durable = atomic_load(&f->records);
+	f->failed_at = UINT64_MAX;
 	f->synced_at = now_ns();
 	int rc = tl_stream_open(&f->stream, f->fd, regular ? write_out : NULL,
 	                        regular ? STAGING_BYTES : 0);
@@ -353,6 +384,65 @@ static int open_file(struct file_recorder *f)
 }
 
 /* Stops writing after a failed write: what is on disk stays readable. */
+/* The end of what the file holds for sure: below every write still to
+ * complete. */
+static uint64_t durable_end(const struct file_recorder *f)
+{
+	const struct tl_snapshot_sink *s = &f->stream.sink;
+	if (!s->write_out)
+		return s->written; /* write(2) at each block: written is written */
+	uint64_t end = f->base;
+	for (int i = 0; i < IN_FLIGHT; i++)
+		if (f->flight[i].busy && (uint64_t)f->flight[i].cb.aio_offset < end)
+			end = (uint64_t)f->flight[i].cb.aio_offset;
+	return end;
+}
+
+/* Forgets the marks of blocks the file holds. */
+static void marks_settle(struct file_recorder *f, uint64_t held)
+{
+	while (f->marks_count && f->marks[f->marks_first].end <= held) {
+		f->durable = f->marks[f->marks_first].records;
+		f->marks_first = (f->marks_first + 1) % MARKS;
+		f->marks_count--;
+	}
+}
+
+/* Notes that the records streamed so far end at `end` in the file. */
+static void mark_block(struct file_recorder *f, uint64_t end)
+{
+	marks_settle(f, durable_end(f));
+	if (f->marks_count == MARKS) /* the oldest taken as held: never here in practice */
+		marks_settle(f, f->marks[f->marks_first].end);
+	f->marks[(f->marks_first + f->marks_count) % MARKS] =
+	    (struct mark){end, atomic_load(&f->records)};
+	f->marks_count++;
+}
+
+/* After a failed write: the records of the blocks that end beyond what the
+ * file holds are lost, and counted so. */
+static void count_lost(struct file_recorder *f)
+{
+	uint64_t held = f->failed_at;
+	if (!f->stream.sink.write_out || held == UINT64_MAX)
+		held = durable_end(f);
+	/* a sync wrote all that was staged, its partial sector included,
+	 * which the next write starts by writing again */
+	if (held < f->synced)
+		held = f->synced;
+	marks_settle(f, held);
+	uint64_t records = atomic_load(&f->records);
+	uint64_t lost = records > f->durable ? records - f->durable : 0;
+	if (!lost)
+		return;
+	atomic_fetch_add(&f->progress, 1);
+	atomic_fetch_sub(&f->records, lost);
+	atomic_fetch_add(&f->lost, lost);
+	atomic_fetch_add_explicit(&f->pool->dropped, lost, memory_order_relaxed);
+	atomic_fetch_add(&f->progress, 1);
+	f->marks_count = 0;
+}
+
 static void write_failed(struct file_recorder *f, int rc)
 {
 	if (f->error)
@@ -363,6 +453,7 @@ static void write_failed(struct file_recorder *f, int rc)
 	       "dropped",
 	       f->path, strerror(-rc));
 	wait_all(f);
+	count_lost(f);
 	tl_stream_close(&f->stream, 0, 0, 0);
 	close(f->fd);
 	f->fd = -1;
@@ -431,6 +522,11 @@ static void write_block(struct file_recorder *f, struct tl_pool *pool, struct tl
 	if (rc == -EAGAIN)
 		return; /* changed hands meanwhile: a torn read, counted by nobody */
 	note_written(f, w, seq, upto, upto - done);
+	/* the stream's end: what it gave the file's writes and what it still
+	 * stages (a block whose write failed ends beyond any write) */
+	mark_block(f, rc                        ? UINT64_MAX
+	              : f->stream.sink.write_out ? f->stream.sink.written
+	                                         : f->stream.sink.written + f->stream.sink.buf_len);
 	if (rc) {
 		write_failed(f, rc);
 		return;
@@ -650,6 +746,7 @@ static int file_start(struct tl_recorder *rec, const tl_options *opts)
 		return rc;
 	}
 	f->batch = rec->pool.nblocks / BATCH_SHARE ? rec->pool.nblocks / BATCH_SHARE : 1;
+	f->pool = &rec->pool;
 	f->written = calloc(rec->pool.nblocks, sizeof f->written[0]);
 	if (!f->written || (rc = output_init(f)) != 0) {
 		rc = -ENOMEM;

@@ -62,6 +62,7 @@ static int sink_flush(struct tl_snapshot_sink *s)
 				if (errno == EINTR)
 					continue;
 				s->error = -errno;
+				s->written += off; /* what did reach the fd */
 				return s->error;
 			}
 			off += (size_t)n;
