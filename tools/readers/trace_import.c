@@ -468,15 +468,19 @@ static size_t begin_slice(importer *im, size_t track, const slice_spec *spec)
 	tl_import_slice *s = APPEND(im, out->slices, out->nslices, slices_cap);
 	if (!s)
 		return TL_IMPORT_NONE;
-	*s = (tl_import_slice){.kind = spec->kind,
+	_Static_assert(TL_IMPORT_MAX_DEPTH <= UINT16_MAX, "a depth fits a slice's 16 bits");
+	if (track > UINT32_MAX) {
+		im->nomem = 1; /* more tracks than an import holds */
+		out->nslices--;
+		return TL_IMPORT_NONE;
+	}
+	*s = (tl_import_slice){.kind = (uint8_t)spec->kind,
 	                       .ts = spec->ts,
 	                       .dur = spec->dur,
-	                       .thread_ts = TL_IMPORT_NULL,
-	                       .thread_dur = TL_IMPORT_NULL,
 	                       .name = spec->name ? spec->name : "",
 	                       .cat = spec->cat,
-	                       .track = track,
-	                       .depth = (unsigned)out->tracks[track].depth,
+	                       .track = (uint32_t)track,
+	                       .depth = (uint16_t)out->tracks[track].depth,
 	                       .complete = spec->dur >= 0};
 	size_t index = out->nslices - 1;
 	if (push(im, track, index))
@@ -485,6 +489,27 @@ static size_t begin_slice(importer *im, size_t track, const slice_spec *spec)
 	if (thread != TL_IMPORT_NONE && im->npending)
 		bind_pending_flows(im, thread, index);
 	return index;
+}
+
+/* Sets slice s's thread timestamp (which 0) or thread duration (1). */
+static void set_thread_time(importer *im, size_t s, int which, int64_t value)
+{
+	tl_import *out = im->out;
+	if (s >= out->nthread_times) {
+		size_t n = out->nthread_times ? out->nthread_times : 64;
+		while (n <= s)
+			n *= 2;
+		int64_t *grown = realloc(out->thread_times, n * 2 * sizeof *grown);
+		if (!grown) {
+			im->nomem = 1;
+			return;
+		}
+		for (size_t i = 2 * out->nthread_times; i < 2 * n; i++)
+			grown[i] = TL_IMPORT_NULL;
+		out->thread_times = grown;
+		out->nthread_times = n;
+	}
+	out->thread_times[2 * s + (size_t)which] = value;
 }
 
 /*
@@ -1044,9 +1069,9 @@ static void import_json_event(importer *im, const tl_json_trace *json, const tl_
 		if (s == TL_IMPORT_NONE)
 			return;
 		if (e->has & TL_JSON_HAS_TTS)
-			im->out->slices[s].thread_ts = e->tts;
+			set_thread_time(im, s, 0, e->tts);
 		if (e->ph == 'X' && (e->has & TL_JSON_HAS_TDUR))
-			im->out->slices[s].thread_dur = e->tdur;
+			set_thread_time(im, s, 1, e->tdur);
 		json_args(im, json, e, s);
 		json_flow_v2(im, e, s);
 		return;
@@ -1059,8 +1084,9 @@ static void import_json_event(importer *im, const tl_json_trace *json, const tl_
 			stat_add(im, TL_STAT_SLICE_END_UNMATCHED);
 			return;
 		}
-		if ((e->has & TL_JSON_HAS_TTS) && im->out->slices[s].thread_ts != TL_IMPORT_NULL)
-			im->out->slices[s].thread_dur = e->tts - im->out->slices[s].thread_ts;
+		if ((e->has & TL_JSON_HAS_TTS) &&
+		    tl_import_slice_thread_ts(im->out, s) != TL_IMPORT_NULL)
+			set_thread_time(im, s, 1, e->tts - tl_import_slice_thread_ts(im->out, s));
 		json_args(im, json, e, s);
 		return;
 	case 'i':
@@ -1688,6 +1714,9 @@ void tl_import_free(tl_import *imp)
 {
 	import_free_building(imp);
 	free(imp->slices);
+	free(imp->thread_times);
+	imp->thread_times = NULL;
+	imp->nthread_times = 0;
 	free(imp->tracks);
 	free(imp->threads);
 	free(imp->processes);
@@ -1701,6 +1730,16 @@ void tl_import_free(tl_import *imp)
 
 /* ------------------------------------------------------------------------ */
 /* Printing */
+
+int64_t tl_import_slice_thread_ts(const tl_import *imp, size_t slice)
+{
+	return slice < imp->nthread_times ? imp->thread_times[2 * slice] : TL_IMPORT_NULL;
+}
+
+int64_t tl_import_slice_thread_dur(const tl_import *imp, size_t slice)
+{
+	return slice < imp->nthread_times ? imp->thread_times[2 * slice + 1] : TL_IMPORT_NULL;
+}
 
 uint32_t tl_import_slice_pid(const tl_import *imp, const tl_import_slice *s)
 {
@@ -1794,8 +1833,9 @@ static void print_slice(const tl_import *imp, const tl_import_slice *s, FILE *ou
 	if (th) {
 		fprintf(out, " tid=%u pid=%u depth=%u", (unsigned)th->tid, (unsigned)pid, s->depth);
 		print_str_key(out, "cat", s->cat);
-		print_opt_i64(out, "thread_ts", s->thread_ts);
-		print_opt_i64(out, "thread_dur", s->thread_dur);
+		print_opt_i64(out, "thread_ts", tl_import_slice_thread_ts(imp, (size_t)(s - imp->slices)));
+		print_opt_i64(out, "thread_dur",
+		              tl_import_slice_thread_dur(imp, (size_t)(s - imp->slices)));
 		print_str_key(out, "thread_name", th->name);
 		print_str_key(out, "process_name", pid ? process_name(imp, pid) : NULL);
 		fprintf(out, " track=%s scope=thread\n",

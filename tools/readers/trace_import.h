@@ -95,16 +95,18 @@ typedef struct tl_import_track {
 	size_t overflow;
 } tl_import_track;
 
+/* (40 bytes: an import holds one per slice of the trace. Its thread
+ * timestamps, which only JSON traces have, are kept apart:
+ * tl_import_slice_thread_ts.) */
 typedef struct tl_import_slice {
-	tl_import_kind kind;
 	int64_t ts;
-	int64_t dur;                   /* -1: begun, never ended */
-	int64_t thread_ts, thread_dur; /* TL_IMPORT_NULL when unknown */
+	int64_t dur; /* -1: begun, never ended */
 	const char *name;
 	const char *cat; /* NULL when none */
-	size_t track;
-	unsigned depth;
-	int complete; /* internal: an X or instant whose end was known at begin */
+	uint32_t track;
+	uint16_t depth;   /* < TL_IMPORT_MAX_DEPTH */
+	uint8_t kind;     /* tl_import_kind */
+	uint8_t complete; /* internal: an X or instant whose end was known at begin */
 } tl_import_slice;
 
 typedef struct tl_import_thread {
@@ -176,6 +178,11 @@ typedef struct tl_import {
 	size_t nflows;
 	tl_import_arg *args;
 	size_t nargs;
+	/* The slices' thread_ts and thread_dur, two per slice up to the last
+	 * slice that has one (TL_IMPORT_NULL when unknown); NULL when none
+	 * has: read them with tl_import_slice_thread_ts and _dur. */
+	int64_t *thread_times;
+	size_t nthread_times; /* slices covered */
 	uint64_t stats[TL_STAT_COUNT];
 	/*
 	 * The first line that could not be read - a text line that does not
@@ -295,6 +302,11 @@ int tl_import_move_to_model(tl_import *imp, tl_model *out);
 
 /* The pid and tid shown for a slice (0 when unknown). */
 uint32_t tl_import_slice_pid(const tl_import *imp, const tl_import_slice *s);
+
+/* The thread timestamp and thread duration of slice `slice` (an index in
+ * imp->slices), TL_IMPORT_NULL when unknown. */
+int64_t tl_import_slice_thread_ts(const tl_import *imp, size_t slice);
+int64_t tl_import_slice_thread_dur(const tl_import *imp, size_t slice);
 uint32_t tl_import_slice_tid(const tl_import *imp, const tl_import_slice *s);
 
 enum {
