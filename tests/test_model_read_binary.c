@@ -767,21 +767,22 @@ static void test_read_binary_keeps_records_before_an_undecodable_one(void **stat
  * at 1300, BEGIN "frame" at 1400, END at 1400; then an instant. */
 static void put_unpacked_frames(struct rec *r)
 {
-	rec_start(r, 1000, TL_PHASE_BEGIN, INLINE | TL_REC_F_NAME_INLINE, 0, 0);
-	rec_string(r, "frame");
-	rec_end(r);
-	rec_start(r, 1100, TL_PHASE_BEGIN, INLINE | TL_REC_F_NAME_INLINE, 1, 0);
-	rec_string(r, "draw");
-	rec_end(r);
-	rec_start(r, 1150, TL_PHASE_END, INLINE, 1, 0);
-	rec_end(r);
-	rec_start(r, 1300, TL_PHASE_END, INLINE, 0, 0);
-	rec_end(r);
-	rec_start(r, 1400, TL_PHASE_BEGIN, INLINE | TL_REC_F_NAME_INLINE, 0, 0);
-	rec_string(r, "frame");
-	rec_end(r);
-	rec_start(r, 1400, TL_PHASE_END, INLINE, 0, 0);
-	rec_end(r);
+	static const struct {
+		uint64_t ts;
+		unsigned cat;
+		const char *name; /* NULL: an END */
+	} frames[] = {{1000, 0, "frame"}, {1100, 1, "draw"}, {1150, 1, NULL},
+	              {1300, 0, NULL},    {1400, 0, "frame"}, {1400, 0, NULL}};
+	for (size_t i = 0; i < sizeof frames / sizeof frames[0]; i++) {
+		if (frames[i].name) {
+			rec_start(r, frames[i].ts, TL_PHASE_BEGIN, INLINE | TL_REC_F_NAME_INLINE,
+			          frames[i].cat, 0);
+			rec_string(r, frames[i].name);
+		} else {
+			rec_start(r, frames[i].ts, TL_PHASE_END, INLINE, frames[i].cat, 0);
+		}
+		rec_end(r);
+	}
 }
 
 static void put_instant_after(struct rec *r)
