@@ -1118,8 +1118,7 @@ static char full_dir[256];
  * flushed to the file (how many the drain writes before it is full depends
  * on the machine's load: the writer drops what the pool cannot hold
  * meanwhile); then checks that every event is written or dropped, and
- * that what is counted written is in the file, but for what a block still
- * held in memory. */
+ * that what is counted written is what the file holds, within a block. */
 static void fill_the_disk(void)
 {
 	char path[512];
@@ -1158,8 +1157,11 @@ static void fill_the_disk(void)
 	assert_true(m.nevents > 0);
 	print_message("the file holds %zu events\n", m.nevents);
 	assert_int_equal(st.events_written + st.events_dropped, emitted);
-	assert_true(m.nevents <= st.events_written);
-	assert_true(st.events_written - m.nevents < 4096 / 16);
+	/* within a block (4 KiB, 256 records at most) either way: a block
+	 * still in memory counts as written; the first records of a block the
+	 * failure cut may be in the file though they count as dropped */
+	assert_true(m.nevents < st.events_written + 4096 / 16);
+	assert_true(st.events_written < m.nevents + 4096 / 16);
 	tl_model_free(&m);
 }
 
