@@ -1110,6 +1110,24 @@ static void test_convert_names_each_thread_that_dropped_with_its_count(void **st
 /* ---- a full disk ------------------------------------------------------------ */
 
 static char full_dir[256];
+static char full_image[512]; /* the ext4 image, when one is mounted */
+
+/* Whether the test passed or failed: the session ended, the file system
+ * unmounted, its mount point and image removed. */
+static int teardown_full_disk(void **state)
+{
+	teardown(state);
+	if (full_dir[0]) {
+		umount(full_dir);
+		rmdir(full_dir);
+		full_dir[0] = '\0';
+	}
+	if (full_image[0]) {
+		unlink(full_image);
+		full_image[0] = '\0';
+	}
+	return 0;
+}
 /* Pairs a round: more than a 128 KiB disk takes even packed (8 bytes an
  * event), fewer than the 256 KiB pool holds (24 bytes an event). */
 #define FULL_DISK_PAIRS 4000
@@ -1173,13 +1191,10 @@ static void test_a_full_disk_ends_the_file_and_counts_what_is_lost(void **state)
 	assert_int_equal(mkdir(full_dir, 0755), 0);
 	if (mount("none", full_dir, "tmpfs", 0, "size=128k") != 0) {
 		int e = errno;
-		rmdir(full_dir);
 		print_message("skipped: cannot mount a 128 KiB tmpfs (%s): needs root\n", strerror(e));
 		skip();
 	}
 	fill_the_disk();
-	umount(full_dir);
-	rmdir(full_dir);
 }
 
 /* ext4: written with O_DIRECT and asynchronous writes, the file made
@@ -1188,24 +1203,19 @@ static void test_a_full_disk_ends_the_file_and_counts_what_is_lost(void **state)
 static void test_a_full_direct_disk_ends_the_file_and_counts_what_is_lost(void **state)
 {
 	(void)state;
-	char image[512], command[2400];
-	snprintf(image, sizeof image, "%s", tl_test_path("file-recorder-ext4", ".img"));
+	char command[2400];
+	snprintf(full_image, sizeof full_image, "%s", tl_test_path("file-recorder-ext4", ".img"));
 	snprintf(full_dir, sizeof full_dir, "%s", tl_test_path("file-recorder-ext4", ""));
 	snprintf(command, sizeof command,
 	         "truncate -s 4M '%s' && mkfs.ext4 -q -F '%s' >/dev/null 2>&1 && "
 	         "mkdir '%s' && mount -o loop '%s' '%s' 2>/dev/null",
-	         image, image, full_dir, image, full_dir);
+	         full_image, full_image, full_dir, full_image, full_dir);
 	if (system(command) != 0) {
-		rmdir(full_dir);
-		unlink(image);
 		print_message("skipped: cannot make and mount a 4 MiB ext4 image through a loop "
 		              "device (needs root, mkfs.ext4 and a loop device)\n");
 		skip();
 	}
 	fill_the_disk();
-	umount(full_dir);
-	rmdir(full_dir);
-	unlink(image);
 }
 
 /* ---- configuration ------------------------------------------------------------ */
@@ -1307,9 +1317,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(
 	        test_convert_names_each_thread_that_dropped_with_its_count, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_full_disk_ends_the_file_and_counts_what_is_lost,
-	                                    setup, teardown),
+	                                    setup, teardown_full_disk),
 	    cmocka_unit_test_setup_teardown(test_a_full_direct_disk_ends_the_file_and_counts_what_is_lost,
-	                                    setup, teardown),
+	                                    setup, teardown_full_disk),
 	    cmocka_unit_test_setup_teardown(test_percent_p_in_the_path_names_the_process, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_the_file_recorder_without_a_path_is_refused, setup,
