@@ -757,17 +757,10 @@ static size_t count_flows(const tl_slice_match *match)
 	return n;
 }
 
-/* Writes the flow v1 events of every slice carrying a flow; flows has room
- * for them all. 0 or -ENOMEM. */
-static int write_flows(json_writer *w, json_flow *flows)
+/* Writes the flow v1 events of the slices carrying a flow, flows[0, n)
+ * (collect_flows), in their order. 0 or -ENOMEM. */
+static int write_flows(json_writer *w, json_flow *flows, size_t n)
 {
-	const tl_slice_match *match = w->match;
-	size_t n = 0;
-
-	for (size_t i = 0; i < match->nslices; i++) {
-		if (match->slices[i].flow_event != TL_MATCH_NONE)
-			flows[n++] = model_flow(w->model, &match->slices[i]);
-	}
 	if (sort_flows(flows, n))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
@@ -876,49 +869,98 @@ static void write_end(json_writer *w, const tl_stats *st, const tl_match_counts 
 	tl_out_str(w->out, "}\n");
 }
 
+/* Adds the flows of the slices of match to *flows (grown as needed). 0 or
+ * -ENOMEM. */
+static int collect_flows(const tl_model *model, const tl_slice_match *match, json_flow **flows,
+                         size_t *n, size_t *cap)
+{
+	size_t more = count_flows(match);
+	if (*n + more > *cap) {
+		size_t grown_cap = *cap ? *cap : 64;
+		while (grown_cap < *n + more)
+			grown_cap *= 2;
+		json_flow *grown = realloc(*flows, grown_cap * sizeof *grown);
+		if (!grown)
+			return -ENOMEM;
+		*flows = grown;
+		*cap = grown_cap;
+	}
+	for (size_t i = 0; i < match->nslices; i++)
+		if (match->slices[i].flow_event != TL_MATCH_NONE)
+			(*flows)[(*n)++] = model_flow(model, &match->slices[i]);
+	return 0;
+}
+
+/*
+ * A thread at a time: each thread's events are matched, written and their
+ * matching given back before the next (tl_slice_match_build_run), so that
+ * the memory besides the model is the largest thread's matching and the
+ * flows, not the whole trace's matching.
+ */
 int tl_export_json(const tl_model *model, int fd, tl_export_counts *counts)
 {
-	tl_slice_match match;
-	int rc = tl_slice_match_build(model, &match);
+	tl_slice_match threads;
+	int rc = tl_slice_match_threads(model, &threads);
 	if (rc)
 		return rc;
 
-	size_t most_items = 0;
-	for (size_t t = 0; t < match.nthreads; t++) {
-		if (match.threads[t].nitems > most_items)
-			most_items = match.threads[t].nitems;
+	size_t most_events = 0;
+	for (size_t t = 0; t < threads.nthreads; t++) {
+		if (threads.threads[t].nitems > most_events)
+			most_events = threads.threads[t].nitems;
 	}
-	json_record *records = calloc(most_items + 1, sizeof *records);
-	json_flow *flows = calloc(count_flows(&match) + 1, sizeof *flows);
+	/* a thread's items: one per event and per slice's close */
+	json_record *records = calloc(2 * most_events + 1, sizeof *records);
+	json_flow *flows = NULL;
+	size_t nflows = 0, flows_cap = 0;
 	tl_out *out = malloc(sizeof *out);
-	if (!records || !flows || !out) {
+	tl_match_counts totals = {0};
+	if (!records || !out) {
 		rc = -ENOMEM;
 		goto out_free;
 	}
 	tl_out_init(out, fd);
-	json_writer w = {.model = model, .match = &match, .out = out, .first_event = 1};
+	json_writer w = {.model = model, .out = out, .first_event = 1};
 
-	write_names(&w, match.threads, match.nthreads);
-	for (size_t t = 0; t < match.nthreads; t++)
-		write_thread_events(&w, &match.threads[t], records);
-	rc = write_flows(&w, flows);
+	write_names(&w, threads.threads, threads.nthreads);
+	for (size_t t = 0; t < threads.nthreads && rc == 0; t++) {
+		const tl_match_thread *thread = &threads.threads[t];
+		if (!thread->nitems)
+			continue;
+		tl_slice_match match;
+		rc = tl_slice_match_build_run(model, thread->first_item, thread->nitems, &match);
+		if (rc)
+			break;
+		w.match = &match;
+		write_thread_events(&w, &match.threads[0], records);
+		rc = collect_flows(model, &match, &flows, &nflows, &flows_cap);
+		totals.unmatched_begin += match.unmatched_begin;
+		totals.unmatched_end += match.unmatched_end;
+		totals.too_deep += match.too_deep;
+		totals.flow_markers += match.flow_markers;
+		totals.flows_dropped += match.flows_dropped;
+		totals.events_unknown += match.events_unknown;
+		tl_slice_match_free(&match);
+		w.match = NULL;
+	}
 	if (rc)
 		goto out_free;
-	tl_match_counts totals = {match.unmatched_begin, match.unmatched_end, match.too_deep,
-	                          match.flow_markers,    match.flows_dropped, match.events_unknown};
+	rc = write_flows(&w, flows, nflows);
+	if (rc)
+		goto out_free;
 	write_end(&w, &model->stats, &totals);
 
 	rc = tl_out_flush(out);
 	if (counts) {
-		counts->unmatched_begin = match.unmatched_begin;
-		counts->unmatched_end = match.unmatched_end;
+		counts->unmatched_begin = totals.unmatched_begin;
+		counts->unmatched_end = totals.unmatched_end;
 	}
 
 out_free:
 	free(out);
 	free(flows);
 	free(records);
-	tl_slice_match_free(&match);
+	tl_slice_match_free(&threads);
 	return rc;
 }
 

@@ -408,11 +408,47 @@ static size_t thread_run_end(const tl_model *model, size_t first)
 	return last;
 }
 
+/* Room to match `events` events in runs of at most `longest`, for
+ * `threads` threads. 0 or -ENOMEM. */
+static int match_alloc(matcher *m, tl_slice_match *out, size_t events, size_t longest,
+                       size_t threads)
+{
+	/* +1: calloc(0) may return NULL. */
+	out->slices = calloc(events + 1, sizeof *out->slices);
+	out->items = calloc(2 * events + 1, sizeof *out->items);
+	out->threads = calloc(threads + 1, sizeof *out->threads);
+	m->partner = calloc(longest + 1, sizeof *m->partner);
+	m->begins = calloc(longest + 1, sizeof *m->begins);
+	m->completes = calloc(longest + 1, sizeof *m->completes);
+	return out->slices && out->items && out->threads && m->partner && m->begins &&
+	               m->completes
+	           ? 0
+	           : -ENOMEM;
+}
+
+static void matcher_free(matcher *m)
+{
+	free(m->partner);
+	free(m->begins);
+	free(m->completes);
+}
+
+/* Matches the events [first, last) of one thread as out's next thread. */
+static void match_run(matcher *m, size_t first, size_t last)
+{
+	tl_slice_match *out = m->out;
+	tl_match_thread *t = &out->threads[out->nthreads++];
+	t->tid = m->model->events[first].tid;
+	t->pid = tl_model_event_pid(m->model, &m->model->events[first]);
+	t->first_item = out->nitems;
+	match_thread(m, first, last);
+	t->nitems = out->nitems - t->first_item;
+}
+
 int tl_slice_match_build(const tl_model *model, tl_slice_match *out)
 {
 	size_t n = model->nevents;
 	matcher m = {.model = model, .out = out};
-	int rc = -ENOMEM;
 
 	memset(out, 0, sizeof *out);
 	size_t runs = 0, longest = 0;
@@ -422,33 +458,57 @@ int tl_slice_match_build(const tl_model *model, tl_slice_match *out)
 		if (last - first > longest)
 			longest = last - first;
 	}
-	/* +1: calloc(0) may return NULL. */
-	out->slices = calloc(n + 1, sizeof *out->slices);
-	out->items = calloc(2 * n + 1, sizeof *out->items);
-	out->threads = calloc(runs + model->nthreads + 1, sizeof *out->threads);
-	m.partner = calloc(longest + 1, sizeof *m.partner);
-	m.begins = calloc(longest + 1, sizeof *m.begins);
-	m.completes = calloc(longest + 1, sizeof *m.completes);
-	if (!out->slices || !out->items || !out->threads || !m.partner || !m.begins || !m.completes)
-		goto out_free;
+	int rc = match_alloc(&m, out, n, longest, runs + model->nthreads);
+	if (rc == 0) {
+		/* Threads with events, in model order (contiguous per thread). */
+		for (size_t first = 0, last; first < n; first = last) {
+			last = thread_run_end(model, first);
+			match_run(&m, first, last);
+		}
+		mark_as_complete(out);
+		rc = add_named_threads(model, out);
+	}
+	matcher_free(&m);
+	if (rc)
+		tl_slice_match_free(out);
+	return rc;
+}
 
-	/* Threads with events, in model order (contiguous per thread). */
+int tl_slice_match_threads(const tl_model *model, tl_slice_match *out)
+{
+	size_t n = model->nevents, runs = 0;
+	memset(out, 0, sizeof *out);
+	for (size_t first = 0; first < n; first = thread_run_end(model, first))
+		runs++;
+	out->threads = calloc(runs + model->nthreads + 1, sizeof *out->threads);
+	if (!out->threads)
+		return -ENOMEM;
 	for (size_t first = 0, last; first < n; first = last) {
 		last = thread_run_end(model, first);
 		tl_match_thread *t = &out->threads[out->nthreads++];
 		t->tid = model->events[first].tid;
 		t->pid = tl_model_event_pid(model, &model->events[first]);
-		t->first_item = out->nitems;
-		match_thread(&m, first, last);
-		t->nitems = out->nitems - t->first_item;
+		t->first_item = first;
+		t->nitems = last - first;
 	}
-	mark_as_complete(out);
-	rc = add_named_threads(model, out);
+	int rc = add_named_threads(model, out);
+	if (rc)
+		tl_slice_match_free(out);
+	return rc;
+}
 
-out_free:
-	free(m.partner);
-	free(m.begins);
-	free(m.completes);
+int tl_slice_match_build_run(const tl_model *model, size_t first, size_t count,
+                             tl_slice_match *out)
+{
+	matcher m = {.model = model, .out = out};
+	memset(out, 0, sizeof *out);
+	int rc = match_alloc(&m, out, count, count, 1);
+	if (rc == 0 && count) {
+		match_run(&m, first, first + count);
+		out->threads[0].name = "";
+		mark_as_complete(out);
+	}
+	matcher_free(&m);
 	if (rc)
 		tl_slice_match_free(out);
 	return rc;

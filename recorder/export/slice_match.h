@@ -113,6 +113,21 @@ typedef struct tl_slice_match {
  */
 int tl_slice_match_build(const tl_model *model, tl_slice_match *out);
 
+/*
+ * For an exporter that writes a thread at a time, holding one thread's
+ * matching at once. tl_slice_match_threads lists the threads as
+ * tl_slice_match_build does (same order, same names), with no slice and no
+ * item: for each, first_item and nitems are instead its run of events in
+ * model->events (nitems 0: a named thread without events). Then
+ * tl_slice_match_build_run matches one such run into *out as
+ * tl_slice_match_build matches that thread: its slices and items, exactly,
+ * in one thread (named ""), the counters for it alone. Both return 0 or
+ * -ENOMEM; free with tl_slice_match_free.
+ */
+int tl_slice_match_threads(const tl_model *model, tl_slice_match *out);
+int tl_slice_match_build_run(const tl_model *model, size_t first, size_t count,
+                             tl_slice_match *out);
+
 /* Frees what tl_slice_match_build allocated. Safe on a zeroed struct. */
 void tl_slice_match_free(tl_slice_match *match);
 
