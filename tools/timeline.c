@@ -10,6 +10,7 @@
 #include <timeline/timeline.h>
 
 #include "tools/commands.h"
+#include "tools/readers/reading_memory.h"
 
 struct tl_command {
 	const char *name;
@@ -59,6 +60,7 @@ static const struct tl_command *find_command(const char *name)
 
 int main(int argc, char **argv)
 {
+	tl_reading_memory_setup();
 	if (argc < 2) {
 		print_usage(stderr);
 		return 2;

@@ -33,6 +33,7 @@
 #include "bench_child.h"
 #include "recorder/export/trace_model.h"
 #include "tools/readers/trace_import.h"
+#include "tools/readers/reading_memory.h"
 
 #define MIB (1024.0 * 1024.0)
 /* Threads of the generated traces, in two processes. */
@@ -339,6 +340,7 @@ static double memory_per_byte(const measure *m, uint64_t bytes)
  * never returns. */
 static void child_read(const char *path, reader how, int out_fd)
 {
+	tl_reading_memory_setup(); /* as the CLI does */
 	child_result result = {0};
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
