@@ -408,15 +408,19 @@ static void marks_settle(struct file_recorder *f, uint64_t held)
 	}
 }
 
-/* Notes that the records streamed so far end at `end` in the file. */
+/* Notes that the records streamed so far end at `end` in the file. With
+ * every mark taken (many small blocks: a flush writes the partly filled
+ * ones), the last one is moved to `end`: the blocks it covered then count
+ * as lost with this one should a write fail before `end`, never the
+ * other way round. */
 static void mark_block(struct file_recorder *f, uint64_t end)
 {
 	marks_settle(f, durable_end(f));
-	if (f->marks_count == MARKS) /* the oldest taken as held: never here in practice */
-		marks_settle(f, f->marks[f->marks_first].end);
-	f->marks[(f->marks_first + f->marks_count) % MARKS] =
-	    (struct mark){end, atomic_load(&f->records)};
-	f->marks_count++;
+	struct mark m = {end, atomic_load(&f->records)};
+	if (f->marks_count == MARKS)
+		f->marks[(f->marks_first + MARKS - 1) % MARKS] = m;
+	else
+		f->marks[(f->marks_first + f->marks_count++) % MARKS] = m;
 }
 
 /* After a failed write: the records of the blocks that end beyond what the
