@@ -715,6 +715,33 @@ static void test_record_commands_own_events_line_up_with_the_scheduler(void **st
 	assert_true(frames_median_asleep(run) <= 2000);
 }
 
+/* Each process the command starts gets a 4 MiB pool for its file
+ * recorder, unless the environment chose one: the shell records the value
+ * it was given. */
+static void assert_app_buffer_kb(const char *preset, const char *expected)
+{
+	const char *seen = tl_test_path("record-buffer-kb", ".txt");
+	char args[1024];
+	snprintf(args, sizeof args, "-- sh -c 'printf %%s \"$TIMELINE_BUFFER_KB\" >%s'", seen);
+	if (preset)
+		setenv("TIMELINE_BUFFER_KB", preset, 1);
+	struct run run = {0};
+	record(&run, args);
+	unsetenv("TIMELINE_BUFFER_KB");
+	assert_int_equal(run.status, 0);
+	char value[64];
+	read_word(seen, value, sizeof value);
+	assert_string_equal(value, expected);
+	run_free(&run);
+}
+
+static void test_record_gives_each_process_a_4_mib_pool_unless_chosen(void **state)
+{
+	(void)state;
+	assert_app_buffer_kb(NULL, "4096");
+	assert_app_buffer_kb("8192", "8192");
+}
+
 /* The summary's "unseen" line counts exactly the switches of the capture
  * that follow none putting their task on that CPU (0: no line). */
 static void test_record_counts_switch_ins_the_kernel_did_not_record(void **state)
@@ -969,6 +996,7 @@ int main(void)
 	    cmocka_unit_test(test_record_text_shows_each_event_of_the_command_once),
 	    cmocka_unit_test(test_record_perfetto_merges_the_commands_own_events),
 	    cmocka_unit_test(test_record_commands_own_events_line_up_with_the_scheduler),
+	    cmocka_unit_test(test_record_gives_each_process_a_4_mib_pool_unless_chosen),
 	    cmocka_unit_test(test_record_counts_switch_ins_the_kernel_did_not_record),
 	    cmocka_unit_test(test_record_mono_capture_moves_the_commands_own_events),
 	    cmocka_unit_test(test_record_merges_the_rotation_of_the_commands_file),

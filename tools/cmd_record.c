@@ -37,6 +37,9 @@
 #include "recorder/atomic_file.h"
 
 #define RECORD_PREFIX "timeline record"
+/* The pool of each process the command starts, unless TIMELINE_BUFFER_KB
+ * says otherwise (docs/capture.md). */
+#define RECORD_APP_BUFFER_KB "4096"
 #define RECORD_DEFAULT_BUFFER_KB 4096u
 #define RECORD_MAX_BUFFER_KB (1024u * 1024u)
 #define RECORD_MAX_EVENTS 64
@@ -346,6 +349,9 @@ static int start_command(char **command, const char *instance, const char *app_d
 			snprintf(file, sizeof file, "%s/app-%%p.tl", app_dir);
 			setenv("TIMELINE_RECORDER", "file", 1);
 			setenv("TIMELINE_FILE", file, 1);
+			/* a command may start many processes: each a 4 MiB pool,
+			 * not the recorder's 32 MiB, unless the user chose */
+			setenv("TIMELINE_BUFFER_KB", RECORD_APP_BUFFER_KB, 0);
 		} else {
 			setenv("TIMELINE_RECORDER", "systrace", 1);
 		}
