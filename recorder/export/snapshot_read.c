@@ -393,7 +393,7 @@ static int unpack_block(tl_snapshot_read *r, tl_snapshot_block *b)
 		                   : len;
 		if (words == 0)
 			break;
-		packed |= words != len || TL_REC_PHASE(w[pos + 1]) == TL_REC_PHASE_PACKED;
+		packed |= TL_REC_PHASE(w[pos + 1]) == TL_REC_PHASE_PACKED;
 		total += words;
 		pos += len;
 	}
