@@ -15,8 +15,9 @@
  *    into the file recorder with its default pool; the events they emitted
  *    per second and in MB/s at the file's bytes per event, the share
  *    dropped because the drain was behind (target: none), what the drain
- *    wrote per second in events and MB/s; and the CPU time the drain had,
- *    and how long it waited for a CPU (/proc/self/task/TID/schedstat).
+ *    wrote per second in events and MB/s; when in the run the drops fell
+ *    (sampled every 10 ms); and the CPU time the drain had, and how long
+ *    it waited for a CPU (/proc/self/task/TID/schedstat).
  *
  * Prints a table and exits 0 whatever the figures are: it is not a test.
  */
@@ -24,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -179,6 +181,44 @@ static void *flat_out(void *arg)
 	return NULL;
 }
 
+/* Where in the run the drops fell: the count sampled every WATCH_NS (a
+ * fourth thread, asleep between samples), the windows with drops, the
+ * first and last of them, and the most dropped in one. */
+#define WATCH_NS (10 * 1000 * 1000)
+struct drop_window {
+	unsigned windows;          /* sampled */
+	unsigned windows_dropping; /* with at least one drop */
+	double first_s, last_s;
+	uint64_t worst;
+};
+
+static void watch_drops(double seconds, struct drop_window *w)
+{
+	double t0 = now_s();
+	uint64_t before = 0;
+	w->first_s = -1;
+	for (;;) {
+		struct timespec period = {0, WATCH_NS};
+		nanosleep(&period, NULL);
+		double t = now_s() - t0;
+		tl_stats st = {.struct_size = sizeof st};
+		tl_stats_get(&st);
+		uint64_t dropped = st.events_dropped - before;
+		before = st.events_dropped;
+		w->windows++;
+		if (dropped) {
+			w->windows_dropping++;
+			if (w->first_s < 0)
+				w->first_s = t;
+			w->last_s = t;
+			if (dropped > w->worst)
+				w->worst = dropped;
+		}
+		if (t >= seconds)
+			return;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
@@ -201,8 +241,9 @@ int main(int argc, char **argv)
 	double t0 = now_s();
 	for (int i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, flat_out, NULL);
-	struct timespec pause = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
-	nanosleep(&pause, NULL);
+	/* when the drops happen */
+	struct drop_window when = {0};
+	watch_drops(seconds, &when);
 	atomic_store(&stop, 1);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
@@ -243,6 +284,11 @@ int main(int argc, char **argv)
 	printf("    dropped   %7.1f %% (target: none: %s)%s\n", 100 * drop_share,
 	       st.events_dropped == 0 ? "PASS" : "MISS",
 	       disk > 0 && emitted_mb > disk ? "; the writers emit more than the disk takes" : "");
+	if (when.windows_dropping)
+		printf("    drops in %u of %u windows of %d ms, from %.2f s to %.2f s, at most %" PRIu64
+		       " in one\n",
+		       when.windows_dropping, when.windows, WATCH_NS / 1000000, when.first_s,
+		       when.last_s, when.worst);
 	printf(
 	    "    the drain %7.3f s of CPU (%.1f ns per event written), %.3f s waiting for a CPU\n",
 	    drain_cpu, written > 0 ? drain_cpu * 1e9 / written : 0, drain_waited);
