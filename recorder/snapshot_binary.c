@@ -605,48 +605,63 @@ static size_t pack_run(struct tl_snapshot_sink *s, const uint64_t *words, size_t
 	unsigned char *base = s->buf + s->buf_len;
 	unsigned char *p = base + 24;
 	const size_t start = at;
+	const size_t last = n - 2; /* the last word a record may start at */
 	uint64_t prev = words[at];
-	uint32_t records = 0;
-	/* the last template met, of either kind: a run's records mostly
-	 * repeat the one before the one before */
-	uint64_t last_header[2] = {0, 0}, last_name[2] = {0, 0};
-	int last_t[2] = {-1, -1};
-	while (at + 2 <= n) {
+	/* Room: a record more may be written while the run's words, with the
+	 * templates so far and room for one more, fit in `room`; as a bound
+	 * on p, recounted when a template is added (one compare a record). */
+	const unsigned char *const packed = p;
+	const intptr_t fixed = 3 + 1 + TL_PACK_TEMPLATE_MAX_WORDS;
+	intptr_t limit = (intptr_t)packed + 8 * ((intptr_t)room - fixed);
+	/* the templates of the last END and the last BEGIN met, kept in
+	 * registers (a run's records mostly repeat them); a header is never
+	 * 0, so the first record of each kind looks its template up */
+	uint64_t end_header = 0, begin_header = 0, begin_name = 0;
+	int end_t = -1, begin_t = -1;
+	while (at <= last) {
 		/* the block was written by another CPU: its lines are fetched
 		 * ahead, several at once, rather than one miss at a time */
 		__builtin_prefetch(&words[at + PACK_PREFETCH_WORDS]);
+		uint64_t ts = words[at];
 		uint64_t header = words[at + 1];
+		/* a timestamp before the last one gives a delta of 2^63 or more
+		 * (timestamps are below 2^63): one compare stops both */
+		uint64_t delta = ts - prev;
+		if (delta >= ((uint64_t)1 << 56) || (intptr_t)p > limit)
+			break;
 		uint64_t shape = header & shape_mask;
-		uint64_t name;
-		size_t len;
+		int t;
 		if (shape == end_shape) {
-			name = 0;
-			len = 2;
+			if (header != end_header) {
+				if ((t = pack_template(k, header, 0)) < 0)
+					break;
+				end_t = t;
+				end_header = header;
+				limit = (intptr_t)packed +
+				        8 * ((intptr_t)room - fixed - (intptr_t)k->total_words);
+			}
+			t = end_t;
+			at += 2;
 		} else if (shape == begin_shape && at + 3 <= n && words[at + 2] != 0) {
-			name = words[at + 2];
-			len = 3;
+			uint64_t name = words[at + 2];
+			if (header != begin_header || name != begin_name) {
+				if ((t = pack_template(k, header, name)) < 0)
+					break;
+				begin_t = t;
+				begin_header = header;
+				begin_name = name;
+				limit = (intptr_t)packed +
+				        8 * ((intptr_t)room - fixed - (intptr_t)k->total_words);
+			}
+			t = begin_t;
+			at += 3;
 		} else {
 			break;
 		}
-		uint64_t ts = words[at];
-		if (ts < prev || ts - prev >= ((uint64_t)1 << 56))
-			break;
-		if (3 + records + 1 + k->total_words + TL_PACK_TEMPLATE_MAX_WORDS > room)
-			break;
-		int kind = len == 3;
-		int t = last_t[kind];
-		if (t < 0 || header != last_header[kind] || name != last_name[kind]) {
-			if ((t = pack_template(k, header, name)) < 0)
-				break;
-			last_t[kind] = t;
-			last_header[kind] = header;
-			last_name[kind] = name;
-		}
-		put_word(&p, ((uint64_t)(t + 1) << 56) | (ts - prev));
+		put_word(&p, ((uint64_t)(t + 1) << 56) | delta);
 		prev = ts;
-		at += len;
-		records++;
 	}
+	uint32_t records = (uint32_t)((size_t)(p - packed) / 8);
 	if (records < PACK_MIN_RECORDS)
 		return start;
 	for (unsigned t = 0; t < k->count; t++)

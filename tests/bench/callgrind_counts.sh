@@ -12,6 +12,8 @@
 #   events:   (Ir(kernel) - Ir(clock)) / EVENTS  -- the clock read excluded,
 #             "clock" being the same loop with only the library's clock read
 #   disabled: (Ir(disabled) - Ir(empty)) / EVENTS -- the macro alone
+#   drain:    Ir(drain) / EVENTS -- the file recorder's drain, counted
+#             inside tl_stream_block (its thread) rather than the kernel
 # then "path: tsc" or "path: vdso", and one "result: NAME VALUE" line per
 # figure for scripts and tests.
 #
@@ -30,6 +32,7 @@ events=${2:-100000}
 # Limits (instructions per event) printed next to the counts.
 limit_event=40
 limit_disabled=6
+limit_drain=40
 
 case $events in
 '' | *[!0-9]*)
@@ -53,12 +56,17 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/callgrind_counts.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# Prints the Ir collected for one kernel run for $2 events.
+# Prints the Ir collected for one kernel run for $2 events: inside
+# bench_callgrind_measure, or, for the drain, inside tl_stream_block.
 collected_ir() {
 	kernel=$1
 	out=$tmp/$kernel-$2.out
+	collect='bench_callgrind_measure*'
+	if [ "$kernel" = drain ]; then
+		collect='tl_stream_block'
+	fi
 	if ! valgrind --tool=callgrind --callgrind-out-file="$out" --collect-atstart=no \
-		--toggle-collect='bench_callgrind_measure*' \
+		--toggle-collect="$collect" \
 		"$bench" --callgrind-kernel "$kernel" "$2" >"$tmp/$kernel.log" 2>&1; then
 		echo "callgrind_counts: valgrind failed for kernel '$kernel':" >&2
 		cat "$tmp/$kernel.log" >&2
@@ -95,6 +103,7 @@ ir_copy=$(events_ir copy)
 ir_frame=$(events_ir frame)
 ir_call=$(events_ir call)
 ir_filtered=$(events_ir filtered)
+ir_drain=$(events_ir drain)
 
 path=$(sort -u "$tmp/paths")
 case $path in
@@ -109,7 +118,7 @@ esac
 awk -v n="$events" -v empty="$ir_empty" -v clock="$ir_clock" -v disabled="$ir_disabled" \
 	-v begin="$ir_begin" -v end="$ir_end" -v pair="$ir_pair" -v counter="$ir_counter" \
 	-v copy="$ir_copy" -v frame="$ir_frame" -v call="$ir_call" -v filtered="$ir_filtered" \
-	-v le="$limit_event" -v ld="$limit_disabled" \
+	-v drain="$ir_drain" -v le="$limit_event" -v ld="$limit_disabled" -v ldr="$limit_drain" \
 	-v path="$path" '
 function verdict(value, limit) { return value <= limit ? "PASS" : "MISS" }
 function line(name, value, what, limit) {
@@ -129,6 +138,7 @@ BEGIN {
 	per_frame = 2 * (frame - clock) / n
 	per_call = 2 * (call - clock) / n
 	per_filtered = 2 * (filtered - clock) / n
+	per_drain = drain / n
 
 	printf "instructions per event under callgrind: %d events per kernel, ring recorder" \
 		" (1 MiB, wrapping)\n", n
@@ -147,6 +157,7 @@ BEGIN {
 	line("call", per_call / (2 * per_pair_event), "x a begin+end pair", "")
 	line("filtered", per_filtered, "per call taken back", "")
 	line("filtered", per_filtered / per_call, "x a recorded call", "")
+	line("drain", per_drain, "file drain, per event written", ldr)
 	line("clock", per_clock, "the clock read (minus empty)", "")
 	line("empty", empty / n, "loop overhead", "")
 
@@ -160,5 +171,6 @@ BEGIN {
 	printf "result: frame %.2f\n", per_frame
 	printf "result: call %.2f\n", per_call
 	printf "result: filtered %.2f\n", per_filtered
+	printf "result: drain %.2f\n", per_drain
 	printf "result: clock %.2f\n", per_clock
 }'
