@@ -926,17 +926,23 @@ void free(void *p)
 
 #ifdef COUNTS_ALLOCATIONS
 /* The most bytes the exporter had allocated at once, exporting data (the
- * snapshot read and the output file made before it); *nevents the events
- * read. */
+ * snapshot read and the output file made before it; with_open: the
+ * reading of the snapshot counted too); *nevents the events read. */
 static int64_t export_peak(const uint8_t *data, size_t len, tl_export_stream_fn exporter,
-                           uint64_t *nevents)
+                           uint64_t *nevents, int with_open)
 {
 	tl_model meta;
 	tl_snapshot_read r;
-	assert_int_equal(tl_snapshot_read_open(&r, data, len, &meta, NULL, 0), 0);
 	int fd = memory_file();
 	int64_t before = __atomic_load_n(&bytes_in_use, __ATOMIC_RELAXED);
 	bytes_peak = before;
+	if (with_open)
+		__atomic_store_n(&measuring, 1, __ATOMIC_RELAXED);
+	assert_int_equal(tl_snapshot_read_open(&r, data, len, &meta, NULL, 0), 0);
+	if (!with_open) {
+		before = __atomic_load_n(&bytes_in_use, __ATOMIC_RELAXED);
+		bytes_peak = before;
+	}
 	__atomic_store_n(&measuring, 1, __ATOMIC_RELAXED);
 	assert_int_equal(exporter(&r, fd, NULL), 0);
 	__atomic_store_n(&measuring, 0, __ATOMIC_RELAXED);
@@ -972,7 +978,7 @@ static void check_memory_bounded(tl_export_stream_fn exporter)
 		shape sh = {.threads = 3, .events = (i ? 4 : 1) * 60000, .regular = 1};
 		size_t len;
 		uint8_t *data = generate(&sh, &len);
-		peak[i] = export_peak(data, len, exporter, &nevents[i]);
+		peak[i] = export_peak(data, len, exporter, &nevents[i], 0);
 		free(data);
 	}
 	double per_event = (double)(peak[1] - peak[0]) / (double)(nevents[1] - nevents[0]);
@@ -995,6 +1001,76 @@ static void test_stream_ftrace_memory_does_not_grow_with_the_trace(void **state)
 {
 	(void)state;
 	check_memory_bounded(tl_export_ftrace_stream);
+}
+
+/* A file recorder's file, by four threads writing begin/end pairs (packed
+ * runs): malloc'd, *len its size. */
+#define FILE_THREADS 4
+#define FILE_PAIRS 20000
+
+static void *write_pairs(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < FILE_PAIRS; i++) {
+		TL_TRACE_EVENT_BEGIN0("file", "pair");
+		TL_TRACE_EVENT_END0("file", "pair");
+	}
+	return NULL;
+}
+
+static uint8_t *record_packed_file(size_t *len)
+{
+	const char *path = tl_test_path("export-stream-packed", ".tl");
+	tl_shutdown();
+	tl_options o = {.struct_size = sizeof o,
+	                .recorder = TL_RECORDER_FILE,
+	                .buffer_bytes = 16u << 20,
+	                .file_path = path};
+	assert_int_equal(tl_init(&o), 0);
+	pthread_t t[FILE_THREADS];
+	for (int i = 0; i < FILE_THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, write_pairs, NULL), 0);
+	for (int i = 0; i < FILE_THREADS; i++)
+		pthread_join(t[i], NULL);
+	tl_stats st = {.struct_size = sizeof st};
+	assert_int_equal(tl_stats_get(&st), 0);
+	assert_int_equal(st.events_dropped, 0);
+	tl_shutdown();
+	void *data;
+	size_t failed;
+	assert_int_equal(tl_snapshot_load_files(&path, 1, &data, len, &failed), 0);
+	return data;
+}
+
+/* JSON is written a thread at a time: exporting a file recorder's file, it
+ * holds one thread's unpacked records at once (then frees them), where
+ * ftrace text, which merges the threads, holds every thread's. */
+static void test_stream_json_unpacks_a_file_a_thread_at_a_time(void **state)
+{
+	(void)state;
+#ifndef COUNTS_ALLOCATIONS
+	print_message("skipped: allocations are counted only in a build with glibc's malloc and "
+	              "no sanitizer\n");
+	skip();
+#else
+	size_t len;
+	uint8_t *data = record_packed_file(&len);
+	uint64_t json_events, ftrace_events;
+	int64_t json = export_peak(data, len, tl_export_json_stream, &json_events, 1);
+	int64_t ftrace = export_peak(data, len, tl_export_ftrace_stream, &ftrace_events, 1);
+	/* every thread's records unpacked: 16 bytes an END, 24 or more a
+	 * BEGIN with its name */
+	int64_t unpacked = (int64_t)FILE_THREADS * FILE_PAIRS * 40;
+	print_message("%zu-byte file, %llu events: peak allocated reading and exporting: JSON %lld "
+	              "bytes, "
+	              "ftrace text %lld (every thread's records unpacked: %lld or more)\n",
+	              len, (unsigned long long)json_events, (long long)json, (long long)ftrace,
+	              (long long)unpacked);
+	assert_int_equal(json_events, 2 * FILE_THREADS * FILE_PAIRS);
+	assert_true(ftrace >= unpacked);
+	assert_true(json < unpacked / 2);
+	free(data);
+#endif
 }
 
 static void test_stream_perfetto_memory_does_not_grow_with_the_trace(void **state)
@@ -1020,6 +1096,7 @@ int main(void)
 	    cmocka_unit_test(test_stream_json_memory_does_not_grow_with_the_trace),
 	    cmocka_unit_test(test_stream_ftrace_memory_does_not_grow_with_the_trace),
 	    cmocka_unit_test(test_stream_perfetto_memory_does_not_grow_with_the_trace),
+	    cmocka_unit_test(test_stream_json_unpacks_a_file_a_thread_at_a_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -634,7 +634,8 @@ typedef struct json_flow {
 	int64_t ts_ns;
 	int64_t event_ts_ns;
 	uint64_t place;
-	const void *event;
+	const void *event; /* the model's event; streamed: NULL, see rec_at */
+	size_t rec_at;     /* streamed: the event's record in json_stream.flow_recs */
 } json_flow;
 
 #define FLOW_RANK_SHIFT 62
@@ -1033,6 +1034,10 @@ typedef struct json_stream {
 	json_flow *flows;
 	size_t nflows, flows_cap;
 	size_t flows_before; /* of the thread being written */
+	/* The flows' records, copied: a thread's records are gone once it is
+	 * written (tl_snapshot_thread_unload), its flows are written last. */
+	uint64_t *flow_recs;
+	size_t nflow_recs, flow_recs_cap, flow_recs_before;
 
 	tl_stream_strings strings;
 } json_stream;
@@ -1081,17 +1086,22 @@ static void note_close(void *ctx, const tl_stream_slice *s, uint64_t order)
 static void note_flow(void *ctx, const tl_stream_slice *s)
 {
 	json_stream *js = ctx;
-	if (!reserve(js, (void **)&js->flows, &js->flows_cap, js->nflows + 1, sizeof *js->flows))
-		return;
 	const tl_cursor_event *e = &s->flow;
+	size_t words = TL_REC_WORDS(e->rec[1]);
+	if (!reserve(js, (void **)&js->flows, &js->flows_cap, js->nflows + 1, sizeof *js->flows) ||
+	    !reserve(js, (void **)&js->flow_recs, &js->flow_recs_cap, js->nflow_recs + words,
+	             sizeof *js->flow_recs))
+		return;
+	memcpy(js->flow_recs + js->nflow_recs, e->rec, words * sizeof *js->flow_recs);
 	unsigned scope = ((e->flags >> TL_REC_F_SCOPE_SHIFT) & 3u) << 1;
 	js->flows[js->nflows++] = (json_flow){
 	    .id = tl_flow_bind_id(e->value, scope, js->r->model->pid),
 	    .ts_ns = s->start_ns,
 	    .event_ts_ns = e->ts_ns,
 	    .place = flow_place(e->phase, js->first_index + e->position),
-	    .event = e->rec,
+	    .rec_at = js->nflow_recs,
 	};
+	js->nflow_recs += words;
 }
 
 static const tl_slice_stream_ops note_ops = {
@@ -1105,6 +1115,7 @@ static void forget_notes(void *ctx)
 	json_stream *js = ctx;
 	js->nends = 0;
 	js->nflows = js->flows_before;
+	js->nflow_recs = js->flow_recs_before;
 }
 
 static int compare_item(const void *pa, const void *pb)
@@ -1233,6 +1244,7 @@ static int export_thread(json_stream *js, tl_snapshot_thread *t, tl_match_counts
 	js->tid = t->tid;
 	js->nends = js->next_end = 0;
 	js->flows_before = js->nflows;
+	js->flow_recs_before = js->nflow_recs;
 
 	tl_thread_survey survey;
 	int rc = tl_stream_first_run(js->r, t, &survey, &note_ops, js, forget_notes, NULL);
@@ -1263,7 +1275,7 @@ static int export_thread(json_stream *js, tl_snapshot_thread *t, tl_match_counts
 	tl_stream_source_free(src);
 	js->first_index += survey.nevents;
 	tl_thread_survey_free(&survey);
-	tl_snapshot_thread_release(t);
+	tl_snapshot_thread_unload(js->r, t); /* nothing kept points into its records */
 	return rc;
 }
 
@@ -1289,7 +1301,7 @@ static void write_stream_flows(json_stream *js)
 	}
 	for (size_t i = 0; i < js->nflows && !js->error; i++) {
 		const json_flow *flow = &js->flows[i];
-		const uint64_t *rec = flow->event;
+		const uint64_t *rec = js->flow_recs + flow->rec_at;
 		if (tl_stream_strings_reset(&js->strings, &rec, 1)) {
 			js->error = -ENOMEM;
 			return;
@@ -1346,6 +1358,7 @@ out_free:
 	free(infos);
 	free(js.ends);
 	free(js.flows);
+	free(js.flow_recs);
 	free(js.starts);
 	tl_stream_strings_free(&js.strings);
 	return rc;

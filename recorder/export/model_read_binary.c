@@ -47,7 +47,7 @@ static int read_thread_events(tl_snapshot_read *r, tl_snapshot_thread *t)
 		if (!e->nargs)
 			e->args = NULL;
 	}
-	tl_snapshot_thread_release(t);
+	tl_snapshot_thread_unload(r, t); /* the model holds copies of its strings */
 	return rc;
 }
 

@@ -372,34 +372,63 @@ static size_t unpacked_words(const uint64_t *rec, size_t len, size_t tmpl_at[],
 }
 
 /*
- * When block b holds packed runs, points it at a copy of its words with
- * each run unpacked into the records it stands for: the words a snapshot
- * would have written. A run that does not hold together, and what follows
- * it, are copied as they are: decoding stops there, as at any record that
- * does not decode. 0 or -ENOMEM.
+ * The words the records of block b's input take once its packed runs are
+ * unpacked, and how many of its input words hold together as records
+ * (runs whose counts and templates are consistent: a run that does not,
+ * and what follows it, are kept as they are, and decoding stops there, as
+ * at any record that does not decode). Sets *packed when it has a run.
  */
-static int unpack_block(tl_snapshot_read *r, tl_snapshot_block *b)
+static size_t unpacked_size(const uint64_t *w, size_t n, size_t *whole, int *packed)
 {
 	size_t tmpl_at[TL_PACK_TEMPLATES_MAX], tmpl_words[TL_PACK_TEMPLATES_MAX];
-	const uint64_t *w = b->words;
-	size_t n = b->nwords, total = 0, pos = 0;
-	int packed = 0;
+	size_t total = 0, pos = 0;
+	*packed = 0;
 	while (n - pos >= 2) {
 		size_t len = TL_REC_WORDS(w[pos + 1]);
 		if (len < 2 || len > n - pos)
 			break;
-		size_t words = TL_REC_PHASE(w[pos + 1]) == TL_REC_PHASE_PACKED
-		                   ? unpacked_words(w + pos, len, tmpl_at, tmpl_words)
-		                   : len;
+		int run = TL_REC_PHASE(w[pos + 1]) == TL_REC_PHASE_PACKED;
+		size_t words = run ? unpacked_words(w + pos, len, tmpl_at, tmpl_words) : len;
 		if (words == 0)
 			break;
-		packed |= TL_REC_PHASE(w[pos + 1]) == TL_REC_PHASE_PACKED;
+		*packed |= run;
 		total += words;
 		pos += len;
 	}
+	*whole = pos;
+	return total + (n - pos); /* the rest, as it is */
+}
+
+/*
+ * Notes whether block b holds packed runs: it then keeps its input words
+ * apart, and its words are the records they stand for (the words a
+ * snapshot would have written), unpacked when its thread is prepared
+ * (block_unpack).
+ */
+static void note_packed(tl_snapshot_block *b)
+{
+	size_t whole;
+	int packed;
+	size_t total = unpacked_size(b->words, b->nwords, &whole, &packed);
 	if (!packed)
+		return;
+	b->packed = b->words;
+	b->packed_nwords = b->nwords;
+	b->words = NULL;
+	b->nwords = total;
+}
+
+/* Unpacks block b's records, when it has packed runs not unpacked yet.
+ * 0 or -ENOMEM. */
+static int block_unpack(tl_snapshot_read *r, tl_snapshot_block *b)
+{
+	if (!b->packed || b->words)
 		return 0;
-	total += n - pos; /* the rest, as it is */
+	size_t tmpl_at[TL_PACK_TEMPLATES_MAX], tmpl_words[TL_PACK_TEMPLATES_MAX];
+	const uint64_t *w = b->packed;
+	size_t n = b->packed_nwords, pos;
+	int packed;
+	size_t total = unpacked_size(w, n, &pos, &packed);
 	uint64_t *out = malloc((total ? total : 1) * sizeof *out);
 	if (!out)
 		return NO_MEMORY(r);
@@ -428,8 +457,17 @@ static int unpack_block(tl_snapshot_read *r, tl_snapshot_block *b)
 	memcpy(out + o, w + pos, (n - pos) * sizeof *out);
 	b->unpacked = out;
 	b->words = out;
-	b->nwords = total;
 	return 0;
+}
+
+/* Frees block b's unpacked records, if any. */
+static void block_unload(tl_snapshot_block *b)
+{
+	if (!b->packed)
+		return;
+	free(b->unpacked);
+	b->unpacked = NULL;
+	b->words = NULL;
 }
 
 /* Notes a block. cut: the input ends inside it. */
@@ -473,8 +511,8 @@ static int note_block(tl_snapshot_read *r, struct cursor *c, size_t offset, int 
 	    .nested = nested,
 	    .valid_words = SIZE_MAX,
 	};
-	r->nblocks++;
-	return unpack_block(r, &r->blocks[r->nblocks - 1]);
+	note_packed(&r->blocks[r->nblocks++]);
+	return 0;
 }
 
 /* ---- the chunks ----------------------------------------------------------- */
@@ -657,8 +695,13 @@ static int list_threads(tl_snapshot_read *r)
 			if (b->nested && t->nested_block == SIZE_MAX)
 				t->nested_block = i;
 			tl_record_view v;
-			if (!t->has_events && b->nwords && decode_at(b, 0, &v))
+			if (t->has_events || !b->nwords)
+				continue;
+			if (block_unpack(r, &r->blocks[i]))
+				return -ENOMEM;
+			if (decode_at(b, 0, &v))
 				t->has_events = 1;
+			block_unload(&r->blocks[i]);
 		}
 		t->end_block = i;
 		if (t->nested_block == SIZE_MAX)
@@ -762,7 +805,7 @@ void tl_snapshot_read_close(tl_snapshot_read *r)
 	for (size_t i = 0; i < r->nthreads; i++)
 		tl_snapshot_thread_release(&r->threads[i]);
 	for (size_t i = 0; i < r->nblocks; i++)
-		free(r->blocks[i].unpacked);
+		block_unload(&r->blocks[i]);
 	free(r->threads);
 	free(r->pairs);
 	free(r->drops);
@@ -850,6 +893,19 @@ static int walk_next(tl_snapshot_read *r, tl_block_walk *w, tl_cursor_event *out
 {
 	while (w->block < w->end_block) {
 		tl_snapshot_block *b = &r->blocks[w->block];
+		if (!b->words && block_unpack(r, b) != 0) {
+			/* (a cursor's thread is unpacked when it is prepared:
+			 * only a walk without one gets here) out of memory: the
+			 * block is lost, and counted so, once */
+			if (b->valid_words == SIZE_MAX) {
+				b->valid_words = 0;
+				r->bad_blocks++;
+				r->bad_words += b->nwords;
+			}
+			w->block++;
+			w->word = 0;
+			continue;
+		}
 		if (w->word < b->valid_words && b->valid_words != SIZE_MAX) {
 			const uint64_t *rec = b->words + w->word;
 			cursor_event_known(&w->clock, rec, out);
@@ -891,6 +947,9 @@ int tl_snapshot_thread_prepare(tl_snapshot_read *r, tl_snapshot_thread *t)
 {
 	if (t->prepared)
 		return 0;
+	for (size_t i = t->first_block; i < t->end_block; i++)
+		if (block_unpack(r, &r->blocks[i]))
+			return -ENOMEM;
 	t->prepared = 1;
 	tl_block_walk walk = {t->nested_block, t->end_block, 0, {0}};
 	tl_clock_converter_init(&walk.clock, r->pairs, r->npairs);
@@ -923,6 +982,13 @@ void tl_snapshot_thread_release(tl_snapshot_thread *t)
 	t->nested = NULL;
 	t->nnested = 0;
 	t->prepared = 0;
+}
+
+void tl_snapshot_thread_unload(tl_snapshot_read *r, tl_snapshot_thread *t)
+{
+	tl_snapshot_thread_release(t);
+	for (size_t i = t->first_block; i < t->end_block; i++)
+		block_unload(&r->blocks[i]);
 }
 
 int tl_event_cursor_init(tl_event_cursor *c, tl_snapshot_read *r, tl_snapshot_thread *t,

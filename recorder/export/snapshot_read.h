@@ -41,8 +41,12 @@ typedef struct tl_snapshot_block {
 	size_t order;          /* position in the input: ties keep input order */
 	const uint64_t *words; /* nwords records' words, 8-byte aligned */
 	size_t nwords;
-	/* words, when the chunk held packed runs: their records unpacked
-	 * (malloc'd, freed with the reader); else NULL, words in the input */
+	/* A chunk that holds packed runs: its words in the input (`words` is
+	 * then its records unpacked, malloc'd in `unpacked` when its thread is
+	 * prepared, NULL before and once unloaded: tl_snapshot_thread_unload);
+	 * NULL for any other chunk, whose `words` are the input's. */
+	const uint64_t *packed;
+	size_t packed_nwords;
 	uint64_t *unpacked;
 	int cut;    /* the input ends inside this block */
 	int nested; /* a signal handler's records */
@@ -182,6 +186,16 @@ int tl_snapshot_thread_prepare(tl_snapshot_read *r, tl_snapshot_thread *t);
 
 /* Frees what tl_snapshot_thread_prepare kept for t. */
 void tl_snapshot_thread_release(tl_snapshot_thread *t);
+
+/*
+ * Releases t and frees the records its packed blocks were unpacked into
+ * (a file recorder's file): every record pointer into them, from cursors
+ * and tl_cursor_event.rec, is then invalid. For a reader of one thread at
+ * a time that keeps no record of it: memory then holds one thread's
+ * unpacked records at a time, not the whole file's. A later cursor on t
+ * unpacks them again.
+ */
+void tl_snapshot_thread_unload(tl_snapshot_read *r, tl_snapshot_thread *t);
 
 /* One event as a cursor gives it: what ordering needs, decoded; the rest
  * is read from rec when needed (tl_snapshot_read_event). */
