@@ -615,7 +615,10 @@ static size_t pack_run(struct tl_snapshot_sink *s, const uint64_t *words, size_t
 	intptr_t limit = (intptr_t)packed + 8 * ((intptr_t)room - fixed);
 	/* the templates of the last END and the last BEGIN met, kept in
 	 * registers (a run's records mostly repeat them); a header is never
-	 * 0, so the first record of each kind looks its template up */
+	 * 0, so the first record of each kind looks its template up. The two
+	 * kinds are spelled out below: a helper taking a kind's state by
+	 * pointer, even inlined, costs 5 instructions more a record under
+	 * callgrind (38.6 against 33.1 per event, the drain kernel). */
 	uint64_t end_header = 0, begin_header = 0, begin_name = 0;
 	int end_t = -1, begin_t = -1;
 	while (at <= last) {
