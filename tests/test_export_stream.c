@@ -1003,6 +1003,7 @@ static void test_stream_ftrace_memory_does_not_grow_with_the_trace(void **state)
 	check_memory_bounded(tl_export_ftrace_stream);
 }
 
+#ifdef COUNTS_ALLOCATIONS
 /* A file recorder's file, by four threads writing begin/end pairs (packed
  * runs): malloc'd, *len its size. */
 #define FILE_THREADS 4
@@ -1041,6 +1042,7 @@ static uint8_t *record_packed_file(size_t *len)
 	assert_int_equal(tl_snapshot_load_files(&path, 1, &data, len, &failed), 0);
 	return data;
 }
+#endif
 
 /* JSON is written a thread at a time: exporting a file recorder's file, it
  * holds one thread's unpacked records at once (then frees them), where
