@@ -1040,6 +1040,7 @@ static uint8_t *record_packed_file(size_t *len)
 	void *data;
 	size_t failed;
 	assert_int_equal(tl_snapshot_load_files(&path, 1, &data, len, &failed), 0);
+	unlink(path);
 	return data;
 }
 #endif

@@ -622,12 +622,12 @@ static void write_thread_events(json_writer *w, const tl_match_thread *t, json_r
 /* Flows */
 
 /*
- * A flow event, with the id and ts it is written with: 40 bytes, since a
+ * A flow event, with the id and ts it is written with: 48 bytes, since a
  * trace may have many and they are written after all the others. place
  * orders flow events: the phase's rank (begin, step, end) in the top two
  * bits, then the event's index among all of the trace's events (the
- * model's order). event is the model's event, or the record of a streamed
- * one.
+ * model's order). event is the model's event; a streamed one's record is
+ * copied, at rec_at.
  */
 typedef struct json_flow {
 	uint64_t id;

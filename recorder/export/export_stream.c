@@ -46,7 +46,7 @@ int tl_stream_threads(tl_snapshot_read *r, tl_stream_thread **out, size_t *n)
 		int rc = tl_event_cursor_init(&cursor, r, &r->threads[i], 0);
 		while (rc == 0 && tl_event_cursor_next(&cursor, &e))
 			;
-		tl_snapshot_thread_release(&r->threads[i]);
+		tl_snapshot_thread_unload(r, &r->threads[i]); /* nothing kept of it */
 		if (rc) {
 			free(named);
 			free(list);

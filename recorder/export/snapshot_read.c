@@ -895,12 +895,14 @@ static int walk_next(tl_snapshot_read *r, tl_block_walk *w, tl_cursor_event *out
 		tl_snapshot_block *b = &r->blocks[w->block];
 		if (!b->words && block_unpack(r, b) != 0) {
 			/* (a cursor's thread is unpacked when it is prepared:
-			 * only a walk without one gets here) out of memory: the
-			 * block is lost, and counted so, once */
-			if (b->valid_words == SIZE_MAX) {
-				b->valid_words = 0;
+			 * only a walk without one gets here) out of memory: what
+			 * the block holds is lost, counted once; a walk before
+			 * counted what did not decode */
+			if (b->valid_words != 0) {
 				r->bad_blocks++;
-				r->bad_words += b->nwords;
+				r->bad_words +=
+				    b->valid_words == SIZE_MAX ? b->nwords : b->valid_words;
+				b->valid_words = 0;
 			}
 			w->block++;
 			w->word = 0;
