@@ -101,6 +101,25 @@ static double event_cost(tl_recorder_kind kind, size_t bytes, uint64_t *dropped,
 	return best;
 }
 
+/* Removes `file` and lets the file system finish what that started: on a
+ * mount with `discard` the freed blocks are discarded at the next journal
+ * commit, which syncfs() makes now, rather than during the next phase,
+ * whose writes would wait behind the discards in the device's queue. */
+static void remove_and_settle(const char *file)
+{
+	unlink(file);
+	char dir[sizeof path];
+	snprintf(dir, sizeof dir, "%s", file);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		syncfs(fd);
+		close(fd);
+	}
+}
+
 /* The CPU time and the run-queue wait of this process's threads other
  * than the main one (after the writers are joined: the drain's), in
  * seconds; 0 where /proc is not there. */
@@ -158,7 +177,7 @@ static double disk_bandwidth(const char *at, size_t bytes, int *direct)
 	int synced = fdatasync(fd) == 0;
 	double seconds = now_s() - t0;
 	close(fd);
-	unlink(at);
+	remove_and_settle(at);
 	free(buf);
 	return done == bytes && synced ? (double)bytes / seconds / 1e6 : 0;
 }
@@ -230,6 +249,7 @@ int main(int argc, char **argv)
 	double ring_cpu, file_cpu;
 	double ring = event_cost(TL_RECORDER_RING, 1u << 20, &ring_dropped, &ring_cpu);
 	double file = event_cost(TL_RECORDER_FILE, 256u << 20, &file_dropped, &file_cpu);
+	remove_and_settle(path);
 
 	char disk_path[sizeof path + 8];
 	snprintf(disk_path, sizeof disk_path, "%s.disk", path);
