@@ -813,10 +813,10 @@ static void put_packed_frames(struct rec *r, uint64_t counts_word)
 	rec_end(r);
 }
 
-static tl_model read_block(const struct rec *r, char *err, size_t errlen)
+static tl_model read_block_as(uint32_t version, const struct rec *r, char *err, size_t errlen)
 {
 	struct snap s = {0};
-	snap_header(&s, TL_SNAPSHOT_VERSION, 0, 1);
+	snap_header(&s, version, 0, 1);
 	put_category(&s, 0, "render");
 	put_category(&s, 1, "gpu");
 	put_block(&s, 1, 0, r);
@@ -825,6 +825,11 @@ static tl_model read_block(const struct rec *r, char *err, size_t errlen)
 	assert_int_equal(tl_model_read_binary(s.buf, s.len, &m, err, errlen), 0);
 	free(s.buf);
 	return m;
+}
+
+static tl_model read_block(const struct rec *r, char *err, size_t errlen)
+{
+	return read_block_as(TL_SNAPSHOT_VERSION, r, err, errlen);
 }
 
 static void test_read_binary_unpacks_a_packed_run_into_the_records_it_stands_for(void **state)
@@ -895,6 +900,31 @@ static void test_read_binary_skips_a_packed_run_whose_counts_overrun_it(void **s
 	assert_bad_run_skipped((uint64_t)4 << 32 | 60, 0); /* more records than words */
 	assert_bad_run_skipped((uint64_t)5 << 32 | 6, 0);  /* a template too many */
 	assert_bad_run_skipped((uint64_t)3 << 32 | 6, 0);  /* words left over */
+}
+
+/* Packed runs are version 2's (a file recorder's): in a version 1 file
+ * (a snapshot) a packed run does not decode, and what follows it in its
+ * block is counted as lost. */
+static void test_read_binary_does_not_unpack_a_packed_run_in_a_version_1_file(void **state)
+{
+	(void)state;
+	struct rec r = {0};
+	rec_start(&r, 10, TL_PHASE_INSTANT, INLINE, 0, 0);
+	rec_string(&r, "before");
+	rec_end(&r);
+	put_packed_frames(&r, (uint64_t)4 << 32 | 6);
+	put_instant_after(&r);
+	char err[256];
+	tl_model m = read_block_as(TL_SNAPSHOT_VERSION_PLAIN, &r, err, sizeof err);
+	assert_int_equal(m.nevents, 1);
+	assert_string_equal(m.events[0].name, "before");
+	assert_int_equal(m.stats.blocks_torn, 1);
+	assert_non_null(strstr(err, "1 block with undecodable records"));
+	tl_model_free(&m);
+	m = read_block_as(TL_SNAPSHOT_VERSION_PACKED, &r, err, sizeof err);
+	assert_int_equal(m.nevents, 8); /* before, the run's six, after */
+	assert_string_equal(err, "");
+	tl_model_free(&m);
 }
 
 static void test_read_binary_keeps_the_records_before_a_cut_packed_run(void **state)
@@ -1350,6 +1380,7 @@ int main(void)
 	    cmocka_unit_test(test_read_binary_unpacks_a_packed_run_into_the_records_it_stands_for),
     cmocka_unit_test(test_read_binary_skips_a_packed_run_with_a_template_it_lacks),
     cmocka_unit_test(test_read_binary_skips_a_packed_run_whose_counts_overrun_it),
+    cmocka_unit_test(test_read_binary_does_not_unpack_a_packed_run_in_a_version_1_file),
     cmocka_unit_test(test_read_binary_keeps_the_records_before_a_cut_packed_run),
     cmocka_unit_test(test_read_binary_never_follows_kept_pointers),
 	    cmocka_unit_test(test_read_binary_rejects_bad_magic),

@@ -511,7 +511,11 @@ static int note_block(tl_snapshot_read *r, struct cursor *c, size_t offset, int 
 	    .nested = nested,
 	    .valid_words = SIZE_MAX,
 	};
-	note_packed(&r->blocks[r->nblocks++]);
+	/* packed runs are version 2's: in a version 1 file, a record of their
+	 * phase does not decode, like any other unknown phase */
+	if (r->file_version >= TL_SNAPSHOT_VERSION_PACKED)
+		note_packed(&r->blocks[r->nblocks]);
+	r->nblocks++;
 	return 0;
 }
 
@@ -541,6 +545,7 @@ static int read_header(tl_snapshot_read *r, const uint8_t *data, size_t len, siz
 	return FAIL(r, -EINVAL, "reading snapshots on a big-endian host is not supported");
 #endif
 	r->model->pid = load_u32(data + 20);
+	r->file_version = version;
 	*chunks_at = header_bytes;
 	return 0;
 }

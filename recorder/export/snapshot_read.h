@@ -89,6 +89,7 @@ typedef struct tl_snapshot_read {
 	size_t file_start;
 	size_t file_len;
 	size_t whole_end;
+	uint32_t file_version; /* the version its header gives */
 
 	tl_clock_pair *pairs; /* by ticks; none: timestamps are ns */
 	size_t npairs;
