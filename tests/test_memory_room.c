@@ -32,7 +32,8 @@ static int setup(void **state)
 static void write_file(const char *dir, const char *name, const char *text)
 {
 	char path[8400];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
+	int n = snprintf(path, sizeof path, "%s/%s", dir, name);
+	assert_true(n > 0 && (size_t)n < sizeof path);
 	tl_test_run("mkdir -p '%s'", dir);
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
