@@ -1003,9 +1003,8 @@ static void test_stream_ftrace_memory_does_not_grow_with_the_trace(void **state)
 	check_memory_bounded(tl_export_ftrace_stream);
 }
 
-#ifdef COUNTS_ALLOCATIONS
-/* A file recorder's file, by four threads writing begin/end pairs (packed
- * runs): malloc'd, *len its size. */
+/* A file recorder's file, by FILE_THREADS threads running writer:
+ * malloc'd, *len its size. */
 #define FILE_THREADS 4
 #define FILE_PAIRS 20000
 
@@ -1019,9 +1018,9 @@ static void *write_pairs(void *arg)
 	return NULL;
 }
 
-static uint8_t *record_packed_file(size_t *len)
+static uint8_t *record_file(void *(*writer)(void *), size_t *len)
 {
-	const char *path = tl_test_path("export-stream-packed", ".tl");
+	const char *path = tl_test_path("export-stream-file", ".tl");
 	tl_shutdown();
 	tl_options o = {.struct_size = sizeof o,
 	                .recorder = TL_RECORDER_FILE,
@@ -1030,7 +1029,7 @@ static uint8_t *record_packed_file(size_t *len)
 	assert_int_equal(tl_init(&o), 0);
 	pthread_t t[FILE_THREADS];
 	for (int i = 0; i < FILE_THREADS; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, write_pairs, NULL), 0);
+		assert_int_equal(pthread_create(&t[i], NULL, writer, NULL), 0);
 	for (int i = 0; i < FILE_THREADS; i++)
 		pthread_join(t[i], NULL);
 	tl_stats st = {.struct_size = sizeof st};
@@ -1043,7 +1042,34 @@ static uint8_t *record_packed_file(size_t *len)
 	unlink(path);
 	return data;
 }
-#endif
+
+/* Runs of plain begins and ends (packed in the file) between events of
+ * every other kind, flows among them. */
+static void *write_mixed(void *arg)
+{
+	(void)arg;
+	int one = 1;
+	for (int i = 0; i < 2000; i++) {
+		record_events(&one);
+		for (int k = 0; k < 8; k++) {
+			TL_TRACE_EVENT_BEGIN0("file", "pair");
+			TL_TRACE_EVENT_END0("file", "pair");
+		}
+	}
+	return NULL;
+}
+
+/* A file recorder's file, with packed runs, exports streamed (a thread's
+ * records unloaded once it is written: flows' records copied) to the bytes
+ * of its model (every thread read first), in every format. */
+static void test_stream_equals_model_for_a_file_recorder_file(void **state)
+{
+	(void)state;
+	size_t len;
+	uint8_t *data = record_file(write_mixed, &len);
+	check_both_ways(data, len);
+	free(data);
+}
 
 /* JSON is written a thread at a time: exporting a file recorder's file, it
  * holds one thread's unpacked records at once (then frees them), where
@@ -1057,7 +1083,7 @@ static void test_stream_json_unpacks_a_file_a_thread_at_a_time(void **state)
 	skip();
 #else
 	size_t len;
-	uint8_t *data = record_packed_file(&len);
+	uint8_t *data = record_file(write_pairs, &len);
 	uint64_t json_events, ftrace_events;
 	int64_t json = export_peak(data, len, tl_export_json_stream, &json_events, 1);
 	int64_t ftrace = export_peak(data, len, tl_export_ftrace_stream, &ftrace_events, 1);
@@ -1099,6 +1125,7 @@ int main(void)
 	    cmocka_unit_test(test_stream_json_memory_does_not_grow_with_the_trace),
 	    cmocka_unit_test(test_stream_ftrace_memory_does_not_grow_with_the_trace),
 	    cmocka_unit_test(test_stream_perfetto_memory_does_not_grow_with_the_trace),
+	    cmocka_unit_test(test_stream_equals_model_for_a_file_recorder_file),
 	    cmocka_unit_test(test_stream_json_unpacks_a_file_a_thread_at_a_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
