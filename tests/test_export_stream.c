@@ -1008,16 +1008,6 @@ static void test_stream_ftrace_memory_does_not_grow_with_the_trace(void **state)
 #define FILE_THREADS 4
 #define FILE_PAIRS 20000
 
-static void *write_pairs(void *arg)
-{
-	(void)arg;
-	for (int i = 0; i < FILE_PAIRS; i++) {
-		TL_TRACE_EVENT_BEGIN0("file", "pair");
-		TL_TRACE_EVENT_END0("file", "pair");
-	}
-	return NULL;
-}
-
 static uint8_t *record_file(void *(*writer)(void *), size_t *len)
 {
 	const char *path = tl_test_path("export-stream-file", ".tl");
@@ -1070,6 +1060,19 @@ static void test_stream_equals_model_for_a_file_recorder_file(void **state)
 	check_both_ways(data, len);
 	free(data);
 }
+
+#ifdef COUNTS_ALLOCATIONS
+/* Begin/end pairs only: one packed run after another. */
+static void *write_pairs(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < FILE_PAIRS; i++) {
+		TL_TRACE_EVENT_BEGIN0("file", "pair");
+		TL_TRACE_EVENT_END0("file", "pair");
+	}
+	return NULL;
+}
+#endif
 
 /* JSON is written a thread at a time: exporting a file recorder's file, it
  * holds one thread's unpacked records at once (then frees them), where
