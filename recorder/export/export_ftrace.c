@@ -437,10 +437,18 @@ static void line_event(void *ctx, const tl_cursor_event *e, uint64_t order)
 	push_line(ctx, &line);
 }
 
+/* The lines waiting for their place keep their events' records. */
+static void keep_lines(void *ctx, tl_kept_recs *k)
+{
+	static const size_t rec_at[] = {offsetof(stream_line, rec)};
+	tl_item_queue_keep(&((line_source *)ctx)->base.items, rec_at, 1, k);
+}
+
 static const tl_slice_stream_ops line_ops = {
     .open = line_open,
     .close = line_close,
     .event = line_event,
+    .keep = keep_lines,
 };
 
 /* The heap of sources by their next line, then by thread. */
@@ -524,6 +532,10 @@ int tl_export_ftrace_stream(tl_snapshot_read *r, int fd, tl_export_counts *count
 	}
 	uint64_t unmatched_begin = 0, unmatched_end = 0;
 	size_t nlines = 0;
+	/* every record kept is named (keep_lines): the passes free the
+	 * unpacked records of a file recorder's file behind them */
+	int trim_behind = r->trim_behind;
+	r->trim_behind = 1;
 	for (size_t t = 0; t < nthreads && rc == 0; t++) {
 		if (!threads[t].snapshot)
 			continue;
@@ -542,6 +554,8 @@ int tl_export_ftrace_stream(tl_snapshot_read *r, int fd, tl_export_counts *count
 		if (rc == 0)
 			rc = written;
 	}
+	if (rc == 0 && r->unpack_failed)
+		rc = -ENOMEM;
 	if (rc == 0 && counts) {
 		counts->unmatched_begin = unmatched_begin;
 		counts->unmatched_end = unmatched_end;
@@ -549,8 +563,9 @@ int tl_export_ftrace_stream(tl_snapshot_read *r, int fd, tl_export_counts *count
 	for (size_t i = 0; i < nsources; i++) {
 		tl_stream_source_free(&sources[i].base);
 		tl_thread_survey_free(&sources[i].survey);
-		tl_snapshot_thread_release(sources[i].survey.thread);
+		tl_snapshot_thread_unload(r, sources[i].survey.thread);
 	}
+	r->trim_behind = trim_behind;
 	free(sources);
 	free(threads);
 	free(out);

@@ -992,8 +992,10 @@ enum {
 typedef struct json_slice_end {
 	uint64_t slice; /* the slice's index, its SLICE_* flags above NOTE_FLAGS_SHIFT */
 	int64_t dur_ns;
-	const uint64_t *end_rec;
-	const uint64_t *flow_rec;
+	/* copies (json_stream.end_recs): the second run reads them after the
+	 * cursors passed them */
+	const uint64_t *end_rec;  /* its END, when it has args; or NULL */
+	const uint64_t *flow_rec; /* its flow event, or NULL */
 } json_slice_end;
 
 enum json_item_kind { ITEM_OPEN, ITEM_CLOSE, ITEM_EVENT };
@@ -1028,6 +1030,7 @@ typedef struct json_stream {
 
 	json_slice_end *ends; /* by slice index, once the first run is done */
 	size_t nends, ends_cap, next_end;
+	tl_rec_copies end_recs; /* the records the ends need, copied */
 
 	tl_stream_source source; /* the thread's matching and items, on the second run */
 
@@ -1075,12 +1078,20 @@ static void note_close(void *ctx, const tl_stream_slice *s, uint64_t order)
 		return;
 	if (!reserve(js, (void **)&js->ends, &js->ends_cap, js->nends + 1, sizeof *js->ends))
 		return;
-	js->ends[js->nends++] = (json_slice_end){
+	json_slice_end *end = &js->ends[js->nends];
+	*end = (json_slice_end){
 	    .slice = s->index | flags << NOTE_FLAGS_SHIFT,
 	    .dur_ns = tl_span_ns(s->start_ns, s->end_ns),
-	    .end_rec = s->end_rec,
-	    .flow_rec = s->has_flow ? s->flow.rec : NULL,
 	};
+	/* an END only gives its args: one without any is as none */
+	if (tl_rec_copies_add(&js->end_recs,
+	                      s->end_rec && tl_stream_has_args(s->end_rec) ? s->end_rec : NULL,
+	                      &end->end_rec) ||
+	    tl_rec_copies_add(&js->end_recs, s->has_flow ? s->flow.rec : NULL, &end->flow_rec)) {
+		js->error = -ENOMEM;
+		return;
+	}
+	js->nends++;
 }
 
 static void note_flow(void *ctx, const tl_stream_slice *s)
@@ -1104,6 +1115,7 @@ static void note_flow(void *ctx, const tl_stream_slice *s)
 	js->nflow_recs += words;
 }
 
+/* (No .keep: the first run keeps no record, the ends and flows hold copies.) */
 static const tl_slice_stream_ops note_ops = {
     .close = note_close,
     .flow = note_flow,
@@ -1114,6 +1126,7 @@ static void forget_notes(void *ctx)
 {
 	json_stream *js = ctx;
 	js->nends = 0;
+	tl_rec_copies_free(&js->end_recs);
 	js->nflows = js->flows_before;
 	js->nflow_recs = js->flow_recs_before;
 }
@@ -1188,10 +1201,21 @@ static void item_event(void *ctx, const tl_cursor_event *e, uint64_t order)
 	push_item(js, &item);
 }
 
+/* The second run keeps the records of its items waiting (those an open
+ * takes from the ends are copies). */
+static void keep_items(void *ctx, tl_kept_recs *k)
+{
+	static const size_t rec_at[] = {offsetof(json_item, rec), offsetof(json_item, end_rec),
+	                                offsetof(json_item, flow_rec)};
+	const json_stream *js = ctx;
+	tl_item_queue_keep(&js->source.items, rec_at, 3, k);
+}
+
 static const tl_slice_stream_ops item_ops = {
     .open = item_open,
     .close = item_close,
     .event = item_event,
+    .keep = keep_items,
 };
 
 static void write_item(json_stream *js, const json_item *item)
@@ -1243,6 +1267,7 @@ static int export_thread(json_stream *js, tl_snapshot_thread *t, tl_match_counts
 	js->starts[js->nstarts++] = (struct json_thread_start){js->first_index, t->tid};
 	js->tid = t->tid;
 	js->nends = js->next_end = 0;
+	tl_rec_copies_free(&js->end_recs);
 	js->flows_before = js->nflows;
 	js->flow_recs_before = js->nflow_recs;
 
@@ -1332,6 +1357,10 @@ int tl_export_json_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
 		infos[t] = threads[t].info;
 	tl_out_init(out, fd);
 	js.w = (json_writer){.model = r->model, .out = out, .first_event = 1};
+	/* every record kept is named (keep_noted, keep_items): the runs free
+	 * the unpacked records of a file recorder's file behind them */
+	int trim_behind = r->trim_behind;
+	r->trim_behind = 1;
 
 	write_names(&js.w, infos, nthreads);
 	for (size_t t = 0; t < nthreads && rc == 0 && !out->err; t++) {
@@ -1347,6 +1376,9 @@ int tl_export_json_stream(tl_snapshot_read *r, int fd, tl_export_counts *counts)
 		write_end(&js.w, &stats, &totals);
 		rc = tl_out_flush(out);
 	}
+	r->trim_behind = trim_behind;
+	if (rc == 0 && r->unpack_failed)
+		rc = -ENOMEM;
 	if (rc == 0 && counts) {
 		counts->unmatched_begin = totals.unmatched_begin;
 		counts->unmatched_end = totals.unmatched_end;
@@ -1357,6 +1389,7 @@ out_free:
 	free(threads);
 	free(infos);
 	free(js.ends);
+	tl_rec_copies_free(&js.end_recs);
 	free(js.flows);
 	free(js.flow_recs);
 	free(js.starts);

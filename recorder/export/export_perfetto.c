@@ -1174,6 +1174,8 @@ out_free:
  * something. */
 typedef struct stream_note {
 	uint64_t slice;
+	/* copies (pf_source.note_recs): the second pass reads them after the
+	 * cursors passed them */
 	const uint64_t *end_rec;  /* its END, whose args go on the BEGIN; or NULL */
 	const uint64_t *flow_rec; /* its flow event, whose args go on the BEGIN; or NULL */
 	uint64_t closed_at_snapshot;
@@ -1240,6 +1242,7 @@ typedef struct pf_source {
 	tl_thread_survey survey;
 	stream_note *notes; /* by slice */
 	size_t nnotes, notes_cap, next_note;
+	tl_rec_copies note_recs;
 	const stream_slice_flow *flows; /* by slice, in pf_stream's flows */
 	size_t nflows, next_flow;
 	/* the flows said on the END of a slice still open, innermost last */
@@ -1310,23 +1313,27 @@ static void note_close(void *ctx, const tl_stream_slice *s, uint64_t order)
 		note_flow(src, s);
 	stream_note note = {.slice = s->index,
 	                    .closed_at_snapshot = !!(s->flags & TL_SLICE_OPEN_AT_SNAPSHOT)};
+	const uint64_t *end_rec = NULL, *flow_rec = NULL;
 	if ((s->flags & TL_SLICE_AS_COMPLETE) && s->kind != TL_STREAM_MARKER) {
 		/* an event without args adds none: as none */
 		if (s->end_rec && tl_stream_has_args(s->end_rec))
-			note.end_rec = s->end_rec;
+			end_rec = s->end_rec;
 		if (s->has_flow && tl_stream_has_args(s->flow.rec))
-			note.flow_rec = s->flow.rec;
+			flow_rec = s->flow.rec;
 	}
-	if (!note.end_rec && !note.flow_rec && !note.closed_at_snapshot)
+	if (!end_rec && !flow_rec && !note.closed_at_snapshot)
 		return;
 	if (grow_array((void **)&src->notes, &src->notes_cap, src->nnotes + 1,
-	               sizeof *src->notes)) {
+	               sizeof *src->notes) ||
+	    tl_rec_copies_add(&src->note_recs, end_rec, &note.end_rec) ||
+	    tl_rec_copies_add(&src->note_recs, flow_rec, &note.flow_rec)) {
 		src->base.error = -ENOMEM;
 		return;
 	}
 	src->notes[src->nnotes++] = note;
 }
 
+/* (No .keep: the first run keeps no record, the notes hold copies.) */
 static const tl_slice_stream_ops note_ops = {
     .close = note_close,
 };
@@ -1336,6 +1343,7 @@ static void forget_notes(void *ctx)
 {
 	pf_source *src = ctx;
 	src->nnotes = 0;
+	tl_rec_copies_free(&src->note_recs);
 	src->ps->nflows = src->ps->flows_before;
 }
 
@@ -1603,10 +1611,21 @@ static void item_event(void *ctx, const tl_cursor_event *e, uint64_t order)
 	push_item(ctx, &item);
 }
 
+/* The second pass keeps the records of its packets waiting (those an
+ * open takes from the notes are copies). */
+static void keep_items(void *ctx, tl_kept_recs *k)
+{
+	static const size_t rec_at[] = {offsetof(stream_item, rec), offsetof(stream_item, end_rec),
+	                                offsetof(stream_item, flow_rec)};
+	const pf_source *src = ctx;
+	tl_item_queue_keep(&src->base.items, rec_at, 3, k);
+}
+
 static const tl_slice_stream_ops item_ops = {
     .open = item_open,
     .close = item_close,
     .event = item_event,
+    .keep = keep_items,
 };
 
 static void write_stream_item(pf_stream *ps, const pf_source *src, const stream_item *item)
@@ -1691,6 +1710,10 @@ int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *cou
 		rc = infos && sources ? 0 : -ENOMEM;
 	}
 	uint64_t first_index = 0;
+	/* every record kept is named (keep_noted, keep_items): the passes
+	 * free the unpacked records of a file recorder's file behind them */
+	int trim_behind = r->trim_behind;
+	r->trim_behind = 1;
 	for (size_t t = 0; t < nthreads && rc == 0; t++) {
 		infos[t] = threads[t].info;
 		if (!threads[t].snapshot)
@@ -1717,6 +1740,8 @@ int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *cou
 		rc = ps.w.err;
 	if (rc == 0)
 		rc = tl_out_flush(ps.w.out);
+	if (rc == 0 && r->unpack_failed)
+		rc = -ENOMEM;
 	if (rc == 0 && counts) {
 		counts->unmatched_begin = totals.unmatched_begin;
 		counts->unmatched_end = totals.unmatched_end;
@@ -1726,10 +1751,12 @@ int tl_export_perfetto_stream(tl_snapshot_read *r, int fd, tl_export_counts *cou
 		pf_source *src = &sources[i];
 		tl_stream_source_free(&src->base);
 		tl_thread_survey_free(&src->survey);
-		tl_snapshot_thread_release(src->survey.thread);
+		tl_snapshot_thread_unload(r, src->survey.thread);
 		free(src->notes);
+		tl_rec_copies_free(&src->note_recs);
 		free(src->pending);
 	}
+	r->trim_behind = trim_behind;
 	free(sources);
 	free(infos);
 	free(threads);

@@ -334,6 +334,22 @@ void tl_item_queue_pop(tl_item_queue *q, void *out)
 	q->head++;
 }
 
+void tl_item_queue_keep(const tl_item_queue *q, const size_t *rec_at, size_t n, tl_kept_recs *k)
+{
+	for (size_t i = q->head; i < q->n; i++)
+		for (size_t r = 0; r < n; r++) {
+			const uint64_t *rec;
+			memcpy(&rec, q->run + i * SLOT + rec_at[r], sizeof rec);
+			tl_kept_recs_add(k, rec);
+		}
+	for (size_t i = 0; i < q->nheap; i++)
+		for (size_t r = 0; r < n; r++) {
+			const uint64_t *rec;
+			memcpy(&rec, q->heap + i * SLOT + rec_at[r], sizeof rec);
+			tl_kept_recs_add(k, rec);
+		}
+}
+
 void tl_item_queue_free(tl_item_queue *q)
 {
 	free(q->run);

@@ -17,7 +17,10 @@
  * written last, sorted: 40 bytes each, 56 while sorted); for ftrace text,
  * the survey of every thread at once (its lines are merged across threads);
  * for Perfetto, the surveys too, and what export_perfetto.c lists (the flow
- * events, the distinct strings and tracks).
+ * events, the distinct strings and tracks). A file recorder's packed blocks
+ * are unpacked as the passes reach them and freed once they passed them
+ * (r->trim_behind, slice_stream.h): each exporter names the records its
+ * waiting items keep, and copies those it needs from far behind.
  *
  * Internal; allocates, not signal-safe.
  */
@@ -121,6 +124,9 @@ int tl_item_queue_push(tl_item_queue *q, const void *item);
 const void *tl_item_queue_first(const tl_item_queue *q);
 /* Removes the first item into *out (the queue must not be empty). */
 void tl_item_queue_pop(tl_item_queue *q, void *out);
+/* Adds to k the record pointers of every item waiting: those at the
+ * offsets rec_at[0..n) of an item. */
+void tl_item_queue_keep(const tl_item_queue *q, const size_t *rec_at, size_t n, tl_kept_recs *k);
 void tl_item_queue_free(tl_item_queue *q);
 
 /*

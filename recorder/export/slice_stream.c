@@ -85,6 +85,59 @@ static inline int far_test_see(tl_far_test *t, const tl_cursor_event *e)
 	return 0;
 }
 
+/* Blocks a cursor passes between two trims (r->trim_behind). */
+#define TRIM_BLOCKS 2
+
+void tl_slice_stream_keep(const tl_slice_stream *s, tl_kept_recs *k)
+{
+	for (size_t i = 0; i < s->depth; i++) {
+		const tl_stream_slice *open = &s->stack[i];
+		tl_kept_recs_add(k, open->rec);
+		tl_kept_recs_add(k, open->end_rec);
+		if (open->has_flow)
+			tl_kept_recs_add(k, open->flow.rec);
+	}
+	if (s->ring)
+		for (uint64_t p = s->ring_head; p < s->ring_tail; p++)
+			tl_kept_recs_add(k, s->ring[p % TL_STREAM_RING].rec);
+	for (size_t i = 0; i < s->nheld; i++)
+		tl_kept_recs_add(k, s->held[i].rec);
+	if (s->ops->keep)
+		s->ops->keep(s->ctx, k);
+}
+
+/* Frees the unpacked records cursor c has passed that nothing in kept (its
+ * list emptied first, then filled by fill) holds, once c is TRIM_BLOCKS
+ * blocks past the last trim (*trimmed); at_end: c has ended, every block
+ * is behind it. */
+static void trim_behind(tl_snapshot_read *r, const tl_event_cursor *c, size_t *trimmed,
+                        tl_kept_recs *kept, void (*fill)(const void *ctx, tl_kept_recs *k),
+                        const void *ctx, int at_end)
+{
+	size_t before = at_end ? c->thread->nested_block : c->own.block;
+	if (!r || !r->trim_behind || (!at_end && before < *trimmed + TRIM_BLOCKS))
+		return;
+	*trimmed = before;
+	kept->n = 0;
+	kept->failed = 0;
+	fill(ctx, kept);
+	tl_snapshot_thread_trim(r, (tl_snapshot_thread *)c->thread, before, kept);
+}
+
+/* What a survey holds: what the matching it feeds holds (the far
+ * COMPLETE events are copies). */
+static void survey_keep(const void *ctx, tl_kept_recs *k)
+{
+	const tl_slice_stream *const *feed = ctx;
+	if (*feed)
+		tl_slice_stream_keep(*feed, k);
+}
+
+static void match_keep(const void *ctx, tl_kept_recs *k)
+{
+	tl_slice_stream_keep(ctx, k);
+}
+
 int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_survey *sv,
                          tl_slice_stream *feed)
 {
@@ -97,6 +150,8 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 	tl_event_cursor c;
 	int rc = tl_event_cursor_init(&c, r, t, 1);
 	tl_cursor_event e;
+	tl_kept_recs kept = {0};
+	size_t trimmed = t->first_block;
 	while (rc == 0 && tl_event_cursor_next(&c, &e)) {
 		if (feed && e.phase == TL_PHASE_COMPLETE)
 			feed = NULL; /* it needs the COMPLETE events' look-ahead */
@@ -121,9 +176,14 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 			if (rc == 0)
 				rc = grow((void **)&sv->far, &far_cap, sv->nfar + 1,
 				          sizeof *sv->far);
+			/* copied where the trims may free it before every run of
+			 * the matching has read it */
+			const uint64_t *rec = e.rec;
+			if (rc == 0 && r->trim_behind && r->has_packed)
+				rc = tl_rec_copies_add(&sv->far_recs, e.rec, &rec);
 			if (rc == 0)
 				sv->far[sv->nfar++] = (tl_stream_complete){
-				    e.ts_ns, max_i64(e.ts_ns, e.end_ns), e.position, e.rec};
+				    e.ts_ns, max_i64(e.ts_ns, e.end_ns), e.position, rec};
 			continue; /* merged by start from the list: not in the floor */
 		case TL_PHASE_BEGIN:
 			sv->nbegins++;
@@ -149,6 +209,7 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 		}
 		if (e.ts_ns < sv->floor_ns[segment])
 			sv->floor_ns[segment] = e.ts_ns;
+		trim_behind(r, &c, &trimmed, &kept, survey_keep, &feed, 0);
 	}
 	sv->nevents = c.position;
 	sv->unmatched_begin = depth;
@@ -163,6 +224,9 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 		rc = tl_slice_stream_end(feed);
 		sv->fed = rc == 0;
 	}
+	if (rc == 0)
+		trim_behind(r, &c, &trimmed, &kept, survey_keep, &feed, 1);
+	tl_kept_recs_free(&kept);
 	if (rc)
 		tl_thread_survey_free(sv);
 	return rc;
@@ -171,6 +235,7 @@ int tl_thread_survey_run(tl_snapshot_read *r, tl_snapshot_thread *t, tl_thread_s
 void tl_thread_survey_free(tl_thread_survey *sv)
 {
 	free(sv->far);
+	tl_rec_copies_free(&sv->far_recs);
 	free(sv->floor_ns);
 	tl_snapshot_thread *t = sv->thread;
 	memset(sv, 0, sizeof *sv);
@@ -543,6 +608,7 @@ int tl_slice_stream_init(tl_slice_stream *s, tl_snapshot_read *r, const tl_threa
 	s->ctx = ctx;
 	if (!r)
 		return 0;
+	s->trimmed_block = survey->thread->first_block;
 	int rc = tl_event_cursor_init(&s->cursor, r, survey->thread, 0);
 	far_test_init(&s->ahead_test);
 	if (rc == 0 && survey->ncompletes > survey->nfar) {
@@ -579,11 +645,17 @@ int tl_slice_stream_step(tl_slice_stream *s)
 		int got = next_event(s, &e);
 		if (got < 0)
 			return got;
-		if (!got)
-			return finish(s);
+		if (!got) {
+			int rc = finish(s);
+			if (rc == 0)
+				trim_behind(s->cursor.r, &s->cursor, &s->trimmed_block, &s->kept,
+				            match_keep, s, 1);
+			return rc;
+		}
 		if (tl_slice_stream_push(s, &e))
 			return -ENOMEM;
 	} while (next_position(s) % TL_STREAM_SEGMENT);
+	trim_behind(s->cursor.r, &s->cursor, &s->trimmed_block, &s->kept, match_keep, s, 0);
 	return 1;
 }
 
@@ -623,6 +695,7 @@ void tl_slice_stream_free(tl_slice_stream *s)
 	free(s->begins);
 	free(s->held);
 	free(s->ring);
+	tl_kept_recs_free(&s->kept);
 	s->ring = NULL;
 	s->stack = NULL;
 	s->begins = NULL;

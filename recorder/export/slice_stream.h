@@ -29,6 +29,14 @@
  *     the thread has COMPLETE events, the look-ahead's ring (24 KiB) and
  *     the COMPLETE events it read that have not opened yet.
  *
+ * A file recorder's packed blocks are unpacked as the cursors enter them.
+ * When the consumer names what it keeps (r->trim_behind and ops->keep), the
+ * survey and the matching free, every TRIM_BLOCKS blocks their cursor
+ * passes, the unpacked records behind it that nothing holds
+ * (tl_snapshot_thread_trim): memory is then the blocks around the cursors
+ * and those holding a record kept (an open slice's BEGIN, a far COMPLETE
+ * event, an item waiting for its place), not the whole thread's.
+ *
  * A slice's fate can depend on events long after it opens (its END, a flow
  * bound to it while it is innermost, a child that starts with it): a
  * writer that needs it at the open runs the matching twice, noting at each
@@ -87,6 +95,9 @@ typedef struct tl_thread_survey {
 	tl_stream_complete *far; /* the far ones (tl_far_test), sorted by (start,
 	                          * end decreasing, position) */
 	size_t nfar;
+	/* their records, copied where the reader frees unpacked records
+	 * behind its cursors (r->trim_behind and packed blocks) */
+	tl_rec_copies far_recs;
 	/* floor_ns[k]: the earliest timestamp of the events from position
 	 * k * TL_STREAM_SEGMENT on, far COMPLETE events left out */
 	int64_t *floor_ns;
@@ -151,6 +162,10 @@ typedef struct tl_slice_stream_ops {
 	void (*event)(void *ctx, const tl_cursor_event *e, uint64_t order);
 	/* a flow bound to s (s->flow), or given s as its marker */
 	void (*flow)(void *ctx, const tl_stream_slice *s);
+	/* Where the reader frees what the cursors passed (r->trim_behind):
+	 * adds to k every record pointer the callbacks kept that is still to
+	 * be read (NULL: none is kept past the callback). */
+	void (*keep)(void *ctx, tl_kept_recs *k);
 } tl_slice_stream_ops;
 
 typedef struct tl_slice_stream {
@@ -185,6 +200,10 @@ typedef struct tl_slice_stream {
 	uint64_t order;
 	int done;
 	tl_match_counts counts;
+	/* r->trim_behind: the cursor's block at the last trim, and the list
+	 * of the records kept then */
+	size_t trimmed_block;
+	tl_kept_recs kept;
 } tl_slice_stream;
 
 /* A run of the matching over the thread survey describes, its events read
@@ -215,6 +234,11 @@ int tl_slice_stream_end(tl_slice_stream *s);
  * the thread's items. INT64_MAX once the run is done.
  */
 int64_t tl_slice_stream_floor(const tl_slice_stream *s);
+
+/* Adds to k the records the matching holds (its open slices, look-ahead
+ * and held COMPLETE events; the far ones are the survey's copies), and
+ * those its callbacks keep (ops->keep). */
+void tl_slice_stream_keep(const tl_slice_stream *s, tl_kept_recs *k);
 
 void tl_slice_stream_free(tl_slice_stream *s);
 

@@ -405,13 +405,14 @@ static size_t unpacked_size(const uint64_t *w, size_t n, size_t *whole, int *pac
  * snapshot would have written), unpacked when its thread is prepared
  * (block_unpack).
  */
-static void note_packed(tl_snapshot_block *b)
+static void note_packed(tl_snapshot_read *r, tl_snapshot_block *b)
 {
 	size_t whole;
 	int packed;
 	size_t total = unpacked_size(b->words, b->nwords, &whole, &packed);
 	if (!packed)
 		return;
+	r->has_packed = 1;
 	b->packed = b->words;
 	b->packed_nwords = b->nwords;
 	b->words = NULL;
@@ -457,15 +458,19 @@ static int block_unpack(tl_snapshot_read *r, tl_snapshot_block *b)
 	memcpy(out + o, w + pos, (n - pos) * sizeof *out);
 	b->unpacked = out;
 	b->words = out;
+	r->unpacked_held += b->nwords;
+	if (r->unpacked_held > r->unpacked_peak)
+		r->unpacked_peak = r->unpacked_held;
 	return 0;
 }
 
 /* Frees block b's unpacked records, if any. */
-static void block_unload(tl_snapshot_block *b)
+static void block_unload(tl_snapshot_read *r, tl_snapshot_block *b)
 {
-	if (!b->packed)
+	if (!b->packed || !b->unpacked)
 		return;
 	free(b->unpacked);
+	r->unpacked_held -= b->nwords;
 	b->unpacked = NULL;
 	b->words = NULL;
 }
@@ -514,7 +519,7 @@ static int note_block(tl_snapshot_read *r, struct cursor *c, size_t offset, int 
 	/* packed runs are version 2's: in a version 1 file, a record of their
 	 * phase does not decode, like any other unknown phase */
 	if (r->file_version >= TL_SNAPSHOT_VERSION_PACKED)
-		note_packed(&r->blocks[r->nblocks]);
+		note_packed(r, &r->blocks[r->nblocks]);
 	r->nblocks++;
 	return 0;
 }
@@ -706,7 +711,7 @@ static int list_threads(tl_snapshot_read *r)
 				return -ENOMEM;
 			if (decode_at(b, 0, &v))
 				t->has_events = 1;
-			block_unload(&r->blocks[i]);
+			block_unload(r, &r->blocks[i]);
 		}
 		t->end_block = i;
 		if (t->nested_block == SIZE_MAX)
@@ -810,7 +815,7 @@ void tl_snapshot_read_close(tl_snapshot_read *r)
 	for (size_t i = 0; i < r->nthreads; i++)
 		tl_snapshot_thread_release(&r->threads[i]);
 	for (size_t i = 0; i < r->nblocks; i++)
-		block_unload(&r->blocks[i]);
+		block_unload(r, &r->blocks[i]);
 	free(r->threads);
 	free(r->pairs);
 	free(r->drops);
@@ -899,10 +904,10 @@ static int walk_next(tl_snapshot_read *r, tl_block_walk *w, tl_cursor_event *out
 	while (w->block < w->end_block) {
 		tl_snapshot_block *b = &r->blocks[w->block];
 		if (!b->words && block_unpack(r, b) != 0) {
-			/* (a cursor's thread is unpacked when it is prepared:
-			 * only a walk without one gets here) out of memory: what
-			 * the block holds is lost, counted once; a walk before
-			 * counted what did not decode */
+			/* out of memory: what the block holds is skipped,
+			 * counted once (a walk before counted what did not
+			 * decode), and the exporters fail */
+			r->unpack_failed = 1;
 			if (b->valid_words != 0) {
 				r->bad_blocks++;
 				r->bad_words +=
@@ -954,7 +959,10 @@ int tl_snapshot_thread_prepare(tl_snapshot_read *r, tl_snapshot_thread *t)
 {
 	if (t->prepared)
 		return 0;
-	for (size_t i = t->first_block; i < t->end_block; i++)
+	/* t->nested points into the handler blocks: they stay unpacked until
+	 * the thread is unloaded; its own blocks are unpacked as walks enter
+	 * them */
+	for (size_t i = t->nested_block; i < t->end_block; i++)
 		if (block_unpack(r, &r->blocks[i]))
 			return -ENOMEM;
 	t->prepared = 1;
@@ -995,7 +1003,124 @@ void tl_snapshot_thread_unload(tl_snapshot_read *r, tl_snapshot_thread *t)
 {
 	tl_snapshot_thread_release(t);
 	for (size_t i = t->first_block; i < t->end_block; i++)
-		block_unload(&r->blocks[i]);
+		block_unload(r, &r->blocks[i]);
+}
+
+void tl_kept_recs_add(tl_kept_recs *k, const uint64_t *rec)
+{
+	if (!rec || k->failed)
+		return;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 256;
+		const uint64_t **grown = realloc(k->recs, cap * sizeof *grown);
+		if (!grown) {
+			k->failed = 1;
+			return;
+		}
+		k->recs = grown;
+		k->cap = cap;
+	}
+	k->recs[k->n++] = rec;
+}
+
+void tl_kept_recs_free(tl_kept_recs *k)
+{
+	free(k->recs);
+	memset(k, 0, sizeof *k);
+}
+
+/* Words of a chunk of copies, unless one record needs more. */
+#define COPIES_CHUNK_WORDS 2048
+
+struct tl_rec_chunk {
+	struct tl_rec_chunk *older;
+	uint64_t words[];
+};
+
+int tl_rec_copies_add(tl_rec_copies *c, const uint64_t *rec, const uint64_t **copy)
+{
+	*copy = NULL;
+	if (!rec)
+		return 0;
+	size_t words = TL_REC_WORDS(rec[1]);
+	if (!c->chunk || c->cap - c->used < words) {
+		size_t cap = words > COPIES_CHUNK_WORDS ? words : COPIES_CHUNK_WORDS;
+		struct tl_rec_chunk *chunk = malloc(sizeof *chunk + cap * sizeof *chunk->words);
+		if (!chunk)
+			return -ENOMEM;
+		chunk->older = c->chunk;
+		c->chunk = chunk;
+		c->used = 0;
+		c->cap = cap;
+	}
+	uint64_t *to = c->chunk->words + c->used;
+	memcpy(to, rec, words * sizeof *rec);
+	c->used += words;
+	*copy = to;
+	return 0;
+}
+
+void tl_rec_copies_free(tl_rec_copies *c)
+{
+	while (c->chunk) {
+		struct tl_rec_chunk *older = c->chunk->older;
+		free(c->chunk);
+		c->chunk = older;
+	}
+	c->used = c->cap = 0;
+}
+
+/* An unpacked block by where its records are in memory. */
+typedef struct unpacked_span {
+	uintptr_t start, end;
+	size_t block;
+	int kept;
+} unpacked_span;
+
+static int compare_span(const void *pa, const void *pb)
+{
+	const unpacked_span *a = pa, *b = pb;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+void tl_snapshot_thread_trim(tl_snapshot_read *r, tl_snapshot_thread *t, size_t before,
+                             const tl_kept_recs *kept)
+{
+	if (kept->failed)
+		return;
+	size_t end = before < t->nested_block ? before : t->nested_block, n = 0;
+	for (size_t i = t->first_block; i < end; i++)
+		n += r->blocks[i].unpacked != NULL;
+	if (!n)
+		return;
+	unpacked_span *spans = malloc(n * sizeof *spans);
+	if (!spans)
+		return; /* kept, all of them: freed at the next trim or the end */
+	n = 0;
+	for (size_t i = t->first_block; i < end; i++) {
+		const tl_snapshot_block *b = &r->blocks[i];
+		if (b->unpacked)
+			spans[n++] = (unpacked_span){(uintptr_t)b->unpacked,
+			                             (uintptr_t)(b->unpacked + b->nwords), i, 0};
+	}
+	qsort(spans, n, sizeof *spans, compare_span);
+	for (size_t k = 0; k < kept->n; k++) {
+		uintptr_t p = (uintptr_t)kept->recs[k];
+		size_t lo = 0, hi = n; /* the last span starting at or before p */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (spans[mid].start <= p)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && p < spans[lo - 1].end)
+			spans[lo - 1].kept = 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!spans[i].kept)
+			block_unload(r, &r->blocks[spans[i].block]);
+	free(spans);
 }
 
 int tl_event_cursor_init(tl_event_cursor *c, tl_snapshot_read *r, tl_snapshot_thread *t,

@@ -42,8 +42,9 @@ typedef struct tl_snapshot_block {
 	const uint64_t *words; /* nwords records' words, 8-byte aligned */
 	size_t nwords;
 	/* A chunk that holds packed runs: its words in the input (`words` is
-	 * then its records unpacked, malloc'd in `unpacked` when its thread is
-	 * prepared, NULL before and once unloaded: tl_snapshot_thread_unload);
+	 * then its records unpacked, malloc'd in `unpacked` when a walk enters
+	 * it (a handler block: when its thread is prepared), NULL before and
+	 * once unloaded: tl_snapshot_thread_unload, _trim);
 	 * NULL for any other chunk, whose `words` are the input's. */
 	const uint64_t *packed;
 	size_t packed_nwords;
@@ -142,6 +143,20 @@ typedef struct tl_snapshot_read {
 	uint64_t nevents;
 	uint64_t bad_blocks;
 	uint64_t bad_words;
+
+	/* Packed blocks: the words of unpacked records held now and at most
+	 * (for the tests and the figures); unpack_failed: a walk could not
+	 * unpack a block for want of memory (its records were skipped: the
+	 * exporters then fail with -ENOMEM). */
+	size_t unpacked_held;
+	size_t unpacked_peak;
+	int unpack_failed;
+	int has_packed; /* a block holds packed runs */
+	/* Set by a consumer that names every record it keeps to the
+	 * matchings (tl_slice_stream_ops.keep): the surveys and matchings of
+	 * r then free the unpacked records their cursors have passed
+	 * (tl_snapshot_thread_trim). */
+	int trim_behind;
 } tl_snapshot_read;
 
 /*
@@ -181,7 +196,8 @@ const char *tl_snapshot_read_function(tl_snapshot_read *r, uint32_t id);
  * Places thread t's handler events among its own (see the file comment):
  * in place when the handler blocks are in timestamp order, else into
  * t->nested. 0 or -ENOMEM. Idempotent: a cursor calls it; later calls do
- * nothing.
+ * nothing. The handler blocks are unpacked here; the thread's own packed
+ * blocks as a walk enters them.
  */
 int tl_snapshot_thread_prepare(tl_snapshot_read *r, tl_snapshot_thread *t);
 
@@ -197,6 +213,46 @@ void tl_snapshot_thread_release(tl_snapshot_thread *t);
  * unpacks them again.
  */
 void tl_snapshot_thread_unload(tl_snapshot_read *r, tl_snapshot_thread *t);
+
+/* Record pointers a reader of a thread still holds (tl_snapshot_thread_trim).
+ * failed: the list could not grow, and is not the whole. */
+typedef struct tl_kept_recs {
+	const uint64_t **recs;
+	size_t n, cap;
+	int failed;
+} tl_kept_recs;
+
+/* Adds rec (NULL: nothing) to k. */
+void tl_kept_recs_add(tl_kept_recs *k, const uint64_t *rec);
+void tl_kept_recs_free(tl_kept_recs *k);
+
+/*
+ * Frees the unpacked records of t's own blocks before block `before` (a
+ * cursor's own.block: every cursor of t is there or after it), except
+ * those of the blocks that hold one of kept's records. A later walk over a
+ * freed block unpacks it again. Memory then holds the unpacked records of
+ * the blocks between the cursors and of those kept, not the whole thread's.
+ * Does nothing when kept->failed.
+ */
+void tl_snapshot_thread_trim(tl_snapshot_read *r, tl_snapshot_thread *t, size_t before,
+                             const tl_kept_recs *kept);
+
+/*
+ * Copies of records needed after the cursors passed them (a far COMPLETE
+ * event, a slice's END or flow event whose args its open writes): the
+ * unpacked records of a file recorder's file are freed behind the cursors
+ * (tl_snapshot_thread_trim), copies are not. Kept in chunks: a copy stays
+ * where it is until the copies are freed.
+ */
+typedef struct tl_rec_copies {
+	struct tl_rec_chunk *chunk; /* the newest, which links to the others */
+	size_t used, cap;           /* its words */
+} tl_rec_copies;
+
+/* Copies rec into c: the copy into *copy (NULL when rec is). 0 or -ENOMEM. */
+int tl_rec_copies_add(tl_rec_copies *c, const uint64_t *rec, const uint64_t **copy);
+/* Frees every copy. */
+void tl_rec_copies_free(tl_rec_copies *c);
 
 /* One event as a cursor gives it: what ordering needs, decoded; the rest
  * is read from rec when needed (tl_snapshot_read_event). */
