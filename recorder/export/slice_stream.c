@@ -115,7 +115,9 @@ static void trim_behind(tl_snapshot_read *r, const tl_event_cursor *c, size_t *t
                         const void *ctx, int at_end)
 {
 	size_t before = at_end ? c->thread->nested_block : c->own.block;
-	if (!r || !r->trim_behind || (!at_end && before < *trimmed + TRIM_BLOCKS))
+	/* (a snapshot's records are read in place: nothing to free) */
+	if (!r || !r->trim_behind || !r->has_packed ||
+	    (!at_end && before < *trimmed + TRIM_BLOCKS))
 		return;
 	*trimmed = before;
 	kept->n = 0;
