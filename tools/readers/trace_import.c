@@ -10,6 +10,8 @@
  */
 #include "tools/readers/trace_import.h"
 
+#include "recorder/export/snapshot_read.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -1464,39 +1466,105 @@ static int model_name_to_json(tl_json_trace *json, const char *what, uint32_t pi
 	return 0;
 }
 
+/* A model event's place in the import's order (compare_work's key): 24
+ * bytes an event, where a JSON event and its work item took 192. */
+typedef struct model_place {
+	int64_t ts;
+	int64_t dur;    /* a COMPLETE event's */
+	uint32_t index; /* in the model: its order */
+	uint32_t cls;
+} model_place;
+
+static int compare_model_place(const void *pa, const void *pb)
+{
+	const model_place *a = pa, *b = pb;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->cls != b->cls)
+		return a->cls < b->cls ? -1 : 1;
+	if (a->cls == ORDER_COMPLETE && a->dur != b->dur)
+		return a->dur > b->dur ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/*
+ * The model's events imported in the order tl_import_build gives the JSON
+ * events they become (metadata first, then by compare_work), an event at a
+ * time: the order is sorted from a 24-byte place per event, and each event
+ * becomes a JSON event in a trace of one just before it is imported.
+ */
 int tl_import_model(const tl_model *model, tl_import *out)
 {
-	tl_json_trace json = {0};
+	importer im;
+	if (importer_start(&im, out))
+		return importer_finish(&im, -ENOMEM);
+	if (model->nevents > UINT32_MAX)
+		return importer_finish(&im, -ENOMEM);
+	tl_json_trace one = {0};
 	int rc = 0;
 	if (model->process_name && model->process_name[0])
-		rc = model_name_to_json(&json, "process_name", model->pid, model->pid,
+		rc = model_name_to_json(&one, "process_name", model->pid, model->pid,
 		                        model->process_name);
 	for (size_t i = 0; i < model->nthreads && !rc; i++) {
 		const tl_model_thread *t = &model->threads[i];
 		uint32_t pid = t->pid ? t->pid : model->pid;
 		if (t->name && t->name[0])
-			rc = model_name_to_json(&json, "thread_name", pid, t->tid ? t->tid : pid,
+			rc = model_name_to_json(&one, "thread_name", pid, t->tid ? t->tid : pid,
 			                        t->name);
 	}
 	for (size_t i = 0; i < model->nprocesses && !rc; i++) {
 		const tl_model_process *p = &model->processes[i];
 		if (p->name && p->name[0])
-			rc = model_name_to_json(&json, "process_name", p->pid, p->pid, p->name);
+			rc = model_name_to_json(&one, "process_name", p->pid, p->pid, p->name);
 	}
-	for (size_t i = 0; i < model->nevents && !rc; i++)
-		rc = model_event_to_json(model, &model->events[i], &json);
-	json.clock = model->clock_id == 7   ? TL_TRACE_CLOCK_BOOT
+	for (size_t i = 0; i < one.nevents && !rc; i++)
+		import_json_metadata(&im, &one, &one.events[i]);
+	one.nevents = one.nargs = 0;
+
+	model_place *places = rc ? NULL : malloc((model->nevents + 1) * sizeof *places);
+	if (!rc && !places)
+		rc = -ENOMEM;
+	int any_complete = 0;
+	for (size_t i = 0; i < model->nevents && !rc; i++) {
+		const tl_model_event *me = &model->events[i];
+		model_place *p = &places[i];
+		*p = (model_place){.ts = me->ts_ns, .index = (uint32_t)i, .cls = ORDER_OTHER};
+		if (me->phase == TL_PHASE_END) {
+			p->cls = ORDER_END;
+		} else if (me->phase == TL_PHASE_COMPLETE) {
+			p->cls = ORDER_COMPLETE;
+			p->dur = me->end_ns > me->ts_ns ? me->end_ns - me->ts_ns : 0;
+			any_complete = 1;
+		}
+	}
+	if (!rc && !any_complete) {
+		for (size_t i = 0; i < model->nevents; i++)
+			places[i].cls = ORDER_OTHER;
+	}
+	if (!rc)
+		qsort(places, model->nevents, sizeof *places, compare_model_place);
+	for (size_t i = 0; i < model->nevents && !rc && !im.nomem; i++) {
+		rc = model_event_to_json(model, &model->events[places[i].index], &one);
+		if (rc)
+			break;
+		import_json_event(&im, &one, &one.events[0]);
+		one.nevents = one.nargs = 0;
+		if (i % 1024 == 1023)
+			tl_str_arena_reset(&one.strings);
+	}
+	free(places);
+	tl_json_trace_free(&one);
+	out->clock = model->clock_id == 7   ? TL_TRACE_CLOCK_BOOT
 	             : model->clock_id == 1 ? TL_TRACE_CLOCK_MONO
 	                                    : TL_TRACE_CLOCK_UNKNOWN;
-	json.clock_values = (tl_clock_values){
-	    .known = model->boottime_ns > 0 && model->monotonic_ns > 0 && model->realtime_ns > 0,
-	    .boottime_ns = model->boottime_ns,
-	    .monotonic_ns = model->monotonic_ns,
-	    .realtime_ns = model->realtime_ns};
-	if (!rc)
-		rc = tl_import_build(NULL, &json, out);
-	tl_json_trace_free(&json);
-	return rc;
+	if (out->clock)
+		out->clock_values = (tl_clock_values){
+		    .known = model->boottime_ns > 0 && model->monotonic_ns > 0 &&
+		             model->realtime_ns > 0,
+		    .boottime_ns = model->boottime_ns,
+		    .monotonic_ns = model->monotonic_ns,
+		    .realtime_ns = model->realtime_ns};
+	return importer_finish(&im, rc);
 }
 
 int tl_import_is_empty(const tl_import *imp)
@@ -1950,13 +2018,17 @@ void tl_import_print_marker(FILE *out, tl_atrace_result result, const tl_atrace_
 /* ------------------------------------------------------------------------ */
 /* Files */
 
+/* Whether tl_model_read_binary would read data: its chunks are read, not
+ * its events (they are counted as lost where they do not decode, not
+ * refused). */
 static int is_snapshot(const char *data, size_t len)
 {
-	tl_model probe;
-	char err[8];
-	if (tl_model_read_binary(data, len, &probe, err, sizeof err) != 0)
+	tl_model meta;
+	tl_snapshot_read r;
+	if (tl_snapshot_read_open(&r, data, len, &meta, NULL, 0) != 0)
 		return 0;
-	tl_model_free(&probe);
+	tl_snapshot_read_close(&r);
+	tl_model_free(&meta);
 	return 1;
 }
 
