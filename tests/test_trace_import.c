@@ -370,6 +370,55 @@ static void test_import_model_reads_a_snapshot_model(void **state)
 	tl_model_free(&model);
 }
 
+/* A model event of thread 6: phase, name (NULL for an END), start and end. */
+static void model_event(tl_model *model, char phase, const char *name, int64_t ts, int64_t end)
+{
+	tl_model_event *ev = tl_model_event_append(model);
+	assert_non_null(ev);
+	ev->phase = phase;
+	ev->tid = 6;
+	ev->ts_ns = ts;
+	ev->end_ns = end;
+	ev->name = name ? tl_model_intern(model, name, strlen(name)) : NULL;
+}
+
+/* A thread's events come in the order they were recorded (a COMPLETE event
+ * after the events it spans); they are imported in Perfetto's order: by
+ * time, an END before a COMPLETE before the rest at one time, the longer
+ * of two COMPLETE events first. */
+static void test_import_model_orders_events_as_perfetto_does(void **state)
+{
+	(void)state;
+	tl_model model = {0};
+	model.pid = 5;
+	model_event(&model, TL_PHASE_BEGIN, "child", 110, 0);
+	model_event(&model, TL_PHASE_END, NULL, 120, 0);
+	model_event(&model, TL_PHASE_COMPLETE, "parent", 100, 200);
+	model_event(&model, TL_PHASE_COMPLETE, "short", 300, 310);
+	model_event(&model, TL_PHASE_COMPLETE, "long", 300, 400);
+	model_event(&model, TL_PHASE_BEGIN, "b", 600, 0);
+	model_event(&model, TL_PHASE_BEGIN, "a", 500, 0);
+	model_event(&model, TL_PHASE_END, NULL, 600, 0);
+	model_event(&model, TL_PHASE_END, NULL, 700, 0);
+	tl_import imp;
+	assert_int_equal(tl_import_model(&model, &imp), 0);
+	assert_int_equal(imp.nslices, 6);
+	assert_int_equal(slice_named(&imp, "parent")->depth, 0);
+	assert_int_equal(slice_named(&imp, "child")->depth, 1);
+	assert_int_equal(slice_named(&imp, "long")->depth, 0);
+	assert_int_equal(slice_named(&imp, "short")->depth, 1);
+	/* the END at 600 closes "a" before "b" begins */
+	assert_int_equal(slice_named(&imp, "a")->dur, 100);
+	assert_int_equal(slice_named(&imp, "a")->depth, 0);
+	assert_int_equal(slice_named(&imp, "b")->dur, 100);
+	assert_int_equal(slice_named(&imp, "b")->depth, 0);
+	/* in time order */
+	for (size_t i = 1; i < imp.nslices; i++)
+		assert_true(imp.slices[i - 1].ts <= imp.slices[i].ts);
+	tl_import_free(&imp);
+	tl_model_free(&model);
+}
+
 static void test_import_model_keeps_the_snapshot_clock(void **state)
 {
 	(void)state;
@@ -936,6 +985,7 @@ int main(void)
 	    cmocka_unit_test(test_import_to_model_keeps_each_process),
 	    cmocka_unit_test(test_import_to_model_flow_survives_export_and_import),
 	    cmocka_unit_test(test_import_model_reads_a_snapshot_model),
+	    cmocka_unit_test(test_import_model_orders_events_as_perfetto_does),
 	    cmocka_unit_test(test_import_model_keeps_the_snapshot_clock),
 	    cmocka_unit_test(test_import_clock_is_the_one_the_timeline_comment_names),
 	    cmocka_unit_test(test_import_clock_of_text_that_does_not_name_it_is_unknown),

@@ -221,7 +221,8 @@ int tl_import_is_empty(const tl_import *imp);
  * Imports a decoded snapshot as Perfetto would read its Chrome JSON export:
  * COMPLETE as X, instants with their scope, async b/e/n with local ids,
  * counters as "<name> value", flows keyed by id alone and bound to the
- * enclosing slice. Returns 0 or -ENOMEM.
+ * enclosing slice; an event at a time, in the order tl_import_build gives
+ * those JSON events (24 bytes per event for the order). Returns 0 or -ENOMEM.
  */
 int tl_import_model(const tl_model *model, tl_import *out);
 
