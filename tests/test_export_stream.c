@@ -1081,11 +1081,10 @@ static void *write_mixed(void *arg)
  * unpacked records freed behind the passes: the records still kept named,
  * flows' records copied) to the bytes of its model (every thread read
  * first), in every format; no export holds every record unpacked at once. */
-static void test_stream_equals_model_for_a_file_recorder_file(void **state)
+static void check_file_exports(void *(*writer)(void *))
 {
-	(void)state;
 	size_t len, peak[NFORMATS], total;
-	uint8_t *data = record_file(write_mixed, FILE_SMALL_BLOCK, &len);
+	uint8_t *data = record_file(writer, FILE_SMALL_BLOCK, &len);
 	check_both_ways_unpacking(data, len, peak, &total);
 	for (size_t f = 0; f < NFORMATS; f++) {
 		print_message("%s: %zu of %zu unpacked words held at most\n", formats[f].name,
@@ -1093,6 +1092,12 @@ static void test_stream_equals_model_for_a_file_recorder_file(void **state)
 		assert_true(peak[f] < total / 16);
 	}
 	free(data);
+}
+
+static void test_stream_equals_model_for_a_file_recorder_file(void **state)
+{
+	(void)state;
+	check_file_exports(write_mixed);
 }
 
 /*
@@ -1129,15 +1134,7 @@ static void *write_far(void *arg)
 static void test_stream_equals_model_for_a_file_with_far_and_noted_slices(void **state)
 {
 	(void)state;
-	size_t len, peak[NFORMATS], total;
-	uint8_t *data = record_file(write_far, FILE_SMALL_BLOCK, &len);
-	check_both_ways_unpacking(data, len, peak, &total);
-	for (size_t f = 0; f < NFORMATS; f++) {
-		print_message("%s: %zu of %zu unpacked words held at most\n", formats[f].name,
-		              peak[f], total);
-		assert_true(peak[f] < total / 16);
-	}
-	free(data);
+	check_file_exports(write_far);
 }
 
 /* Begin/end pairs only: one packed run after another. */

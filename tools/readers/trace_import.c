@@ -1190,16 +1190,25 @@ typedef struct work_item {
 	const tl_ftrace_line *line;
 } work_item;
 
+/* Perfetto's order of two events: by time, then class, then the longer
+ * COMPLETE event first, then file order. */
+static int compare_import_order(int64_t ts_a, int cls_a, int64_t dur_a, size_t order_a,
+                                int64_t ts_b, int cls_b, int64_t dur_b, size_t order_b)
+{
+	if (ts_a != ts_b)
+		return ts_a < ts_b ? -1 : 1;
+	if (cls_a != cls_b)
+		return cls_a < cls_b ? -1 : 1;
+	if (cls_a == ORDER_COMPLETE && dur_a != dur_b)
+		return dur_a > dur_b ? -1 : 1;
+	return order_a < order_b ? -1 : order_a > order_b;
+}
+
 static int compare_work(const void *pa, const void *pb)
 {
 	const work_item *a = pa, *b = pb;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	if (a->cls != b->cls)
-		return a->cls < b->cls ? -1 : 1;
-	if (a->cls == ORDER_COMPLETE && a->dur != b->dur)
-		return a->dur > b->dur ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	return compare_import_order(a->ts, a->cls, a->dur, a->order, b->ts, b->cls, b->dur,
+	                            b->order);
 }
 
 static void add_lines(const tl_ftrace_text *text, work_item *items, size_t *n, size_t base,
@@ -1478,13 +1487,8 @@ typedef struct model_place {
 static int compare_model_place(const void *pa, const void *pb)
 {
 	const model_place *a = pa, *b = pb;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	if (a->cls != b->cls)
-		return a->cls < b->cls ? -1 : 1;
-	if (a->cls == ORDER_COMPLETE && a->dur != b->dur)
-		return a->dur > b->dur ? -1 : 1;
-	return a->index < b->index ? -1 : a->index > b->index;
+	return compare_import_order(a->ts, (int)a->cls, a->dur, a->index, b->ts, (int)b->cls,
+	                            b->dur, b->index);
 }
 
 /*
