@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,13 @@
  * drain per batch. A block waits at most this long when fewer do. */
 #define BATCH_SHARE 8
 #define BATCH_NS (10 * 1000 * 1000)
+/* Once 1/YIELD_SHARE of the pool's blocks wait for the drain, a writer
+ * that hands one over cedes its CPU (sched_yield): on a machine whose CPUs
+ * the writers keep busy, the drain, woken and runnable, then runs before
+ * the pool runs out instead of at the end of a writer's time slice. A
+ * writer never waits for the disk: a drain blocked in a write is not
+ * runnable, and the yield returns at once. */
+#define YIELD_SHARE 2
 /* A drain that never catches up (the queue never empties) still writes
  * what changed of the metadata (names, per-thread drops) after this many
  * blocks or this long, whichever comes first: a scan of the thread table,
@@ -130,6 +138,7 @@ struct file_recorder {
 	bool drain_running;
 	sem_t wake;
 	uint32_t batch;       /* blocks waiting that wake the drain */
+	_Atomic uint64_t yields; /* writers that ceded their CPU to the drain */
 	_Atomic int sleeping; /* the drain waits on `wake` (or is about to) */
 	_Atomic int stopping;
 	pthread_mutex_t write_lock; /* the drain and tl_flush */
@@ -815,13 +824,28 @@ static void file_stop(struct tl_recorder *rec)
 	tl_pool_destroy(&rec->pool);
 }
 
-/* A full block goes to the drain: wake it (sem_post is async-signal-safe). */
+/* A writer that hands a block over while half the pool waits cedes its
+ * CPU to the drain (YIELD_SHARE). sched_yield is a system call that takes
+ * no lock: safe in a signal handler, as sem_post is. */
+static void cede_to_drain(struct file_recorder *f, const struct tl_pool *pool)
+{
+	uint32_t waiting = atomic_load_explicit(&pool->waiting, memory_order_relaxed);
+	if (!f->drain_running || (uint64_t)waiting * YIELD_SHARE < pool->nblocks)
+		return;
+	atomic_fetch_add_explicit(&f->yields, 1, memory_order_relaxed);
+	sched_yield();
+}
+
+/* A full block goes to the drain: wake it (sem_post is async-signal-safe),
+ * and cede the CPU to it when it is behind. */
 static struct tl_block *file_next_block(struct tl_recorder *rec, struct tl_slot *slot)
 {
 	bool had = slot->block != &tl_block_none;
 	struct tl_block *b = tl_pool_recorder_next_block(rec, slot);
-	if (had)
+	if (had) {
 		wake_drain(rec->backend, &rec->pool);
+		cede_to_drain(rec->backend, &rec->pool);
+	}
 	return b;
 }
 
@@ -852,6 +876,7 @@ static void file_stats(struct tl_recorder *rec, tl_stats *st)
 	}
 	st->events_written = records + pending;
 	st->events_overwritten = 0;
+	st->writer_yields = atomic_load_explicit(&f->yields, memory_order_relaxed);
 }
 
 /* The records in memory not yet streamed. */

@@ -470,6 +470,10 @@ typedef struct tl_stats {
 	 * callback ran (from the callback, or a signal handler interrupting
 	 * it), not delivered; each also counted in events_dropped. */
 	uint64_t events_reentered;
+	/* file recorder; 0 for the others: block changes at which a writer
+	 * ceded its CPU to the drain, half the pool waiting for it (a drain
+	 * behind: see docs/recorders.md) */
+	uint64_t writer_yields;
 } tl_stats;
 
 /* Fills *out (set out->struct_size first). Returns 0, -EINVAL. Any thread,

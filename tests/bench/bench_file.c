@@ -312,14 +312,17 @@ int main(int argc, char **argv)
 	printf(
 	    "    the drain %7.3f s of CPU (%.1f ns per event written), %.3f s waiting for a CPU\n",
 	    drain_cpu, written > 0 ? drain_cpu * 1e9 / written : 0, drain_waited);
+	printf("    writers ceded the CPU to the drain %" PRIu64 " times (half the pool waiting)\n",
+	       st.writer_yields);
 	printf("{\"file_over_ring\":%.3f,\"ring_ns\":%.3f,\"file_ns\":%.3f,"
 	       "\"file_over_ring_cpu\":%.3f,\"ring_cpu_ns\":%.3f,\"file_cpu_ns\":%.3f,"
 	       "\"disk_bytes_per_s\":%.0f,\"disk_direct\":%d,"
 	       "\"flat_out_events_per_s\":%.0f,\"flat_out_bytes_per_s\":%.0f,"
 	       "\"bytes_per_event\":%.2f,\"dropped_share\":%.4f,\"drain_events_per_s\":%.0f,"
-	       "\"drain_bytes_per_s\":%.0f,\"drain_cpu_s\":%.3f,\"drain_waited_s\":%.3f}\n",
+	       "\"drain_bytes_per_s\":%.0f,\"drain_cpu_s\":%.3f,\"drain_waited_s\":%.3f,"
+	       "\"writer_yields\":%" PRIu64 "}\n",
 	       file / ring, ring, file, file_cpu / ring_cpu, ring_cpu, file_cpu, disk * 1e6, direct,
 	       total / elapsed, emitted_mb * 1e6, event_bytes, drop_share, written / elapsed,
-	       drained_mb * 1e6, drain_cpu, drain_waited);
+	       drained_mb * 1e6, drain_cpu, drain_waited, st.writer_yields);
 	return 0;
 }
