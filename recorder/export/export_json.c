@@ -698,6 +698,11 @@ static void permute_flows(json_flow *flows, size_t *order, size_t n)
 	}
 }
 
+static uint64_t flow_key(const void *flow)
+{
+	return ((const json_flow *)flow)->id;
+}
+
 /*
  * Puts the flow events in file order, each written at the start of its slice
  * unless that would put it before the flow's previous event. 0 or -ENOMEM.
@@ -712,9 +717,11 @@ static int sort_flows(json_flow *flows, size_t n)
 	if (!order)
 		return -ENOMEM;
 	size_t *tmp = order + n;
-	for (size_t i = 0; i < n; i++)
-		order[i] = i;
-	tl_stream_sort_order(flows, sizeof *flows, order, tmp, n, compare_flow_path);
+	/* each flow's events together, in its order (the flows in any) */
+	if (tl_stream_group_order(flows, sizeof *flows, n, order, flow_key, compare_flow_path)) {
+		free(order);
+		return -ENOMEM;
+	}
 	for (size_t i = 1; i < n; i++) {
 		json_flow *flow = &flows[order[i]];
 		const json_flow *prev = &flows[order[i - 1]];

@@ -1399,55 +1399,15 @@ static int compare_slice_flow(const void *pa, const void *pb)
 	return a->slice < b->slice ? -1 : a->slice > b->slice;
 }
 
-/*
- * Puts order[0..n) in an order where the flow events of one key (the
- * Perfetto id with by_id, else the JSON's) are together, sorted by compare
- * (whose first criterion is that key), the keys in no particular order:
- * each event into a bucket by its key's hash, then each bucket sorted. A
- * sort of every event would read events far apart in a few dozen passes;
- * most flows have a few events. 0 or -ENOMEM.
- */
-static int group_flows(const stream_flow *flows, size_t n, size_t *order, int by_id,
-                       int (*compare)(const void *, const void *))
+/* The keys the flow events are grouped by: the JSON's and Perfetto's. */
+static uint64_t flow_bind_key(const void *f)
 {
-	size_t nbuckets = 1;
-	while (nbuckets < n)
-		nbuckets *= 2;
-	size_t *start = calloc(nbuckets + 1, sizeof *start);
-	if (!start)
-		return -ENOMEM;
-#define FLOW_BUCKET(f) ((size_t)tl_mix64(by_id ? (f)->id : (f)->bind_id) & (nbuckets - 1))
-	for (size_t i = 0; i < n; i++)
-		start[FLOW_BUCKET(&flows[i]) + 1]++;
-	for (size_t b = 0; b < nbuckets; b++)
-		start[b + 1] += start[b];
-	for (size_t i = 0; i < n; i++)
-		order[start[FLOW_BUCKET(&flows[i])]++] = i; /* start[b]: bucket b's end */
-#undef FLOW_BUCKET
-	size_t *tmp = NULL;
-	int rc = 0;
-	for (size_t b = 0, lo = 0; b < nbuckets && rc == 0; lo = start[b++]) {
-		size_t *seg = order + lo, k = start[b] - lo;
-		if (k <= 16) {
-			for (size_t i = 1; i < k; i++) {
-				size_t moving = seg[i], j = i;
-				for (; j > 0 && compare(&flows[moving], &flows[seg[j - 1]]) < 0;
-				     j--)
-					seg[j] = seg[j - 1];
-				seg[j] = moving;
-			}
-			continue;
-		}
-		if (!tmp)
-			tmp = malloc(n * sizeof *tmp);
-		if (!tmp)
-			rc = -ENOMEM;
-		else
-			tl_stream_sort_order(flows, sizeof *flows, seg, tmp, k, compare);
-	}
-	free(tmp);
-	free(start);
-	return rc;
+	return ((const stream_flow *)f)->bind_id;
+}
+
+static uint64_t flow_id_key(const void *f)
+{
+	return ((const stream_flow *)f)->id;
 }
 
 /* Walks the flow events as plan_flows does: each written when the JSON
@@ -1457,7 +1417,8 @@ static int walk_stream_flows(stream_flow *flows, size_t n)
 	size_t *order = malloc(n * sizeof *order);
 	if (!order)
 		return -ENOMEM;
-	int rc = group_flows(flows, n, order, 0, compare_flow_path);
+	int rc = tl_stream_group_order(flows, sizeof *flows, n, order, flow_bind_key,
+	                               compare_flow_path);
 	for (size_t i = 1; rc == 0 && i < n; i++) {
 		stream_flow *f = &flows[order[i]];
 		const stream_flow *prev = &flows[order[i - 1]];
@@ -1465,7 +1426,8 @@ static int walk_stream_flows(stream_flow *flows, size_t n)
 			f->at_event_ts = 1;
 	}
 	if (rc == 0)
-		rc = group_flows(flows, n, order, 1, compare_flow_plan);
+		rc = tl_stream_group_order(flows, sizeof *flows, n, order, flow_id_key,
+		                           compare_flow_plan);
 	flow_walk walk = {0};
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		stream_flow *f = &flows[order[i]];

@@ -201,6 +201,52 @@ void tl_stream_sort_order(const void *items, size_t size, size_t *order, size_t 
 		memcpy(order, from, n * sizeof *order);
 }
 
+int tl_stream_group_order(const void *items, size_t size, size_t n, size_t *order,
+                          uint64_t (*key)(const void *item),
+                          int (*compare)(const void *, const void *))
+{
+	const unsigned char *base = items;
+	size_t nbuckets = 1;
+	while (nbuckets < n)
+		nbuckets *= 2;
+	size_t *start = calloc(nbuckets + 1, sizeof *start);
+	if (!start)
+		return -ENOMEM;
+#define BUCKET(i) ((size_t)tl_mix64(key(base + (i) * size)) & (nbuckets - 1))
+	for (size_t i = 0; i < n; i++)
+		start[BUCKET(i) + 1]++;
+	for (size_t b = 0; b < nbuckets; b++)
+		start[b + 1] += start[b];
+	for (size_t i = 0; i < n; i++)
+		order[start[BUCKET(i)]++] = i; /* start[b]: bucket b's end */
+#undef BUCKET
+	size_t *tmp = NULL;
+	int rc = 0;
+	for (size_t b = 0, lo = 0; b < nbuckets && rc == 0; lo = start[b++]) {
+		size_t *seg = order + lo, k = start[b] - lo;
+		if (k <= 16) {
+			for (size_t i = 1; i < k; i++) {
+				size_t moving = seg[i], j = i;
+				for (; j > 0 &&
+				       compare(base + moving * size, base + seg[j - 1] * size) < 0;
+				     j--)
+					seg[j] = seg[j - 1];
+				seg[j] = moving;
+			}
+			continue;
+		}
+		if (!tmp)
+			tmp = malloc(n * sizeof *tmp);
+		if (!tmp)
+			rc = -ENOMEM;
+		else
+			tl_stream_sort_order(items, size, seg, tmp, k, compare);
+	}
+	free(tmp);
+	free(start);
+	return rc;
+}
+
 /* ---- the item queue ------------------------------------------------------ */
 
 /* How far back a new item may go into the run before it goes to the heap. */

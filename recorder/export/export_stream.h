@@ -99,6 +99,18 @@ void tl_stream_sort_order(const void *items, size_t size, size_t *order, size_t 
                           int (*compare)(const void *, const void *));
 
 /*
+ * Puts order[0..n) (indices of items[0..n), size bytes each) in an order
+ * where the items of one key are together, sorted by compare (whose first
+ * criterion is that key), the keys in no particular order: each item into
+ * a bucket by its key's hash, then each bucket sorted. A sort of every item
+ * by key reads items far apart in a few dozen passes; when most keys have
+ * a few items (a flow's events), this reads them twice. 0 or -ENOMEM.
+ */
+int tl_stream_group_order(const void *items, size_t size, size_t n, size_t *order,
+                          uint64_t (*key)(const void *item),
+                          int (*compare)(const void *, const void *));
+
+/*
  * Items waiting for their place in a writer's order. They come nearly in
  * order (a thread's events are, mostly): each goes at the end of a sorted
  * run, or a few places before it; one that would pass more goes into a heap
