@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <timeline/trace_event.h>
+
 #include "tools/readers/trace_import.h"
 
 static void import_text(const char *text, tl_import *imp)
@@ -417,6 +419,85 @@ static void test_import_model_orders_events_as_perfetto_does(void **state)
 		assert_true(imp.slices[i - 1].ts <= imp.slices[i].ts);
 	tl_import_free(&imp);
 	tl_model_free(&model);
+}
+
+/* Every item and stat of an import, as `timeline slices` prints them;
+ * malloc'd. */
+static char *printed(const tl_import *imp)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	tl_import_print(imp, ~0u, f);
+	fclose(f);
+	return text;
+}
+
+/* A snapshot file (read in place, its events ordered from their records)
+ * imports to the items of its model (tl_import_model). */
+static void check_snapshot_imports_as_its_model(const char *path)
+{
+	tl_import from_file, from_model;
+	tl_read_error err = {0};
+	tl_trace_format format;
+	assert_int_equal(tl_import_read_file(path, &from_file, &format, &err), 0);
+	assert_int_equal(format, TL_TRACE_FORMAT_BINARY);
+	tl_model model;
+	char message[256];
+	assert_int_equal(tl_model_read_binary_file(path, &model, message, sizeof message), 0);
+	assert_int_equal(tl_import_model(&model, &from_model), 0);
+	char *a = printed(&from_file), *b = printed(&from_model);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	tl_import_free(&from_file);
+	tl_import_free(&from_model);
+	tl_model_free(&model);
+}
+
+static void test_import_reads_a_snapshot_as_its_model(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("import-snapshot", ".tl");
+	tl_options o = {.struct_size = sizeof o, .recorder = TL_RECORDER_RING};
+	assert_int_equal(tl_init(&o), 0);
+	tl_thread_set_name("importer");
+	for (int i = 0; i < 300; i++) {
+		TL_TRACE_EVENT_BEGIN1("imp", "frame", "i", i);
+		TL_TRACE_EVENT_INSTANT0("imp", "tick", TL_EVENT_SCOPE_PROCESS);
+		TL_TRACE_EVENT_COUNTER("imp", "queue", i % 5);
+		if (i % 3 == 0)
+			TL_TRACE_EVENT_FLOW_BEGIN0("imp", "post", (uint64_t)i);
+		TL_TRACE_EVENT_ASYNC_BEGIN0("imp", "load", (uint64_t)i);
+		tl_timestamp now = tl_now();
+		TL_TRACE_EVENT_COMPLETE("imp", "work", now - 100, now);
+		TL_TRACE_EVENT_ASYNC_END0("imp", "load", (uint64_t)i);
+		TL_TRACE_EVENT_END1("imp", "frame", "done", i);
+	}
+	TL_TRACE_EVENT_BEGIN0("imp", "open at the snapshot");
+	assert_int_equal(tl_snapshot_binary(path), 0);
+	tl_shutdown();
+	check_snapshot_imports_as_its_model(path);
+	unlink(path);
+}
+
+/* A snapshot without events imports to no item. */
+static void test_import_reads_a_snapshot_without_events(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("import-empty-snapshot", ".tl");
+	tl_options o = {.struct_size = sizeof o, .recorder = TL_RECORDER_RING};
+	assert_int_equal(tl_init(&o), 0);
+	assert_int_equal(tl_snapshot_binary(path), 0);
+	tl_shutdown();
+	check_snapshot_imports_as_its_model(path);
+	tl_import imp;
+	tl_read_error err = {0};
+	assert_int_equal(tl_import_read_file(path, &imp, NULL, &err), 0);
+	assert_true(tl_import_is_empty(&imp));
+	tl_import_free(&imp);
+	unlink(path);
 }
 
 static void test_import_model_keeps_the_snapshot_clock(void **state)
@@ -986,6 +1067,8 @@ int main(void)
 	    cmocka_unit_test(test_import_to_model_flow_survives_export_and_import),
 	    cmocka_unit_test(test_import_model_reads_a_snapshot_model),
 	    cmocka_unit_test(test_import_model_orders_events_as_perfetto_does),
+	    cmocka_unit_test(test_import_reads_a_snapshot_as_its_model),
+	    cmocka_unit_test(test_import_reads_a_snapshot_without_events),
 	    cmocka_unit_test(test_import_model_keeps_the_snapshot_clock),
 	    cmocka_unit_test(test_import_clock_is_the_one_the_timeline_comment_names),
 	    cmocka_unit_test(test_import_clock_of_text_that_does_not_name_it_is_unknown),

@@ -273,7 +273,9 @@ tl_trace_format tl_trace_format_sniff(const char *data, size_t len);
  * more is mapped for the first pass, its pages given back as they are
  * parsed, and read with pread in the second. A JSON trace with a
  * systemTraceEvents text, ftrace text whose markers go back in time, and
- * every other format are read whole.
+ * every other format are read whole; a binary snapshot's events are
+ * imported from the file in memory, as tl_import_model imports its model,
+ * without the model (36 bytes an event for their order).
  */
 int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
                         tl_read_error *err);
