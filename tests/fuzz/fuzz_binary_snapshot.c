@@ -1,7 +1,8 @@
 /* libFuzzer target: the binary snapshot reader never crashes, never reads
  * outside its input, and whatever it accepts exports as JSON, ftrace text
  * and Perfetto protobuf, streamed (export_stream.h) to the same bytes as
- * through the model. */
+ * through the model, and imports (`timeline slices`) from its records to
+ * the items of its model. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "recorder/export/export_stream.h"
 #include "recorder/export/trace_model.h"
+#include "tools/readers/trace_import.h"
 
 /* A file in memory, emptied for each use. */
 static int memory_file(void)
@@ -63,6 +65,37 @@ static void check_same(const uint8_t *data, size_t size, const tl_model *model,
 	free(stream_text);
 }
 
+/* Every item and stat of an import, as `timeline slices` prints them. */
+static char *printed(const tl_import *imp, size_t *len)
+{
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
+	if (!f)
+		abort();
+	tl_import_print(imp, ~0u, f);
+	fclose(f);
+	return text;
+}
+
+static void check_import(const uint8_t *data, size_t size, const tl_model *model)
+{
+	tl_import from_records, from_model;
+	if (tl_import_snapshot(data, size, &from_records, NULL, 0) != 0)
+		abort(); /* the model's reader accepted it */
+	if (tl_import_model(model, &from_model) != 0)
+		abort();
+	size_t a_len, b_len;
+	char *a = printed(&from_records, &a_len), *b = printed(&from_model, &b_len);
+	if (a_len != b_len || memcmp(a, b, a_len) != 0) {
+		fprintf(stderr, "the import from the records differs from the model's\n");
+		abort();
+	}
+	free(a);
+	free(b);
+	tl_import_free(&from_records);
+	tl_import_free(&from_model);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	tl_model model;
@@ -72,6 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_same(data, size, &model, tl_export_json, tl_export_json_stream);
 	check_same(data, size, &model, tl_export_ftrace, tl_export_ftrace_stream);
 	check_same(data, size, &model, tl_export_perfetto, tl_export_perfetto_stream);
+	check_import(data, size, &model);
 	tl_model_free(&model);
 	return 0;
 }

@@ -1644,14 +1644,7 @@ static int grow_room(void **a, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-/*
- * A binary snapshot imported as tl_import_model imports its model, without
- * the model: the events are read in place, 36 bytes of each kept for the
- * order (its time and place, record and thread) where the model took 64
- * and the order 24 more. err gets what tl_model_read_binary would write.
- */
-static int import_snapshot(const char *data, size_t len, tl_import *out, char *err,
-                           size_t errlen)
+int tl_import_snapshot(const void *data, size_t len, tl_import *out, char *err, size_t errlen)
 {
 	tl_model meta;
 	tl_snapshot_read r;
@@ -2944,7 +2937,7 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 		break;
 	}
 	case TL_TRACE_FORMAT_BINARY:
-		rc = import_snapshot(data, len, out, err->message, sizeof err->message);
+		rc = tl_import_snapshot(data, len, out, err->message, sizeof err->message);
 		break;
 	default:
 		snprintf(err->message, sizeof err->message,

@@ -227,6 +227,17 @@ int tl_import_is_empty(const tl_import *imp);
 int tl_import_model(const tl_model *model, tl_import *out);
 
 /*
+ * A binary snapshot (data[0..len), 8-byte aligned or not) imported as
+ * tl_import_model imports its model, without the model: the events are
+ * read in place, 36 bytes of each kept for their order (time and place,
+ * record and thread) where the model took 64 and the order 24 more, and
+ * each decoded from its record just before it is imported. Returns 0,
+ * -EINVAL (not a snapshot) or -ENOMEM; err (may be NULL) gets what
+ * tl_model_read_binary would write, a truncated snapshot's note included.
+ */
+int tl_import_snapshot(const void *data, size_t len, tl_import *out, char *err, size_t errlen);
+
+/*
  * Imports a decoded Perfetto trace the way trace_processor reads its
  * TrackEvents: by timestamp, then file order; descriptors (process and
  * thread names) first. A thread track's begin and end are B/E (an end
