@@ -421,18 +421,7 @@ static void test_import_model_orders_events_as_perfetto_does(void **state)
 	tl_model_free(&model);
 }
 
-/* Every item and stat of an import, as `timeline slices` prints them;
- * malloc'd. */
-static char *printed(const tl_import *imp)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	assert_non_null(f);
-	tl_import_print(imp, ~0u, f);
-	fclose(f);
-	return text;
-}
+static char *import_printed(const tl_import *imp);
 
 /* A snapshot file (read in place, its events ordered from their records)
  * imports to the items of its model (tl_import_model). */
@@ -447,7 +436,7 @@ static void check_snapshot_imports_as_its_model(const char *path)
 	char message[256];
 	assert_int_equal(tl_model_read_binary_file(path, &model, message, sizeof message), 0);
 	assert_int_equal(tl_import_model(&model, &from_model), 0);
-	char *a = printed(&from_file), *b = printed(&from_model);
+	char *a = import_printed(&from_file), *b = import_printed(&from_model);
 	assert_string_equal(a, b);
 	free(a);
 	free(b);
