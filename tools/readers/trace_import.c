@@ -362,9 +362,19 @@ static size_t keyed_track(importer *im, tl_import_track_kind kind, tl_import_sco
 /* ------------------------------------------------------------------------ */
 /* Slices on tracks */
 
+/* ts + dur, kept at the int64 range's ends where it would pass them (the
+ * times of a damaged snapshot can be anything). */
+static int64_t end_of(int64_t ts, int64_t dur)
+{
+	int64_t end;
+	if (__builtin_add_overflow(ts, dur, &end))
+		return dur > 0 ? INT64_MAX : INT64_MIN;
+	return end;
+}
+
 static int64_t slice_end(const tl_import_slice *s)
 {
-	return s->ts + s->dur;
+	return end_of(s->ts, s->dur);
 }
 
 static void close_ended(importer *im, size_t track, int64_t ts, enum close_mode mode)
@@ -450,7 +460,7 @@ static size_t begin_slice(importer *im, size_t track, const slice_spec *spec)
 		if (spec->dur < 0 || !t->depth || t->thread == TL_IMPORT_NONE)
 			break;
 		const tl_import_slice *parent = &out->slices[t->stack[t->depth - 1]];
-		if (!parent->complete || slice_end(parent) >= spec->ts + spec->dur)
+		if (!parent->complete || slice_end(parent) >= end_of(spec->ts, spec->dur))
 			break;
 		if (t->kind == TL_TRACK_THREAD)
 			stat_add(im, TL_STAT_SLICE_SPILL_OVERLAPPING);
@@ -532,7 +542,7 @@ static size_t end_slice(importer *im, size_t track, int64_t ts, const char *name
 		if (cat && (!s->cat || strcmp(cat, s->cat) != 0))
 			continue;
 		size_t index = t->stack[pos];
-		s->dur = ts - s->ts;
+		s->dur = tl_span_ns(s->ts, ts);
 		s->complete = 1;
 		remove_from_stack(t, pos);
 		return index;
@@ -1363,7 +1373,9 @@ static void model_arg_to_json(tl_json_trace *json, const tl_model_arg *a, tl_jso
 	}
 }
 
-static int model_event_to_json(const tl_model *model, const tl_model_event *me, tl_json_trace *json)
+/* Event me as a JSON event appended to json; a COMPLETE one lasts dur. */
+static int model_event_to_json(const tl_model *model, const tl_model_event *me, int64_t dur,
+                               tl_json_trace *json)
 {
 	tl_json_event *e = tl_json_trace_add_event(json);
 	if (!e)
@@ -1378,7 +1390,7 @@ static int model_event_to_json(const tl_model *model, const tl_model_event *me, 
 	e->has = TL_JSON_HAS_TS | TL_JSON_HAS_PID | TL_JSON_HAS_TID;
 	switch (me->phase) {
 	case TL_PHASE_COMPLETE:
-		e->dur = me->end_ns > me->ts_ns ? me->end_ns - me->ts_ns : 0;
+		e->dur = dur;
 		e->has |= TL_JSON_HAS_DUR;
 		break;
 	case TL_PHASE_END:
@@ -1500,13 +1512,14 @@ static model_place place_of(size_t index, char phase, int64_t ts_ns, int64_t end
 		p.cls = ORDER_END;
 	} else if (phase == TL_PHASE_COMPLETE) {
 		p.cls = ORDER_COMPLETE;
-		p.dur = end_ns > ts_ns ? end_ns - ts_ns : 0;
+		p.dur = end_ns > ts_ns ? tl_span_ns(ts_ns, end_ns) : 0;
 	}
 	return p;
 }
 
 /* The event at place p of a model's events, wherever they are (its time
- * and duration are the place's). 0 or -ENOMEM. */
+ * is the place's; a COMPLETE event's duration is taken from the place).
+ * 0 or -ENOMEM. */
 typedef int (*model_event_fn)(void *ctx, const model_place *p, tl_model_event *e);
 
 /*
@@ -1559,7 +1572,7 @@ static int import_events(const tl_model *meta, model_place *places, size_t n, mo
 		tl_model_event e = {.args = args};
 		rc = get(ctx, &places[i], &e);
 		if (rc == 0)
-			rc = model_event_to_json(meta, &e, &one);
+			rc = model_event_to_json(meta, &e, places[i].dur, &one);
 		if (rc)
 			break;
 		import_json_event(&im, &one, &one.events[0]);
@@ -1611,8 +1624,6 @@ typedef struct snapshot_events {
 	tl_stream_strings strings;
 } snapshot_events;
 
-/* (A COMPLETE event's end is its place's duration after its start: the
- * JSON event takes only that duration, 0 for an end before the start.) */
 static int snapshot_event_at(void *ctx, const model_place *p, tl_model_event *e)
 {
 	snapshot_events *se = ctx;
@@ -1622,9 +1633,7 @@ static int snapshot_event_at(void *ctx, const model_place *p, tl_model_event *e)
 	tl_snapshot_read_event(se->r, se->recs[p->index], se->tids[p->index], 1,
 	                       tl_stream_strings_store, &se->strings, e);
 	e->args = e->nargs ? args : NULL;
-	e->ts_ns = p->ts;
-	if (e->phase == TL_PHASE_COMPLETE)
-		e->end_ns = p->ts + p->dur;
+	e->ts_ns = p->ts; /* (a COMPLETE event's duration is the place's) */
 	return 0;
 }
 
@@ -3014,7 +3023,7 @@ static void model_add_slice(model_builder *b, size_t index)
 		ev = model_add(b, s->dur >= 0 ? TL_PHASE_COMPLETE : TL_PHASE_BEGIN, s->ts, pid, tid,
 		               s->name, s->cat);
 		if (ev && s->dur >= 0) {
-			ev->end_ns = s->ts + s->dur;
+			ev->end_ns = slice_end(s);
 			if (ev->end_ns > b->model->snapshot_ns)
 				b->model->snapshot_ns = ev->end_ns;
 		}
@@ -3034,7 +3043,7 @@ static void model_add_slice(model_builder *b, size_t index)
 		if (ev)
 			ev->id = s->track + 1;
 		if (ev && s->dur >= 0) {
-			tl_model_event *end = model_add(b, TL_PHASE_ASYNC_END, s->ts + s->dur, pid,
+			tl_model_event *end = model_add(b, TL_PHASE_ASYNC_END, slice_end(s), pid,
 			                                0, s->name, s->cat);
 			if (end)
 				end->id = s->track + 1;
