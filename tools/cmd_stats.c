@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recorder/export/slice_match.h"
 #include "recorder/utf8.h"
 #include "tools/filters.h"
 #include "tools/readers/trace_import.h"
@@ -108,14 +109,6 @@ typedef struct stats {
 
 /* ---- self time ------------------------------------------------------------ */
 
-static int64_t add_saturated(int64_t a, int64_t b)
-{
-	int64_t sum;
-	if (__builtin_add_overflow(a, b, &sum))
-		return b > 0 ? INT64_MAX : INT64_MIN;
-	return sum;
-}
-
 /*
  * self[i] = dur of slice i minus the time its direct children spend inside
  * it. A slice's parent is the slice open at its depth - 1 on its track when
@@ -165,8 +158,8 @@ static int compute_self(const tl_import *imp, int64_t *self)
 			if (p == TL_IMPORT_NONE || imp->slices[p].dur < 0)
 				continue;
 			const tl_import_slice *parent = &imp->slices[p];
-			int64_t parent_end = add_saturated(parent->ts, parent->dur);
-			int64_t end = s->dur < 0 ? parent_end : add_saturated(s->ts, s->dur);
+			int64_t parent_end = tl_add_ns(parent->ts, parent->dur);
+			int64_t end = s->dur < 0 ? parent_end : tl_add_ns(s->ts, s->dur);
 			if (end > parent_end)
 				end = parent_end;
 			if (end > s->ts && s->ts >= parent->ts)
@@ -263,8 +256,8 @@ static void summarize(stat_group *g, const stat_item *items)
 	size_t n = g->count;
 	g->total = g->self = 0;
 	for (size_t i = 0; i < n; i++) {
-		g->total = add_saturated(g->total, it[i].dur);
-		g->self = add_saturated(g->self, it[i].self);
+		g->total = tl_add_ns(g->total, it[i].dur);
+		g->self = tl_add_ns(g->self, it[i].self);
 	}
 	if (!n)
 		return;

@@ -314,4 +314,14 @@ static inline int64_t tl_span_ns(int64_t start, int64_t end)
 	return d;
 }
 
+/* a + b, kept at the int64 range's ends where it would pass them (times
+ * and durations read from a damaged or hostile trace can be anything). */
+static inline int64_t tl_add_ns(int64_t a, int64_t b)
+{
+	int64_t sum;
+	if (__builtin_add_overflow(a, b, &sum))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return sum;
+}
+
 #endif /* TIMELINE_SLICE_MATCH_H */

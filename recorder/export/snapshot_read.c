@@ -402,8 +402,8 @@ static size_t unpacked_size(const uint64_t *w, size_t n, size_t *whole, int *pac
 /*
  * Notes whether block b holds packed runs: it then keeps its input words
  * apart, and its words are the records they stand for (the words a
- * snapshot would have written), unpacked when its thread is prepared
- * (block_unpack).
+ * snapshot would have written), unpacked when a walk enters it, or, for a
+ * handler block, when its thread is prepared (block_unpack).
  */
 static void note_packed(tl_snapshot_read *r, tl_snapshot_block *b)
 {

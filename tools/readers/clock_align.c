@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recorder/export/slice_match.h"
+
 /* How far off each kind of link may be. */
 #define VALUES_ERROR_NS 1000
 #define PARENT_TS_ERROR_NS 5000
@@ -50,24 +52,6 @@ typedef struct graph {
 	int64_t *offset; /* the timeline's clock = node + offset */
 	size_t *via;     /* the link a node was reached by */
 } graph;
-
-/* a + b and a - b, saturated: offsets read from a hostile trace cannot
- * overflow. */
-static int64_t add_saturated(int64_t a, int64_t b)
-{
-	int64_t sum;
-	if (!__builtin_add_overflow(a, b, &sum))
-		return sum;
-	return b > 0 ? INT64_MAX : INT64_MIN;
-}
-
-static int64_t sub_saturated(int64_t a, int64_t b)
-{
-	int64_t difference;
-	if (!__builtin_sub_overflow(a, b, &difference))
-		return difference;
-	return b < 0 ? INT64_MAX : INT64_MIN;
-}
 
 static size_t node_count(const graph *g)
 {
@@ -213,7 +197,7 @@ static void build(graph *g)
 		for (size_t k = 0; k < t->nsyncs; k++) {
 			const tl_import_clock_sync *c = &t->syncs[k];
 			link l = {.a = home(g, i),
-			          .offset = sub_saturated(c->value_ns, c->ts),
+			          .offset = tl_span_ns(c->ts, c->value_ns),
 			          .trace = i,
 			          .line = c->line};
 			if (c->kind == TL_CLOCK_SYNC_REALTIME_TS) {
@@ -265,10 +249,10 @@ static void search(graph *g, size_t from)
 			/* b = a + offset, and timeline = node + its offset */
 			if (l->a == u) {
 				v = l->b;
-				offset = sub_saturated(g->offset[u], l->offset);
+				offset = tl_span_ns(l->offset, g->offset[u]);
 			} else if (l->b == u) {
 				v = l->a;
-				offset = add_saturated(g->offset[u], l->offset);
+				offset = tl_add_ns(g->offset[u], l->offset);
 			} else {
 				continue;
 			}

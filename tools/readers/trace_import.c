@@ -362,19 +362,9 @@ static size_t keyed_track(importer *im, tl_import_track_kind kind, tl_import_sco
 /* ------------------------------------------------------------------------ */
 /* Slices on tracks */
 
-/* ts + dur, kept at the int64 range's ends where it would pass them (the
- * times of a damaged snapshot can be anything). */
-static int64_t end_of(int64_t ts, int64_t dur)
-{
-	int64_t end;
-	if (__builtin_add_overflow(ts, dur, &end))
-		return dur > 0 ? INT64_MAX : INT64_MIN;
-	return end;
-}
-
 static int64_t slice_end(const tl_import_slice *s)
 {
-	return end_of(s->ts, s->dur);
+	return tl_add_ns(s->ts, s->dur);
 }
 
 static void close_ended(importer *im, size_t track, int64_t ts, enum close_mode mode)
@@ -460,7 +450,7 @@ static size_t begin_slice(importer *im, size_t track, const slice_spec *spec)
 		if (spec->dur < 0 || !t->depth || t->thread == TL_IMPORT_NONE)
 			break;
 		const tl_import_slice *parent = &out->slices[t->stack[t->depth - 1]];
-		if (!parent->complete || slice_end(parent) >= end_of(spec->ts, spec->dur))
+		if (!parent->complete || slice_end(parent) >= tl_add_ns(spec->ts, spec->dur))
 			break;
 		if (t->kind == TL_TRACK_THREAD)
 			stat_add(im, TL_STAT_SLICE_SPILL_OVERLAPPING);
