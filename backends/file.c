@@ -53,6 +53,9 @@
  * drain per batch. A block waits at most this long when fewer do. */
 #define BATCH_SHARE 8
 #define BATCH_NS (10 * 1000 * 1000)
+/* ... and at most this many bytes of blocks: the pool's blocks are backed
+ * as the drain's backlog first reaches them, so a batch is memory. */
+#define BATCH_MAX_BYTES (4u * 1024 * 1024)
 /* Once 1/YIELD_SHARE of the pool's blocks wait for the drain, a writer
  * that hands one over cedes its CPU (sched_yield): on a machine whose CPUs
  * the writers keep busy, the drain, woken and runnable, then runs before
@@ -67,6 +70,10 @@
 #define METADATA_EVERY_BLOCKS 64
 #define METADATA_EVERY_NS (10 * 1000 * 1000)
 #define DEFAULT_KEEP 2
+/* The pool's first blocks are backed at tl_init (the others as the drain's
+ * backlog first reaches them, by the writer handed each): the backlog of a
+ * drain that keeps up stays within them, and no writer pays for backing. */
+#define BACKED_AT_START (16u * 1024 * 1024)
 /* Direct writes: the staging buffer, written once half full. */
 #define STAGING_BYTES (2u * 1024 * 1024)
 /* Direct: writes in flight at most. */
@@ -752,13 +759,18 @@ static int file_start(struct tl_recorder *rec, const tl_options *opts)
 	f->max_bytes = opts->file_max_bytes;
 	f->keep = opts->file_keep ? opts->file_keep : DEFAULT_KEEP;
 	f->fd = -1;
-	int rc = tl_pool_init(&rec->pool, rec->buffer_bytes, opts->block_bytes,
-			      TL_POOL_PREFAULT | TL_POOL_DRAINED);
+	int rc = tl_pool_init(&rec->pool, rec->buffer_bytes, opts->block_bytes, TL_POOL_DRAINED);
+	if (rc == 0 && (rc = tl_pool_back(&rec->pool, BACKED_AT_START)) != 0)
+		tl_pool_destroy(&rec->pool);
 	if (rc) {
 		free(f);
 		return rc;
 	}
-	f->batch = rec->pool.nblocks / BATCH_SHARE ? rec->pool.nblocks / BATCH_SHARE : 1;
+	f->batch = rec->pool.nblocks / BATCH_SHARE;
+	if (f->batch > BATCH_MAX_BYTES / rec->pool.block_bytes)
+		f->batch = (uint32_t)(BATCH_MAX_BYTES / rec->pool.block_bytes);
+	if (f->batch == 0)
+		f->batch = 1;
 	f->pool = &rec->pool;
 	f->written = calloc(rec->pool.nblocks, sizeof f->written[0]);
 	if (!f->written || (rc = output_init(f)) != 0) {
@@ -937,7 +949,7 @@ static void file_fork_child(struct tl_recorder *rec)
 const struct tl_recorder_ops tl_file_ops = {
 	.name = "file",
 	.kind = TL_RECORDER_FILE,
-	.default_bytes = 32u * 1024 * 1024,
+	.default_bytes = 64u * 1024 * 1024,
 	.start = file_start,
 	.stop = file_stop,
 	.next_block = file_next_block,

@@ -6,9 +6,10 @@
  * The mapping is reserved once at init (MAP_NORESERVE, so an endless
  * recorder's cap costs address space, not memory, until it is used), asks
  * for transparent huge pages, and never moves: a signal-safe snapshot can
- * walk it without a lock. A pool touched at init (ring, startup) is first
- * checked against the memory the process can still take, so that a budget
- * it cannot have is -ENOMEM, not an OOM kill.
+ * walk it without a lock. A pool touched at init (ring, startup), or one
+ * backed as a drain falls behind (file), is first checked against the
+ * memory the process can still take, so that a budget it cannot have is
+ * -ENOMEM, not an OOM kill.
  */
 #include <errno.h>
 #include <signal.h>
@@ -70,6 +71,8 @@ static int back(void *region, size_t bytes, unsigned flags)
  * A prefaulted pool is refused when it cannot fit in the memory the process
  * may still take (memory_room.h): touching it all would have the kernel's
  * OOM killer end the process inside tl_init, where -ENOMEM is the answer.
+ * So is a drained one, backed as the drain falls behind: a pool it could
+ * not have would end the process at the disk's first long stall.
  */
 static int check_room(size_t bytes)
 {
@@ -84,6 +87,17 @@ static int check_room(size_t bytes)
 	return -ENOMEM;
 }
 
+/* back(), logged on failure for a pool of `budget` bytes. 0 or -ENOMEM. */
+static int back_or_log(void *region, size_t bytes, size_t budget, unsigned flags)
+{
+	int rc = back(region, bytes, flags);
+	if (rc == 0)
+		return 0;
+	tl_log(TL_LOG_ERROR, "buffer of %zu bytes: the kernel cannot back it with memory: %s",
+	       budget, strerror(-rc));
+	return -ENOMEM;
+}
+
 int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigned flags)
 {
 	memset(pool, 0, sizeof *pool);
@@ -93,7 +107,8 @@ int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigne
 		return -EINVAL;
 	pool->region_bytes = (size_t)pool->nblocks * pool->block_bytes;
 	int rc;
-	if ((flags & TL_POOL_PREFAULT) && (rc = check_room(pool->region_bytes)) != 0)
+	if ((flags & (TL_POOL_PREFAULT | TL_POOL_DRAINED)) &&
+	    (rc = check_room(pool->region_bytes)) != 0)
 		return rc;
 	int mflags = MAP_PRIVATE | MAP_ANONYMOUS;
 	if (!(flags & TL_POOL_PREFAULT))
@@ -117,11 +132,9 @@ int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigne
 		munmap(region, pool->region_bytes);
 		return -ENOMEM;
 	}
-	if ((rc = back(region, pool->region_bytes, flags)) != 0) {
-		tl_log(TL_LOG_ERROR, "buffer of %zu bytes: the kernel cannot back it with memory: %s",
-		       pool->region_bytes, strerror(-rc));
+	if ((rc = back_or_log(region, pool->region_bytes, pool->region_bytes, flags)) != 0) {
 		munmap(region, pool->region_bytes);
-		return rc == -ENOMEM ? rc : -ENOMEM;
+		return rc;
 	}
 	if (flags & TL_POOL_DRAINED) {
 		pool->retired = calloc(pool->nblocks, sizeof pool->retired[0]);
@@ -157,6 +170,18 @@ int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigne
 	pool->flags = flags;
 	pthread_mutex_init(&pool->lock, NULL);
 	return 0;
+}
+
+int tl_pool_back(struct tl_pool *pool, size_t bytes)
+{
+	uint64_t blocks = (bytes + pool->block_bytes - 1) / pool->block_bytes;
+	if (blocks > pool->nblocks)
+		blocks = pool->nblocks;
+	int rc = back_or_log(pool->region, (size_t)blocks * pool->block_bytes, pool->region_bytes,
+	                     TL_POOL_PREFAULT);
+	if (rc == 0)
+		pool->backed = (uint32_t)blocks;
+	return rc;
 }
 
 void tl_pool_destroy(struct tl_pool *pool)
@@ -379,7 +404,7 @@ static struct tl_block *claim_fresh(struct tl_pool *pool, const struct tl_slot *
 	struct tl_block *b = tl_pool_block(pool, i);
 	b->index = i;
 	block_assign(pool, b, slot);
-	if (!(pool->flags & TL_POOL_PREFAULT))
+	if (!(pool->flags & TL_POOL_PREFAULT) && i >= pool->backed)
 		populate(b, pool->block_bytes);
 	return b;
 }
@@ -424,14 +449,17 @@ struct tl_block *tl_pool_next_block(struct tl_pool *pool, struct tl_block *old,
 	bool locked = pool->retired && pool_lock(pool);
 	if (old && (locked || !pool->retired))
 		retire(pool, old, locked);
-	struct tl_block *b = claim_fresh(pool, slot);
-	if (!b && locked && (pool->flags & TL_POOL_DRAINED) && pool->nfreed > 0) {
+	struct tl_block *b = NULL;
+	if (locked && (pool->flags & TL_POOL_DRAINED) && pool->nfreed > 0) {
+		/* the block drained last: backed, and likely still in cache */
 		b = tl_pool_block(pool, pool->freed[--pool->nfreed]);
 		atomic_fetch_sub_explicit(&pool->free, 1, memory_order_relaxed);
 		block_assign(pool, b, slot);
-	} else if (!b && locked && (pool->flags & TL_POOL_REUSE_OLDEST) && pool->nretired > 0) {
-		b = reuse(pool, tl_pool_block(pool, heap_pop(pool)), slot);
 	}
+	if (!b)
+		b = claim_fresh(pool, slot);
+	if (!b && locked && (pool->flags & TL_POOL_REUSE_OLDEST) && pool->nretired > 0)
+		b = reuse(pool, tl_pool_block(pool, heap_pop(pool)), slot);
 	if (old && !locked && pool->retired) {
 		if (b || (pool->flags & TL_POOL_DRAINED))
 			retire(pool, old, false);

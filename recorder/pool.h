@@ -24,7 +24,9 @@ enum {
 	TL_POOL_PREFAULT = 1u << 0,    /* touch the whole budget at init */
 	TL_POOL_REUSE_OLDEST = 1u << 1, /* ring: recycle the oldest retired block */
 	/* file: retired blocks wait for a drain (tl_pool_drain_next), which
-	 * gives them back once written (tl_pool_drain_done) */
+	 * gives them back once written (tl_pool_drain_done); the block given
+	 * back last is handed out first, a never-used one (backed then) only
+	 * when none waits: the memory is the drain's largest backlog */
 	TL_POOL_DRAINED = 1u << 2,
 };
 
@@ -49,6 +51,9 @@ struct tl_pool {
 	uint32_t retired_head;
 	uint32_t *freed;
 	uint32_t nfreed;
+	/* Not prefaulted: blocks [0, backed) were backed by tl_pool_back, and
+	 * are not backed again when first handed out. */
+	uint32_t backed;
 	/* Drained: the blocks waiting for the drain (nretired), readable
 	 * without the lock so that the drain can look before it sleeps. */
 	_Atomic uint32_t waiting;
@@ -68,6 +73,11 @@ struct tl_pool {
 
 int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigned flags);
 void tl_pool_destroy(struct tl_pool *pool);
+/* Backs the pool's first `bytes` (rounded up to whole blocks) with memory
+ * now, as a prefaulted pool is backed whole, so that the threads handed
+ * those blocks do not back them on their hot path. Before any block is
+ * handed out. 0, or -ENOMEM when the kernel cannot back them. */
+int tl_pool_back(struct tl_pool *pool, size_t bytes);
 /* Retires `old` (may be NULL; published by its owner first) and hands a
  * block to the thread of slot; NULL when the pool has none to give. A block
  * never handed out is claimed without the lock; a ring's retired blocks are

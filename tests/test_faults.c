@@ -221,14 +221,17 @@ static void log_to(tl_log_level level, const char *message, void *user)
 		snprintf(r->logged, sizeof r->logged, "%s", message);
 }
 
-/* In the child: starts a ring of `bytes` and writes the result to fd. */
-static void child_init(int fd, size_t bytes)
+/* In the child: starts a recorder of `kind` and `bytes` (a file recorder
+ * writes to a file of the test's) and writes the result to fd. */
+static void child_init(int fd, size_t bytes, tl_recorder_kind kind)
 {
 	struct init_result r = {0};
 	tl_options o = {0};
 	o.struct_size = sizeof o;
-	o.recorder = TL_RECORDER_RING;
+	o.recorder = kind;
 	o.buffer_bytes = bytes;
+	if (kind == TL_RECORDER_FILE)
+		o.file_path = tl_test_path("faults-file-recorder", ".tl");
 	o.log = log_to;
 	o.log_user = &r;
 	r.rc = tl_init(&o);
@@ -289,7 +292,7 @@ static void test_init_over_the_address_space_limit_is_enomem(void **state)
 		as.rlim_max = as.rlim_cur;
 		if (setrlimit(RLIMIT_AS, &as) != 0)
 			_exit(4);
-		child_init(pipefd[1], 256 * MIB);
+		child_init(pipefd[1], 256 * MIB, TL_RECORDER_RING);
 	}
 	close(pipefd[1]);
 	struct init_result r = child_result(pid, pipefd[0]);
@@ -362,8 +365,8 @@ static int remove_cgroup(void **state)
 	return 0;
 }
 
-/* Runs a child in the cgroup that starts a ring of `bytes`. */
-static struct init_result init_in_cgroup(const char *dir, size_t bytes)
+/* Runs a child in the cgroup that starts a recorder of `kind` and `bytes`. */
+static struct init_result init_in_cgroup(const char *dir, size_t bytes, tl_recorder_kind kind)
 {
 	int pipefd[2];
 	assert_int_equal(pipe(pipefd), 0);
@@ -376,7 +379,7 @@ static struct init_result init_in_cgroup(const char *dir, size_t bytes)
 		FILE *f = fopen(path, "w");
 		if (!f || fputs("0\n", f) < 0 || fclose(f) != 0)
 			_exit(5);
-		child_init(pipefd[1], bytes);
+		child_init(pipefd[1], bytes, kind);
 	}
 	close(pipefd[1]);
 	return child_result(pid, pipefd[0]);
@@ -386,7 +389,7 @@ static void test_init_over_the_cgroup_memory_limit_is_enomem(void **state)
 {
 	(void)state;
 	const char *dir = memory_cgroup_or_skip(64 * MIB);
-	struct init_result r = init_in_cgroup(dir, 256 * MIB);
+	struct init_result r = init_in_cgroup(dir, 256 * MIB, TL_RECORDER_RING);
 	assert_int_equal(r.rc, -ENOMEM);
 	assert_non_null(strstr(r.logged, "buffer of 268435456 bytes: more than the"));
 	assert_non_null(strstr(r.logged, dir));
@@ -395,11 +398,33 @@ static void test_init_over_the_cgroup_memory_limit_is_enomem(void **state)
 	assert_non_null(strstr(r.logged, limit));
 }
 
+/* A file recorder backs its pool only as its drain falls behind, but a
+ * pool it could never have is refused at tl_init all the same: the disk's
+ * first long stall would otherwise end the process. */
+static void test_a_file_pool_over_the_cgroup_memory_limit_is_enomem(void **state)
+{
+	(void)state;
+	const char *dir = memory_cgroup_or_skip(64 * MIB);
+	struct init_result r = init_in_cgroup(dir, 256 * MIB, TL_RECORDER_FILE);
+	assert_int_equal(r.rc, -ENOMEM);
+	assert_non_null(strstr(r.logged, "buffer of 268435456 bytes: more than the"));
+	assert_non_null(strstr(r.logged, dir));
+}
+
+static void test_a_file_pool_within_the_cgroup_memory_limit_records(void **state)
+{
+	(void)state;
+	const char *dir = memory_cgroup_or_skip(64 * MIB);
+	struct init_result r = init_in_cgroup(dir, 16 * MIB, TL_RECORDER_FILE);
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.logged, "");
+}
+
 static void test_init_within_the_cgroup_memory_limit_records(void **state)
 {
 	(void)state;
 	const char *dir = memory_cgroup_or_skip(64 * MIB);
-	struct init_result r = init_in_cgroup(dir, 16 * MIB);
+	struct init_result r = init_in_cgroup(dir, 16 * MIB, TL_RECORDER_RING);
 	assert_int_equal(r.rc, 0);
 	assert_string_equal(r.logged, "");
 }
@@ -419,6 +444,10 @@ int main(void)
 	    cmocka_unit_test_teardown(test_looper_anr_on_a_full_disk_leaves_no_files, unmount_disk),
 	    cmocka_unit_test(test_init_over_the_address_space_limit_is_enomem),
 	    cmocka_unit_test_teardown(test_init_over_the_cgroup_memory_limit_is_enomem,
+	                              remove_cgroup),
+	    cmocka_unit_test_teardown(test_a_file_pool_over_the_cgroup_memory_limit_is_enomem,
+	                              remove_cgroup),
+	    cmocka_unit_test_teardown(test_a_file_pool_within_the_cgroup_memory_limit_records,
 	                              remove_cgroup),
 	    cmocka_unit_test_teardown(test_init_within_the_cgroup_memory_limit_records,
 	                              remove_cgroup),

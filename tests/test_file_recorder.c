@@ -725,6 +725,46 @@ static void test_full_blocks_reach_the_file_without_a_flush(void **state)
 	assert_true(found > 0);
 }
 
+/* This process's resident bytes (/proc/self/statm). */
+static size_t resident_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	assert_non_null(f);
+	unsigned long long size, resident;
+	assert_int_equal(fscanf(f, "%llu %llu", &size, &resident), 2);
+	fclose(f);
+	return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The pool is a cap: past its first 16 MiB, backed at tl_init, its blocks
+ * are backed as the drain's backlog first reaches them, and the block the
+ * drain gave back last is handed out before a never-used one. A run that
+ * writes twice its pool's size with the drain keeping up takes a small
+ * part of it. */
+static void test_a_drain_that_keeps_up_backs_little_of_its_pool(void **state)
+{
+	(void)state;
+	const size_t pool = 64u << 20;
+	const int bursts = 128, pairs = 65536; /* 16 M events, 128 MiB or more */
+	size_t before = resident_bytes();
+	start(pool, 0, 0);
+	for (int b = 0; b < bursts; b++) {
+		for (int i = 0; i < pairs; i++) {
+			TL_TRACE_EVENT_BEGIN0("file", "burst");
+			TL_TRACE_EVENT_END0("file", "burst");
+		}
+		assert_int_equal(tl_flush(), 0);
+	}
+	size_t grown = resident_bytes() - before;
+	tl_stats st = {.struct_size = sizeof st};
+	tl_stats_get(&st);
+	print_message("%d M events, %.1f MiB of the file recorder's pool of %zu MiB backed\n",
+	              2 * bursts * pairs >> 20, (double)grown / (1 << 20), pool >> 20);
+	assert_int_equal(st.events_dropped, 0);
+	assert_int_equal(st.events_written, (uint64_t)2 * bursts * pairs);
+	assert_true(grown < pool / 2);
+}
+
 /* A file ended by tl_shutdown stops at its END chunk: nothing after it,
  * however its blocks were written. */
 static void test_a_finished_file_ends_with_its_end_chunk(void **state)
@@ -1314,6 +1354,8 @@ int main(void)
 	        test_a_file_cut_during_an_overload_names_its_threads_and_drops, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_blocks_reach_the_file_without_a_flush, setup,
 	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_a_drain_that_keeps_up_backs_little_of_its_pool,
+	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_finished_file_ends_with_its_end_chunk, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_without_shutdown_ends_the_file_whole, setup,

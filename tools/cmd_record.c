@@ -350,7 +350,7 @@ static int start_command(char **command, const char *instance, const char *app_d
 			setenv("TIMELINE_RECORDER", "file", 1);
 			setenv("TIMELINE_FILE", file, 1);
 			/* a command may start many processes: each a 4 MiB pool,
-			 * not the recorder's 32 MiB, unless the user chose */
+			 * not the recorder's 64 MiB cap, unless the user chose */
 			setenv("TIMELINE_BUFFER_KB", RECORD_APP_BUFFER_KB, 0);
 		} else {
 			setenv("TIMELINE_RECORDER", "systrace", 1);

@@ -102,8 +102,8 @@ typedef void (*tl_event_callback)(const tl_event *event, void *user);
 typedef struct tl_options {
 	size_t struct_size;
 	tl_recorder_kind recorder;
-	/* ring/startup/file: the whole budget; endless: the hard cap. 0 =
-	 * default (ring and startup 1 MiB, file 32 MiB, endless 256 MiB). */
+	/* ring/startup: the whole budget; endless, file: the cap. 0 =
+	 * default (ring and startup 1 MiB, file 64 MiB, endless 256 MiB). */
 	size_t buffer_bytes;
 	/* Size of one per-thread block, 0 = chosen from buffer_bytes. */
 	size_t block_bytes;
