@@ -239,6 +239,8 @@ static void child_init(int fd, size_t bytes, tl_recorder_kind kind)
 		TL_TRACE_EVENT_INSTANT0("faults", "recorded", TL_SCOPE_THREAD);
 		tl_shutdown();
 	}
+	if (o.file_path)
+		unlink(o.file_path);
 	ssize_t n = write(fd, &r, sizeof r);
 	_exit(n == (ssize_t)sizeof r ? 0 : 3);
 }
