@@ -419,6 +419,21 @@ static void note_packed(tl_snapshot_read *r, tl_snapshot_block *b)
 	b->nwords = total;
 }
 
+/* The thread whose blocks hold block index i (threads are in block
+ * order), NULL before the threads are known. */
+static tl_snapshot_thread *thread_of_block(tl_snapshot_read *r, size_t i)
+{
+	size_t lo = 0, hi = r->nthreads;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->threads[mid].first_block <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &r->threads[lo - 1] : NULL;
+}
+
 /* Unpacks block b's records, when it has packed runs not unpacked yet.
  * 0 or -ENOMEM. */
 static int block_unpack(tl_snapshot_read *r, tl_snapshot_block *b)
@@ -458,6 +473,9 @@ static int block_unpack(tl_snapshot_read *r, tl_snapshot_block *b)
 	memcpy(out + o, w + pos, (n - pos) * sizeof *out);
 	b->unpacked = out;
 	b->words = out;
+	tl_snapshot_thread *t = thread_of_block(r, (size_t)(b - r->blocks));
+	if (t && (size_t)(b - r->blocks) < t->trim_from)
+		t->trim_from = (size_t)(b - r->blocks);
 	r->unpacked_held += b->nwords;
 	if (r->unpacked_held > r->unpacked_peak)
 		r->unpacked_peak = r->unpacked_held;
@@ -699,6 +717,7 @@ static int list_threads(tl_snapshot_read *r)
 		tl_snapshot_thread *t = &r->threads[r->nthreads++];
 		t->tid = r->blocks[i].tid;
 		t->first_block = i;
+		t->trim_from = i;
 		t->nested_block = SIZE_MAX;
 		for (; i < r->nblocks && r->blocks[i].tid == t->tid; i++) {
 			const tl_snapshot_block *b = &r->blocks[i];
@@ -1089,15 +1108,19 @@ void tl_snapshot_thread_trim(tl_snapshot_read *r, tl_snapshot_thread *t, size_t 
 	if (kept->failed)
 		return;
 	size_t end = before < t->nested_block ? before : t->nested_block, n = 0;
-	for (size_t i = t->first_block; i < end; i++)
+	size_t from = t->trim_from > t->first_block ? t->trim_from : t->first_block;
+	for (size_t i = from; i < end; i++)
 		n += r->blocks[i].unpacked != NULL;
-	if (!n)
+	if (!n) {
+		if (end > t->trim_from)
+			t->trim_from = end;
 		return;
+	}
 	unpacked_span *spans = malloc(n * sizeof *spans);
 	if (!spans)
 		return; /* kept, all of them: freed at the next trim or the end */
 	n = 0;
-	for (size_t i = t->first_block; i < end; i++) {
+	for (size_t i = from; i < end; i++) {
 		const tl_snapshot_block *b = &r->blocks[i];
 		if (b->unpacked)
 			spans[n++] = (unpacked_span){(uintptr_t)b->unpacked,
@@ -1117,9 +1140,14 @@ void tl_snapshot_thread_trim(tl_snapshot_read *r, tl_snapshot_thread *t, size_t 
 		if (lo && p < spans[lo - 1].end)
 			spans[lo - 1].kept = 1;
 	}
+	size_t lowest_kept = end;
 	for (size_t i = 0; i < n; i++)
 		if (!spans[i].kept)
 			block_unload(r, &r->blocks[spans[i].block]);
+		else if (spans[i].block < lowest_kept)
+			lowest_kept = spans[i].block;
+	if (lowest_kept > t->trim_from)
+		t->trim_from = lowest_kept;
 	free(spans);
 }
 

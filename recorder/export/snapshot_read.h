@@ -71,6 +71,9 @@ typedef struct tl_snapshot_thread {
 	size_t first_block;
 	size_t nested_block;
 	size_t end_block;
+	/* Its own blocks below this one hold no unpacked records (lowered when
+	 * one is unpacked again): where a trim starts looking. */
+	size_t trim_from;
 	int has_events; /* at least one record decodes */
 	/* tl_snapshot_thread_prepare: the handler events in order, or NULL
 	 * when the handler blocks give that order as they are */
