@@ -489,6 +489,45 @@ static void test_import_reads_a_snapshot_without_events(void **state)
 	unlink(path);
 }
 
+/* Bytes that are not a snapshot, or a snapshot cut inside its header,
+ * are -EINVAL with the reason the snapshot reader gives. */
+static void test_import_snapshot_refuses_what_is_not_a_snapshot(void **state)
+{
+	(void)state;
+	static const char text[] = "# tracer: nop\n";
+	tl_import imp;
+	memset(&imp, 0xa5, sizeof imp);
+	char err[256] = "";
+	assert_int_equal(tl_import_snapshot(text, sizeof text - 1, &imp, err, sizeof err), -EINVAL);
+	assert_true(err[0] != '\0');
+	char model_err[256] = "";
+	tl_model model;
+	assert_int_equal(tl_model_read_binary(text, sizeof text - 1, &model, model_err,
+	                                      sizeof model_err),
+	                 -EINVAL);
+	assert_string_equal(err, model_err);
+
+	/* a recorded snapshot cut inside its header */
+	const char *path = tl_test_path("import-cut-header", ".tl");
+	tl_options o = {.struct_size = sizeof o, .recorder = TL_RECORDER_RING};
+	assert_int_equal(tl_init(&o), 0);
+	TL_TRACE_EVENT_INSTANT0("imp", "one", TL_EVENT_SCOPE_THREAD);
+	assert_int_equal(tl_snapshot_binary(path), 0);
+	tl_shutdown();
+	size_t len;
+	char *data = tl_test_read_file(path, &len);
+	assert_true(len > 8);
+	err[0] = '\0';
+	assert_int_equal(tl_import_snapshot(data, 8, &imp, err, sizeof err), -EINVAL);
+	assert_true(err[0] != '\0');
+	/* whole, the same bytes import */
+	assert_int_equal(tl_import_snapshot(data, len, &imp, err, sizeof err), 0);
+	assert_int_equal(imp.nslices, 1);
+	tl_import_free(&imp);
+	free(data);
+	unlink(path);
+}
+
 static void test_import_model_keeps_the_snapshot_clock(void **state)
 {
 	(void)state;
@@ -1058,6 +1097,7 @@ int main(void)
 	    cmocka_unit_test(test_import_model_orders_events_as_perfetto_does),
 	    cmocka_unit_test(test_import_reads_a_snapshot_as_its_model),
 	    cmocka_unit_test(test_import_reads_a_snapshot_without_events),
+	    cmocka_unit_test(test_import_snapshot_refuses_what_is_not_a_snapshot),
 	    cmocka_unit_test(test_import_model_keeps_the_snapshot_clock),
 	    cmocka_unit_test(test_import_clock_is_the_one_the_timeline_comment_names),
 	    cmocka_unit_test(test_import_clock_of_text_that_does_not_name_it_is_unknown),
