@@ -387,11 +387,12 @@ static struct init_result init_in_cgroup(const char *dir, size_t bytes, tl_recor
 	return child_result(pid, pipefd[0]);
 }
 
-static void test_init_over_the_cgroup_memory_limit_is_enomem(void **state)
+/* A recorder of `kind` with a budget of 256 MiB, in a cgroup limited to 64
+ * MiB: -ENOMEM, logged with the cgroup and its limit. */
+static void check_over_the_cgroup_memory_limit_is_enomem(tl_recorder_kind kind)
 {
-	(void)state;
 	const char *dir = memory_cgroup_or_skip(64 * MIB);
-	struct init_result r = init_in_cgroup(dir, 256 * MIB, TL_RECORDER_RING);
+	struct init_result r = init_in_cgroup(dir, 256 * MIB, kind);
 	assert_int_equal(r.rc, -ENOMEM);
 	assert_non_null(strstr(r.logged, "buffer of 268435456 bytes: more than the"));
 	assert_non_null(strstr(r.logged, dir));
@@ -400,35 +401,40 @@ static void test_init_over_the_cgroup_memory_limit_is_enomem(void **state)
 	assert_non_null(strstr(r.logged, limit));
 }
 
+/* The same recorder with 16 MiB records, and logs nothing. */
+static void check_within_the_cgroup_memory_limit_records(tl_recorder_kind kind)
+{
+	const char *dir = memory_cgroup_or_skip(64 * MIB);
+	struct init_result r = init_in_cgroup(dir, 16 * MIB, kind);
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.logged, "");
+}
+
+static void test_init_over_the_cgroup_memory_limit_is_enomem(void **state)
+{
+	(void)state;
+	check_over_the_cgroup_memory_limit_is_enomem(TL_RECORDER_RING);
+}
+
+static void test_init_within_the_cgroup_memory_limit_records(void **state)
+{
+	(void)state;
+	check_within_the_cgroup_memory_limit_records(TL_RECORDER_RING);
+}
+
 /* A file recorder backs its pool only as its drain falls behind, but a
  * pool it could never have is refused at tl_init all the same: the disk's
  * first long stall would otherwise end the process. */
 static void test_a_file_pool_over_the_cgroup_memory_limit_is_enomem(void **state)
 {
 	(void)state;
-	const char *dir = memory_cgroup_or_skip(64 * MIB);
-	struct init_result r = init_in_cgroup(dir, 256 * MIB, TL_RECORDER_FILE);
-	assert_int_equal(r.rc, -ENOMEM);
-	assert_non_null(strstr(r.logged, "buffer of 268435456 bytes: more than the"));
-	assert_non_null(strstr(r.logged, dir));
+	check_over_the_cgroup_memory_limit_is_enomem(TL_RECORDER_FILE);
 }
 
 static void test_a_file_pool_within_the_cgroup_memory_limit_records(void **state)
 {
 	(void)state;
-	const char *dir = memory_cgroup_or_skip(64 * MIB);
-	struct init_result r = init_in_cgroup(dir, 16 * MIB, TL_RECORDER_FILE);
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.logged, "");
-}
-
-static void test_init_within_the_cgroup_memory_limit_records(void **state)
-{
-	(void)state;
-	const char *dir = memory_cgroup_or_skip(64 * MIB);
-	struct init_result r = init_in_cgroup(dir, 16 * MIB, TL_RECORDER_RING);
-	assert_int_equal(r.rc, 0);
-	assert_string_equal(r.logged, "");
+	check_within_the_cgroup_memory_limit_records(TL_RECORDER_FILE);
 }
 
 int main(void)
