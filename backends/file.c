@@ -759,7 +759,8 @@ static int file_start(struct tl_recorder *rec, const tl_options *opts)
 	f->max_bytes = opts->file_max_bytes;
 	f->keep = opts->file_keep ? opts->file_keep : DEFAULT_KEEP;
 	f->fd = -1;
-	int rc = tl_pool_init(&rec->pool, rec->buffer_bytes, opts->block_bytes, TL_POOL_DRAINED);
+	int rc = tl_pool_init(&rec->pool, rec->buffer_bytes, opts->block_bytes,
+	                      TL_POOL_DRAINED | TL_POOL_CHECK_ROOM);
 	if (rc == 0 && (rc = tl_pool_back(&rec->pool, BACKED_AT_START)) != 0)
 		tl_pool_destroy(&rec->pool);
 	if (rc) {

@@ -71,8 +71,9 @@ static int back(void *region, size_t bytes, unsigned flags)
  * A prefaulted pool is refused when it cannot fit in the memory the process
  * may still take (memory_room.h): touching it all would have the kernel's
  * OOM killer end the process inside tl_init, where -ENOMEM is the answer.
- * So is a drained one, backed as the drain falls behind: a pool it could
- * not have would end the process at the disk's first long stall.
+ * So is one its recorder may back whole as it falls behind
+ * (TL_POOL_CHECK_ROOM, the file recorder's): a pool it could not have would
+ * end the process at the disk's first long stall.
  */
 static int check_room(size_t bytes)
 {
@@ -107,7 +108,7 @@ int tl_pool_init(struct tl_pool *pool, size_t bytes, size_t block_bytes, unsigne
 		return -EINVAL;
 	pool->region_bytes = (size_t)pool->nblocks * pool->block_bytes;
 	int rc;
-	if ((flags & (TL_POOL_PREFAULT | TL_POOL_DRAINED)) &&
+	if ((flags & (TL_POOL_PREFAULT | TL_POOL_CHECK_ROOM)) &&
 	    (rc = check_room(pool->region_bytes)) != 0)
 		return rc;
 	int mflags = MAP_PRIVATE | MAP_ANONYMOUS;

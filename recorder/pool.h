@@ -28,6 +28,10 @@ enum {
 	 * back last is handed out first, a never-used one (backed then) only
 	 * when none waits: the memory is the drain's largest backlog */
 	TL_POOL_DRAINED = 1u << 2,
+	/* backed lazily, but up to its whole budget whenever its recorder
+	 * falls behind (file): refused at init, as a prefaulted pool is, when
+	 * the process cannot have that memory */
+	TL_POOL_CHECK_ROOM = 1u << 3,
 };
 
 struct tl_pool {
