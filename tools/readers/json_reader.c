@@ -284,14 +284,21 @@ typedef struct parser {
 
 /* How much of a mapped input the parser passes before giving it back. */
 #define RELEASE_STEP ((size_t)1 << 20)
+/*
+ * What stays mapped behind the parser: the page cache holds a file in
+ * folios of up to 2 MiB (aligned in the file), and a fault maps the whole
+ * folio, the part already given back included. So only whole folios
+ * behind the one being read are given back.
+ */
+#define RELEASE_FOLIO ((size_t)2 << 20)
 
-/* Gives back the pages of a mapped input before byte pos. */
+/* Gives back the pages of a mapped input (mapped at its offset 0) before
+ * the folio that holds byte pos. */
 static void release_before(parser *p, size_t pos)
 {
-	if (!p->mapped || pos - p->released < RELEASE_STEP)
+	if (!p->mapped || pos - p->released < RELEASE_STEP + RELEASE_FOLIO)
 		return;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t end = pos / page * page;
+	size_t end = pos / RELEASE_FOLIO * RELEASE_FOLIO;
 	if (end > p->released &&
 	    madvise((void *)(uintptr_t)(p->s + p->released), end - p->released, MADV_DONTNEED) == 0)
 		p->released = end;
