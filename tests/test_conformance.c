@@ -15,7 +15,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tools/readers/import_print.h"
 #include "tools/readers/trace_import.h"
+
+/* What each case prints: every kind. */
+#define CASE_KINDS                                                                                 \
+	(TL_PRINT_DEFAULT | TL_PRINT_ARG | TL_PRINT_PROCESS | TL_PRINT_THREAD | TL_PRINT_STAT)
 
 #define MAX_KEYS 24
 #define MAX_GROUPS 4
@@ -414,6 +419,30 @@ static void run_marker_case(const conformance_case *c, const char *expected_text
 		fail_msg("%s: %d line(s) differ", c->name, failures);
 }
 
+/* The case read with `timeline slices`' printer, which is handed the
+ * items as the import goes (tl_import_read_file_to): the same bytes. */
+static void assert_prints_the_same_streamed(const conformance_case *c, const char *whole)
+{
+	tl_import_printer *p = tl_import_printer_new(CASE_KINDS);
+	assert_non_null(p);
+	tl_import imp;
+	tl_read_error err = {0};
+	int rc = tl_import_read_file_to(c->input, tl_import_printer_sink(p), &imp, NULL, &err);
+	if (rc)
+		fail_msg("%s: streamed import failed (%d): %s", c->name, rc, err.message);
+	char *printed = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&printed, &len);
+	assert_non_null(mem);
+	assert_int_equal(tl_import_printer_write(p, &imp, mem), 0);
+	fclose(mem);
+	tl_import_free(&imp);
+	tl_import_printer_free(p);
+	if (strcmp(printed, whole) != 0)
+		fail_msg("%s: printed streamed:\n%s\nwhole:\n%s", c->name, printed, whole);
+	free(printed);
+}
+
 static void test_conformance_case(void **state)
 {
 	const conformance_case *c = *state;
@@ -435,12 +464,10 @@ static void test_conformance_case(void **state)
 	size_t printed_len = 0;
 	FILE *mem = open_memstream(&printed, &printed_len);
 	assert_non_null(mem);
-	tl_import_print(&imp,
-	                TL_PRINT_DEFAULT | TL_PRINT_ARG | TL_PRINT_PROCESS | TL_PRINT_THREAD |
-	                    TL_PRINT_STAT,
-	                mem);
+	tl_import_print(&imp, CASE_KINDS, mem);
 	fclose(mem);
 	tl_import_free(&imp);
+	assert_prints_the_same_streamed(c, printed);
 
 	item_list want = {0}, got = {0};
 	char *compare = NULL, *format = NULL;

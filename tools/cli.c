@@ -70,15 +70,17 @@ int tl_cli_report_unread_lines(const char *prefix, const char *path, const tl_im
 	return 0;
 }
 
-int tl_cli_read_import(const char *prefix, const char *path, tl_import *imp)
+int tl_cli_read_import_to(const char *prefix, const char *path, const tl_import_sink *sink,
+                          tl_import *imp)
 {
 	tl_read_error err = {0};
-	int rc = tl_import_read_file(path, imp, NULL, &err);
+	int rc = sink ? tl_import_read_file_to(path, sink, imp, NULL, &err)
+	              : tl_import_read_file(path, imp, NULL, &err);
 	if (rc) {
 		if (rc == -EINVAL && err.line)
 			fprintf(stderr, "%s: %s:%zu:%zu: %s\n", prefix, path, err.line, err.column,
 			        err.message);
-		else if (rc == -EINVAL)
+		else if (rc == -EINVAL || (rc != -ENOMEM && err.message[0]))
 			fprintf(stderr, "%s: %s: %s\n", prefix, path, err.message);
 		else
 			fprintf(stderr, "%s: %s: %s\n", prefix, path, strerror(-rc));
@@ -89,6 +91,11 @@ int tl_cli_read_import(const char *prefix, const char *path, tl_import *imp)
 		return 1;
 	}
 	return 0;
+}
+
+int tl_cli_read_import(const char *prefix, const char *path, tl_import *imp)
+{
+	return tl_cli_read_import_to(prefix, path, NULL, imp);
 }
 
 int tl_cli_parse_assume_clock(const char *prefix, const char *option, const char *value,

@@ -48,4 +48,9 @@ int tl_cli_report_unread_lines(const char *prefix, const char *path, const struc
  */
 int tl_cli_read_import(const char *prefix, const char *path, struct tl_import *imp);
 
+/* tl_cli_read_import handing the items to sink (tl_import_read_file_to). */
+struct tl_import_sink;
+int tl_cli_read_import_to(const char *prefix, const char *path, const struct tl_import_sink *sink,
+                          struct tl_import *imp);
+
 #endif /* TIMELINE_TOOLS_CLI_H */

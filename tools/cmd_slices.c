@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tools/filters.h"
+#include "tools/readers/import_print.h"
 #include "tools/readers/trace_import.h"
 
 #define SLICES_PREFIX "timeline slices"
@@ -190,6 +191,46 @@ static int run_markers(const char *path)
 	return status;
 }
 
+/*
+ * Without filters the items are printed from what the import hands on as
+ * it reads (memory: what is open, and the printer's sorters), in the
+ * order and bytes of the whole import.
+ */
+static int print_streamed(const char *path, unsigned kinds)
+{
+	tl_import_printer *printer = tl_import_printer_new(kinds);
+	if (!printer) {
+		fprintf(stderr, SLICES_PREFIX ": out of memory\n");
+		return 1;
+	}
+	tl_import imp;
+	if (tl_cli_read_import_to(SLICES_PREFIX, path, tl_import_printer_sink(printer), &imp)) {
+		tl_import_printer_free(printer);
+		return 1;
+	}
+	int rc = tl_import_printer_write(printer, &imp, stdout);
+	if (rc)
+		fprintf(stderr, SLICES_PREFIX ": %s: reading back what was kept aside: %s\n", path,
+		        strerror(-rc));
+	tl_import_free(&imp);
+	tl_import_printer_free(printer);
+	return rc ? 1 : 0;
+}
+
+/* A filter keeps a flow when both its slices pass, which needs the whole
+ * import. */
+static int print_filtered(const char *path, tl_filter *filter, unsigned kinds)
+{
+	tl_import imp;
+	if (tl_cli_read_import(SLICES_PREFIX, path, &imp))
+		return 1;
+	int rc = tl_filter_import(filter, SLICES_PREFIX, &imp);
+	if (rc == 0)
+		tl_import_print(&imp, kinds, stdout);
+	tl_import_free(&imp);
+	return rc;
+}
+
 int tl_cmd_slices(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -241,15 +282,13 @@ int tl_cmd_slices(int argc, char **argv)
 	if (markers)
 		return run_markers(path);
 
-	tl_import imp;
-	if (tl_cli_read_import(SLICES_PREFIX, path, &imp))
-		return 1;
-	if ((rc = tl_filter_import(&filter, SLICES_PREFIX, &imp))) {
-		tl_import_free(&imp);
+	kinds |= stats ? TL_PRINT_STAT : 0;
+	if (!tl_filter_active(&filter))
+		rc = print_streamed(path, kinds);
+	else
+		rc = print_filtered(path, &filter, kinds);
+	if (rc)
 		return rc;
-	}
-	tl_import_print(&imp, kinds | (stats ? TL_PRINT_STAT : 0), stdout);
-	tl_import_free(&imp);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, SLICES_PREFIX ": writing: %s\n", strerror(errno));
 		return 1;

@@ -32,6 +32,7 @@
 
 #include "bench_child.h"
 #include "recorder/export/trace_model.h"
+#include "tools/readers/import_print.h"
 #include "tools/readers/trace_import.h"
 #include "tools/readers/reading_memory.h"
 
@@ -50,6 +51,9 @@
 #define CHECK_FTRACE_IMPORT 0.8
 #define CHECK_FTRACE_MODEL 1.1
 #define CHECK_FTRACE_CONVERT 1.2
+/* Streamed, the bound is in MiB whatever the size: what is open, and the
+ * printer's and the index's sorters (4 MiB each) */
+#define CHECK_STREAMED_MIB 32
 /* The exit status of a child whose exec failed (python3 not found). */
 #define EXIT_NOT_FOUND 127
 
@@ -301,16 +305,16 @@ static uint64_t generate(const char *path, uint64_t bytes, void (*gen)(gen_out *
 /* Reading, in a child */
 
 typedef enum reader {
-	READ_IMPORT,       /* tl_import_read_file, as `timeline slices` */
+	READ_SLICES,       /* tl_import_read_file_to its printer, as `timeline slices` */
+	READ_IMPORT,       /* tl_import_read_file, as `timeline slices` with filters */
 	READ_IMPORT_MODEL, /* and tl_import_move_to_model, as `timeline convert` */
 	READ_CONVERT,      /* and tl_export_json to /dev/null: convert end to end */
 	READ_PYTHON_JSON,  /* python3 -c 'json.load(...)' */
 } reader;
 
 static const char *const reader_names[] = {
-    [READ_IMPORT] = "import (slices)",
-    [READ_IMPORT_MODEL] = "import + model",
-    [READ_CONVERT] = "convert to JSON",
+    [READ_SLICES] = "slices (streamed)",      [READ_IMPORT] = "import (whole)",
+    [READ_IMPORT_MODEL] = "import + model",   [READ_CONVERT] = "convert to JSON",
     [READ_PYTHON_JSON] = "python3 json.load",
 };
 
@@ -320,7 +324,8 @@ typedef struct measure {
 	double seconds;    /* wall time from fork to exit */
 	long peak_rss_kb;  /* ru_maxrss of the child */
 	long start_rss_kb; /* the child's ru_maxrss before it read (0: not known) */
-	long long counted; /* slices the import found (model events with the model) */
+	long long counted; /* slices the import found (model events with the model,
+	                      items handed on when streamed) */
 } measure;
 
 /* What a child of ours sends back. */
@@ -336,8 +341,34 @@ static double memory_per_byte(const measure *m, uint64_t bytes)
 	return bytes ? (double)(kb > 0 ? kb : 0) * 1024.0 / (double)bytes : 0;
 }
 
-/* The child's side of READ_IMPORT, READ_IMPORT_MODEL and READ_CONVERT:
- * never returns. */
+/* READ_SLICES: what `timeline slices` prints, to /dev/null; the items
+ * handed on. Exits on failure. */
+static long long print_slices(const char *path)
+{
+	tl_import_printer *p = tl_import_printer_new(TL_PRINT_DEFAULT | TL_PRINT_ARG);
+	FILE *out = fopen("/dev/null", "w");
+	tl_import imp;
+	tl_read_error err = {0};
+	int rc = p && out
+	             ? tl_import_read_file_to(path, tl_import_printer_sink(p), &imp, NULL, &err)
+	             : -ENOMEM;
+	long long items = 0;
+	if (rc == 0) {
+		rc = tl_import_printer_write(p, &imp, out);
+		items = (long long)imp.streamed;
+		tl_import_free(&imp);
+	}
+	if (rc) {
+		fprintf(stderr, "timeline-bench-readers: %s: %s\n", path,
+		        err.message[0] ? err.message : strerror(-rc));
+		_exit(1);
+	}
+	fclose(out);
+	tl_import_printer_free(p);
+	return items;
+}
+
+/* The child's side of every reader but python3: never returns. */
 static void child_read(const char *path, reader how, int out_fd)
 {
 	tl_reading_memory_setup(); /* as the CLI does */
@@ -345,6 +376,10 @@ static void child_read(const char *path, reader how, int out_fd)
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		result.start_rss_kb = ru.ru_maxrss;
+	if (how == READ_SLICES) {
+		result.counted = print_slices(path);
+		_exit(write(out_fd, &result, sizeof result) == (ssize_t)sizeof result ? 0 : 1);
+	}
 	tl_import imp;
 	tl_read_error err = {0};
 	int rc = tl_import_read_file(path, &imp, NULL, &err);
@@ -479,6 +514,15 @@ static int check_memory(const char *format, int is_json, int mixed, reader how, 
 {
 	if (!m->ok || !m->start_rss_kb)
 		return 0;
+	if (how == READ_SLICES) {
+		double mib = (double)(m->peak_rss_kb - m->start_rss_kb) / 1024.0;
+		if (mib <= CHECK_STREAMED_MIB)
+			return 1;
+		fprintf(stderr,
+		        "timeline-bench-readers: %s, %s: %.1f MiB, over the bound of %d MiB\n",
+		        format, reader_names[how], mib, CHECK_STREAMED_MIB);
+		return 0;
+	}
 	double ratio = memory_per_byte(m, bytes), bound = check_bound(is_json, mixed, how);
 	if (ratio <= bound)
 		return 1;
@@ -492,14 +536,10 @@ static int check_memory(const char *format, int is_json, int mixed, reader how, 
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"json-mb", required_argument, NULL, 'j'},
-	    {"ftrace-mb", required_argument, NULL, 'f'},
-	    {"dir", required_argument, NULL, 'd'},
-	    {"keep", no_argument, NULL, 'k'},
-	    {"no-python", no_argument, NULL, 'n'},
-	    {"check", no_argument, NULL, 'c'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"json-mb", required_argument, NULL, 'j'}, {"ftrace-mb", required_argument, NULL, 'f'},
+	    {"dir", required_argument, NULL, 'd'},     {"keep", no_argument, NULL, 'k'},
+	    {"no-python", no_argument, NULL, 'n'},     {"check", no_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 	};
 	double json_mb[MAX_SIZES] = {10}, ftrace_mb[MAX_SIZES] = {100};
 	int njson = 1, nftrace = 1, keep = 0, python = 1, check = 0, sizes_given = 0, opt;
@@ -593,7 +633,7 @@ int main(int argc, char **argv)
 					python_seconds = m.seconds;
 				print_row(format, bytes, READ_PYTHON_JSON, &m, 0);
 			}
-			for (reader how = READ_IMPORT; how <= READ_CONVERT; how++) {
+			for (reader how = READ_SLICES; how <= READ_CONVERT; how++) {
 				measure m = run_reader(path, how);
 				if (!m.ok)
 					status = 1;

@@ -12,6 +12,7 @@
 
 #include "recorder/export/export_stream.h"
 #include "recorder/export/snapshot_read.h"
+#include "tools/readers/spill_sort.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +64,7 @@ typedef struct map_slot {
 typedef struct strmap {
 	map_slot *slots;
 	size_t cap, used;
+	int owned; /* keys are allocated one by one (map_delete frees them), not in the arena */
 } strmap;
 
 struct tl_import_maps {
@@ -73,6 +75,7 @@ struct tl_import_maps {
 	strmap synthetic_ids; /* string pid/tid -> synthetic id */
 	strmap flow_v1;       /* cat, name, id -> slice */
 	strmap flow_v2;       /* bind id -> slice */
+	strmap names;         /* with a sink: one copy of each name, category, arg key */
 };
 
 static uint64_t hash_bytes(const char *s, size_t len)
@@ -122,7 +125,17 @@ static int map_set(strmap *m, tl_str_arena *arena, const char *key, size_t len, 
 	uint64_t hash = hash_bytes(key, len);
 	map_slot *s = map_find_slot(m, key, len, hash);
 	if (!s->key) {
-		const char *copy = tl_str_arena_copy(arena, key, len);
+		const char *copy;
+		if (m->owned) {
+			char *own = malloc(len + 1);
+			if (own) {
+				memcpy(own, key, len);
+				own[len] = '\0';
+			}
+			copy = own;
+		} else {
+			copy = tl_str_arena_copy(arena, key, len);
+		}
 		if (!copy)
 			return -ENOMEM;
 		*s = (map_slot){copy, len, hash, value};
@@ -132,8 +145,35 @@ static int map_set(strmap *m, tl_str_arena *arena, const char *key, size_t len, 
 	return 0;
 }
 
+/* Removes key (an owned map's copy is freed); the entries after it that
+ * probed past its slot move back, so that no lookup stops early. */
+static void map_delete(strmap *m, const char *key, size_t len)
+{
+	if (!m->cap)
+		return;
+	map_slot *s = map_find_slot(m, key, len, hash_bytes(key, len));
+	if (!s->key)
+		return;
+	if (m->owned)
+		free((char *)s->key);
+	size_t mask = m->cap - 1, hole = (size_t)(s - m->slots);
+	for (size_t i = (hole + 1) & mask; m->slots[i].key; i = (i + 1) & mask) {
+		size_t home = (size_t)m->slots[i].hash & mask;
+		/* stays when its home lies cyclically in (hole, i] */
+		int stays = hole < i ? hole < home && home <= i : hole < home || home <= i;
+		if (stays)
+			continue;
+		m->slots[hole] = m->slots[i];
+		hole = i;
+	}
+	m->slots[hole].key = NULL;
+	m->used--;
+}
+
 static void map_free(strmap *m)
 {
+	for (size_t i = 0; m->owned && i < m->cap; i++)
+		free((char *)m->slots[i].key);
 	free(m->slots);
 	memset(m, 0, sizeof *m);
 }
@@ -152,6 +192,48 @@ typedef struct pending_flow {
 	size_t out;
 } pending_flow;
 
+/*
+ * With a sink, out->slices is a pool of slots: a slice takes one when it
+ * begins and gives it back once handed on (slot_info says where it is),
+ * unless a flow still refers to it. Its args are a list of stream_args,
+ * also given back. Slices leave their track's stack in the middle of an
+ * event (its args and flows may follow), so they are queued (popped) and
+ * handed on at the start of the next begin or end, or at the end.
+ */
+enum slot_state { SLOT_OPEN, SLOT_POPPED, SLOT_HANDED, SLOT_FREE };
+
+typedef struct slot_info {
+	uint64_t seq;
+	size_t first_arg, last_arg; /* TL_IMPORT_NONE: none */
+	uint32_t refs;              /* flow maps and pending flow ends pointing at it */
+	uint8_t state;              /* enum slot_state */
+} slot_info;
+
+typedef struct stream_arg {
+	uint64_t seq;
+	const char *key;
+	tl_json_value value; /* a string value is owned */
+	size_t next;         /* the slice's next arg, or the next free one */
+} stream_arg;
+
+typedef struct stream {
+	const tl_import_sink *sink;
+	slot_info *slots;
+	size_t slots_cap;
+	size_t *free_slots, nfree_slots, free_slots_cap;
+	size_t *popped, npopped, popped_cap;
+	stream_arg *args;
+	size_t nargs, args_cap, free_arg, live_args;
+	size_t *free_tracks, nfree_tracks, free_tracks_cap;
+	char **track_keys; /* an async track's key in track_by_key (owned), to retire it */
+	size_t track_keys_cap;
+	tl_import_sink_arg *handed; /* scratch: a slice's args as handed on */
+	size_t handed_cap;
+	uint64_t next_seq, next_arg_seq, next_counter_seq, next_flow_seq;
+	size_t live_slices, live_tracks;
+	int rc; /* the sink's error */
+} stream;
+
 typedef struct importer {
 	tl_import *out;
 	struct tl_import_maps *maps;
@@ -162,6 +244,7 @@ typedef struct importer {
 	size_t npending, pending_cap;
 	size_t slices_cap, tracks_cap, threads_cap, processes_cap, counters_cap, flows_cap,
 	    args_cap, clock_syncs_cap;
+	stream *st; /* NULL: a whole import */
 	int nomem;
 } importer;
 
@@ -201,6 +284,55 @@ static const char *copy_str(importer *im, const char *s, size_t len)
 static const char *copy_cstr(importer *im, const char *s)
 {
 	return s ? copy_str(im, s, strlen(s)) : NULL;
+}
+
+/*
+ * A slice's name or category, a track's name, an arg's key: a copy in the
+ * arena for a whole import; with a sink, the one copy of each distinct
+ * string in use, counted, given back by name_release when its last user
+ * is (a trace has few distinct names, but some hold a frame's number).
+ */
+static const char *name_str(importer *im, const char *s, size_t len)
+{
+	if (!im->st)
+		return copy_str(im, s, len);
+	if (!s) {
+		s = "";
+		len = 0;
+	}
+	strmap *m = &im->maps->names;
+	uint64_t hash = hash_bytes(s, len);
+	map_slot *slot = m->cap ? map_find_slot(m, s, len, hash) : NULL;
+	if (!slot || !slot->key) {
+		if (map_set(m, &im->out->strings, s, len, 0)) {
+			im->nomem = 1;
+			return NULL;
+		}
+		slot = map_find_slot(m, s, len, hash);
+		if (m->used > im->out->held_names)
+			im->out->held_names = m->used;
+	}
+	slot->value++;
+	return slot->key;
+}
+
+/* A user of name_str's copy s is gone (NULL, a literal: nothing to do). */
+static void name_release(importer *im, const char *s)
+{
+	if (!im->st || !s)
+		return;
+	strmap *m = &im->maps->names;
+	size_t len = strlen(s);
+	map_slot *slot = m->cap ? map_find_slot(m, s, len, hash_bytes(s, len)) : NULL;
+	if (!slot || slot->key != s)
+		return;
+	if (--slot->value == 0)
+		map_delete(m, s, len);
+}
+
+static const char *name_cstr(importer *im, const char *s)
+{
+	return s ? name_str(im, s, strlen(s)) : NULL;
 }
 
 /* Builds a map key in im->key from printf-style pieces. */
@@ -255,16 +387,24 @@ static size_t new_track(importer *im, tl_import_track_kind kind, tl_import_scope
                         const char *name, uint32_t pid, size_t thread)
 {
 	tl_import *out = im->out;
-	tl_import_track *t = APPEND(im, out->tracks, out->ntracks, tracks_cap);
-	if (!t)
-		return TL_IMPORT_NONE;
-	*t = (tl_import_track){.kind = kind,
-	                       .scope = scope,
-	                       .name = name ? name : "",
-	                       .pid = pid,
-	                       .thread = thread,
-	                       .overflow = TL_IMPORT_NONE};
-	return out->ntracks - 1;
+	stream *st = im->st;
+	size_t index;
+	if (st && st->nfree_tracks) {
+		index = st->free_tracks[--st->nfree_tracks];
+	} else {
+		if (!APPEND(im, out->tracks, out->ntracks, tracks_cap))
+			return TL_IMPORT_NONE;
+		index = out->ntracks - 1;
+	}
+	out->tracks[index] = (tl_import_track){.kind = kind,
+	                                       .scope = scope,
+	                                       .name = name ? name : "",
+	                                       .pid = pid,
+	                                       .thread = thread,
+	                                       .overflow = TL_IMPORT_NONE};
+	if (st && ++st->live_tracks > out->held_tracks)
+		out->held_tracks = st->live_tracks;
+	return index;
 }
 
 /* A thread of exactly (tid, pid), created when new. */
@@ -349,7 +489,7 @@ static size_t keyed_track(importer *im, tl_import_track_kind kind, tl_import_sco
 	memcpy(key, im->key, im->key_len + 1);
 	size_t key_len = im->key_len;
 	size_t track = TL_IMPORT_NONE;
-	const char *copy = copy_str(im, name, name_len);
+	const char *copy = name_str(im, name, name_len);
 	if (copy)
 		track = new_track(im, kind, scope, copy, pid, TL_IMPORT_NONE);
 	if (track != TL_IMPORT_NONE &&
@@ -357,6 +497,283 @@ static size_t keyed_track(importer *im, tl_import_track_kind kind, tl_import_sco
 		im->nomem = 1;
 	free(key);
 	return track;
+}
+
+/*
+ * With a sink, the keyed track just made or found (its key still in
+ * im->key) is given back once empty (retire_track). Only for an atrace
+ * async track: its key holds all it is (process, name or track name,
+ * cookie), so one made again for a later slice is the same. A JSON or
+ * Perfetto async track is named after its first slice, which a later one
+ * with that id need not share: it stays.
+ */
+static void track_may_retire(importer *im, size_t track)
+{
+	stream *st = im->st;
+	if (!st || track == TL_IMPORT_NONE || (track < st->track_keys_cap && st->track_keys[track]))
+		return;
+	size_t had = st->track_keys_cap;
+	char **keys = grow_array(im, st->track_keys, &st->track_keys_cap, track + 1, sizeof *keys);
+	if (!keys)
+		return;
+	memset(keys + had, 0, (st->track_keys_cap - had) * sizeof *keys);
+	st->track_keys = keys;
+	keys[track] = strndup(im->key, im->key_len);
+	if (!keys[track])
+		im->nomem = 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Handing items on to a sink */
+
+/* The sink's answer: an error stops the import (the loops stop on nomem). */
+static void sink_said(importer *im, int rc)
+{
+	if (rc && !im->st->rc) {
+		im->st->rc = rc < 0 ? rc : -EIO;
+		im->nomem = 1;
+	}
+}
+
+/* A new slice's index: the next one (a whole import), or a free slot. */
+static size_t take_slice(importer *im)
+{
+	tl_import *out = im->out;
+	stream *st = im->st;
+	size_t index;
+	if (st && st->nfree_slots) {
+		index = st->free_slots[--st->nfree_slots];
+	} else {
+		if (!APPEND(im, out->slices, out->nslices, slices_cap))
+			return TL_IMPORT_NONE;
+		index = out->nslices - 1;
+	}
+	if (!st)
+		return index;
+	slot_info *slots = grow_array(im, st->slots, &st->slots_cap, index + 1, sizeof *slots);
+	if (!slots)
+		return TL_IMPORT_NONE; /* (nomem: the import stops) */
+	st->slots = slots;
+	slots[index] = (slot_info){.seq = st->next_seq++,
+	                           .first_arg = TL_IMPORT_NONE,
+	                           .last_arg = TL_IMPORT_NONE,
+	                           .state = SLOT_OPEN};
+	if (index < out->nthread_times)
+		out->thread_times[2 * index] = out->thread_times[2 * index + 1] = TL_IMPORT_NULL;
+	if (++st->live_slices > out->held_slices)
+		out->held_slices = st->live_slices;
+	return index;
+}
+
+/* Slice index has left its track's stack: handed on at the next event. */
+static void slice_popped(importer *im, size_t index)
+{
+	stream *st = im->st;
+	if (!st)
+		return;
+	size_t *q = grow_array(im, st->popped, &st->popped_cap, st->npopped + 1, sizeof *q);
+	if (!q)
+		return;
+	st->popped = q;
+	q[st->npopped++] = index;
+	st->slots[index].state = SLOT_POPPED;
+}
+
+static void free_slot(importer *im, size_t index)
+{
+	stream *st = im->st;
+	size_t *f =
+	    grow_array(im, st->free_slots, &st->free_slots_cap, st->nfree_slots + 1, sizeof *f);
+	if (!f)
+		return; /* (the slot is lost, not reused) */
+	st->free_slots = f;
+	f[st->nfree_slots++] = index;
+	st->slots[index].state = SLOT_FREE;
+	st->live_slices--;
+	name_release(im, im->out->slices[index].name);
+	name_release(im, im->out->slices[index].cat);
+}
+
+/* A flow's reference to slice index (a flow map's value, a pending end):
+ * the slot stays while one does. */
+static void slice_hold(importer *im, size_t index)
+{
+	if (im->st && index != TL_IMPORT_NONE)
+		im->st->slots[index].refs++;
+}
+
+static void slice_release(importer *im, size_t index)
+{
+	stream *st = im->st;
+	if (!st || index == TL_IMPORT_NONE)
+		return;
+	if (--st->slots[index].refs == 0 && st->slots[index].state == SLOT_HANDED)
+		free_slot(im, index);
+}
+
+/* Hands slice index and its args to the sink, and gives the args back. */
+static void hand_slice(importer *im, size_t index)
+{
+	stream *st = im->st;
+	slot_info *slot = &st->slots[index];
+	size_t n = 0;
+	for (size_t a = slot->first_arg; a != TL_IMPORT_NONE; a = st->args[a].next)
+		n++;
+	tl_import_sink_arg *handed =
+	    grow_array(im, st->handed, &st->handed_cap, n + 1, sizeof *handed);
+	if (handed) {
+		st->handed = handed;
+		n = 0;
+		for (size_t a = slot->first_arg; a != TL_IMPORT_NONE; a = st->args[a].next)
+			handed[n++] = (tl_import_sink_arg){.seq = st->args[a].seq,
+			                                   .key = st->args[a].key,
+			                                   .value = st->args[a].value};
+		if (!st->rc)
+			sink_said(im, st->sink->slice(
+			                  st->sink->ctx, im->out, &im->out->slices[index],
+			                  slot->seq, tl_import_slice_thread_ts(im->out, index),
+			                  tl_import_slice_thread_dur(im->out, index), handed, n));
+		im->out->streamed++;
+	}
+	for (size_t a = slot->first_arg, next; a != TL_IMPORT_NONE; a = next) {
+		next = st->args[a].next;
+		if (st->args[a].value.type == TL_JSON_STRING)
+			free((char *)st->args[a].value.s);
+		name_release(im, st->args[a].key);
+		st->args[a].next = st->free_arg;
+		st->free_arg = a;
+		st->live_args--;
+	}
+	slot->first_arg = slot->last_arg = TL_IMPORT_NONE;
+	slot->state = SLOT_HANDED;
+}
+
+/* An async track whose slices have all been handed on is given back, its
+ * key with it: a cookie or id seen again later makes a new one. */
+static void retire_track(importer *im, size_t track)
+{
+	stream *st = im->st;
+	tl_import_track *t = &im->out->tracks[track];
+	if (track >= st->track_keys_cap || !st->track_keys[track] || t->depth)
+		return;
+	char *key = st->track_keys[track];
+	map_delete(&im->maps->track_by_key, key, strlen(key));
+	free(key);
+	st->track_keys[track] = NULL;
+	name_release(im, t->name);
+	free(t->stack);
+	*t = (tl_import_track){.kind = TL_TRACK_ASYNC,
+	                       .name = "",
+	                       .overflow = TL_IMPORT_NONE,
+	                       .thread = TL_IMPORT_NONE};
+	size_t *f =
+	    grow_array(im, st->free_tracks, &st->free_tracks_cap, st->nfree_tracks + 1, sizeof *f);
+	if (!f)
+		return;
+	st->free_tracks = f;
+	f[st->nfree_tracks++] = track;
+	st->live_tracks--;
+}
+
+/* Hands on the slices popped since the last call: at the start of each
+ * event, when no index of them is held any more. */
+static void stream_flush(importer *im)
+{
+	stream *st = im->st;
+	if (!st || !st->npopped)
+		return;
+	for (size_t i = 0; i < st->npopped; i++)
+		hand_slice(im, st->popped[i]);
+	for (size_t i = 0; i < st->npopped; i++)
+		retire_track(im, im->out->slices[st->popped[i]].track);
+	for (size_t i = 0; i < st->npopped; i++) {
+		size_t index = st->popped[i];
+		if (st->slots[index].refs == 0)
+			free_slot(im, index);
+	}
+	st->npopped = 0;
+}
+
+/* A sink's arg: in a list of its slice, its string value copied. */
+static void stream_add_arg(importer *im, size_t slice, const char *key, const tl_json_value *v)
+{
+	stream *st = im->st;
+	size_t a = st->free_arg;
+	if (a != TL_IMPORT_NONE) {
+		st->free_arg = st->args[a].next;
+	} else {
+		stream_arg *grown =
+		    grow_array(im, st->args, &st->args_cap, st->nargs + 1, sizeof *grown);
+		if (!grown)
+			return;
+		st->args = grown;
+		a = st->nargs++;
+	}
+	stream_arg *arg = &st->args[a];
+	*arg = (stream_arg){
+	    .seq = st->next_arg_seq++, .key = key, .value = *v, .next = TL_IMPORT_NONE};
+	if (arg->value.type == TL_JSON_BOOL)
+		arg->value.type = TL_JSON_INT;
+	if (arg->value.type == TL_JSON_STRING) {
+		arg->value.s = strdup(v->s ? v->s : "");
+		if (!arg->value.s) {
+			arg->value.type = TL_JSON_INT;
+			im->nomem = 1;
+		}
+	}
+	slot_info *slot = &st->slots[slice];
+	if (slot->last_arg == TL_IMPORT_NONE)
+		slot->first_arg = a;
+	else
+		st->args[slot->last_arg].next = a;
+	slot->last_arg = a;
+	if (++st->live_args > im->out->held_args)
+		im->out->held_args = st->live_args;
+}
+
+/* Ends the stream: what is still open is handed on as it stands. */
+static void stream_end(importer *im)
+{
+	tl_import *out = im->out;
+	for (size_t i = 0; i < out->ntracks && !im->nomem; i++) {
+		tl_import_track *t = &out->tracks[i];
+		for (size_t d = 0; d < t->depth; d++)
+			slice_popped(im, t->stack[d]);
+		t->depth = 0;
+	}
+	stream_flush(im);
+}
+
+/* Gives back what a sink's import held; the import keeps no item. */
+static void stream_free(importer *im)
+{
+	stream *st = im->st;
+	tl_import *out = im->out;
+	for (size_t i = 0; i < out->nslices && st->slots; i++) {
+		slot_info *slot = &st->slots[i];
+		if (slot->state == SLOT_FREE || slot->state == SLOT_HANDED)
+			continue;
+		for (size_t a = slot->first_arg; a != TL_IMPORT_NONE; a = st->args[a].next) {
+			if (st->args[a].value.type == TL_JSON_STRING)
+				free((char *)st->args[a].value.s);
+		}
+	}
+	for (size_t i = 0; i < st->track_keys_cap; i++)
+		free(st->track_keys[i]);
+	free(st->track_keys);
+	free(st->slots);
+	free(st->free_slots);
+	free(st->popped);
+	free(st->args);
+	free(st->free_tracks);
+	free(st->handed);
+	free(out->slices);
+	out->slices = NULL;
+	out->nslices = 0;
+	free(out->thread_times);
+	out->thread_times = NULL;
+	out->nthread_times = 0;
+	im->st = NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -381,6 +798,7 @@ static void close_ended(importer *im, size_t track, int64_t ts, enum close_mode 
 		if (!ended)
 			return;
 		t->depth--;
+		slice_popped(im, t->stack[t->depth]);
 	}
 }
 
@@ -409,9 +827,35 @@ static void remove_from_stack(tl_import_track *t, size_t pos)
 
 static void add_flow(importer *im, size_t out_slice, size_t in_slice)
 {
+	stream *st = im->st;
+	if (st) {
+		if (!st->rc)
+			sink_said(
+			    im, st->sink->flow(st->sink->ctx, im->out, &im->out->slices[out_slice],
+			                       &im->out->slices[in_slice], st->next_flow_seq));
+		st->next_flow_seq++;
+		im->out->streamed++;
+		return;
+	}
 	tl_import_flow *f = APPEND(im, im->out->flows, im->out->nflows, flows_cap);
 	if (f)
 		*f = (tl_import_flow){out_slice, in_slice};
+}
+
+/* Points a flow map's entry (key in im->key) at slice, or removes it
+ * (TL_IMPORT_NONE: a whole import keeps the key, which reads the same). */
+static void set_flow_source(importer *im, strmap *m, size_t slice)
+{
+	size_t *had = map_get(m, im->key, im->key_len);
+	size_t old = had ? *had : TL_IMPORT_NONE;
+	if (slice == TL_IMPORT_NONE && im->st)
+		map_delete(m, im->key, im->key_len);
+	else if (had && slice == TL_IMPORT_NONE)
+		*had = slice;
+	else if (map_set(m, &im->out->strings, im->key, im->key_len, slice))
+		im->nomem = 1;
+	slice_hold(im, slice);
+	slice_release(im, old);
 }
 
 /* v1 flow ends waiting for the next slice of this thread. */
@@ -419,10 +863,12 @@ static void bind_pending_flows(importer *im, size_t thread, size_t slice)
 {
 	size_t kept = 0;
 	for (size_t i = 0; i < im->npending; i++) {
-		if (im->pending[i].thread == thread)
+		if (im->pending[i].thread == thread) {
 			add_flow(im, im->pending[i].out, slice);
-		else
+			slice_release(im, im->pending[i].out);
+		} else {
 			im->pending[kept++] = im->pending[i];
+		}
 	}
 	im->npending = kept;
 }
@@ -430,9 +876,10 @@ static void bind_pending_flows(importer *im, size_t thread, size_t slice)
 typedef struct slice_spec {
 	tl_import_kind kind;
 	int64_t ts;
-	int64_t dur; /* -1: open until an end */
-	const char *name;
-	const char *cat;
+	int64_t dur;      /* -1: open until an end */
+	const char *name; /* name[0..name_len), NULL: ""; copied by begin_slice */
+	size_t name_len;
+	const char *cat; /* NULL: none */
 	enum close_mode mode;
 } slice_spec;
 
@@ -468,24 +915,27 @@ static size_t begin_slice(importer *im, size_t track, const slice_spec *spec)
 		stat_add(im, TL_STAT_SLICE_MAX_DEPTH_EXCEEDED);
 		return TL_IMPORT_NONE;
 	}
-	tl_import_slice *s = APPEND(im, out->slices, out->nslices, slices_cap);
-	if (!s)
-		return TL_IMPORT_NONE;
 	_Static_assert(TL_IMPORT_MAX_DEPTH <= UINT16_MAX, "a depth fits a slice's 16 bits");
 	if (track > UINT32_MAX) {
 		im->nomem = 1; /* more tracks than an import holds */
-		out->nslices--;
 		return TL_IMPORT_NONE;
 	}
-	*s = (tl_import_slice){.kind = (uint8_t)spec->kind,
-	                       .ts = spec->ts,
-	                       .dur = spec->dur,
-	                       .name = spec->name ? spec->name : "",
-	                       .cat = spec->cat,
-	                       .track = (uint32_t)track,
-	                       .depth = (uint16_t)out->tracks[track].depth,
-	                       .complete = spec->dur >= 0};
-	size_t index = out->nslices - 1;
+	const char *name = spec->name ? name_str(im, spec->name, spec->name_len) : "";
+	const char *cat = spec->cat ? name_cstr(im, spec->cat) : NULL;
+	size_t index = name && (cat || !spec->cat) ? take_slice(im) : TL_IMPORT_NONE;
+	if (index == TL_IMPORT_NONE) {
+		name_release(im, name);
+		name_release(im, cat);
+		return TL_IMPORT_NONE;
+	}
+	out->slices[index] = (tl_import_slice){.kind = (uint8_t)spec->kind,
+	                                       .ts = spec->ts,
+	                                       .dur = spec->dur,
+	                                       .name = name,
+	                                       .cat = cat,
+	                                       .track = (uint32_t)track,
+	                                       .depth = (uint16_t)out->tracks[track].depth,
+	                                       .complete = spec->dur >= 0};
 	if (push(im, track, index))
 		return TL_IMPORT_NONE;
 	size_t thread = out->tracks[track].thread;
@@ -535,6 +985,7 @@ static size_t end_slice(importer *im, size_t track, int64_t ts, const char *name
 		s->dur = tl_span_ns(s->ts, ts);
 		s->complete = 1;
 		remove_from_stack(t, pos);
+		slice_popped(im, index);
 		return index;
 	}
 	return TL_IMPORT_NONE;
@@ -551,6 +1002,10 @@ static size_t enclosing_slice(importer *im, size_t thread, int64_t ts)
 
 static void add_arg(importer *im, size_t slice, const char *key, const tl_json_value *v)
 {
+	if (im->st) {
+		stream_add_arg(im, slice, key, v);
+		return;
+	}
 	tl_import_arg *a = APPEND(im, im->out->args, im->out->nargs, args_cap);
 	if (!a)
 		return;
@@ -559,6 +1014,27 @@ static void add_arg(importer *im, size_t slice, const char *key, const tl_json_v
 	a->value = *v;
 	if (a->value.type == TL_JSON_BOOL)
 		a->value.type = TL_JSON_INT;
+}
+
+/* A counter sample on track (a TL_TRACK_COUNTER one), or nothing when
+ * the track could not be made. */
+static void add_counter(importer *im, int64_t ts, double value, size_t track)
+{
+	if (track == TL_IMPORT_NONE)
+		return;
+	tl_import_counter c = {ts, value, track};
+	stream *st = im->st;
+	if (st) {
+		if (!st->rc)
+			sink_said(im, st->sink->counter(st->sink->ctx, im->out, &c,
+			                                st->next_counter_seq));
+		st->next_counter_seq++;
+		im->out->streamed++;
+		return;
+	}
+	tl_import_counter *kept = APPEND(im, im->out->counters, im->out->ncounters, counters_cap);
+	if (kept)
+		*kept = c;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -634,6 +1110,7 @@ static void keep_clock_sync(importer *im, const tl_ftrace_line *line, size_t thr
 
 static void import_marker(importer *im, const tl_ftrace_line *line)
 {
+	stream_flush(im);
 	tl_atrace_point p;
 	tl_atrace_result r = tl_atrace_parse(line->text.ptr, line->text.len, &p);
 	size_t thread =
@@ -662,7 +1139,8 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 		if (thread == TL_IMPORT_NONE)
 			return;
 		spec.kind = TL_IMPORT_SLICE;
-		spec.name = copy_str(im, p.name.ptr, p.name.len);
+		spec.name = p.name.ptr;
+		spec.name_len = p.name.len;
 		begin_slice(im, im->out->threads[thread].track, &spec);
 		return;
 	case 'E':
@@ -681,7 +1159,8 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 		spec.kind = TL_IMPORT_INSTANT;
 		spec.dur = 0;
 		spec.mode = CLOSE_FOR_SCOPED;
-		spec.name = copy_str(im, p.name.ptr, p.name.len);
+		spec.name = p.name.ptr;
+		spec.name_len = p.name.len;
 		begin_slice(im, im->out->threads[thread].track, &spec);
 		return;
 	case 'C': {
@@ -689,12 +1168,7 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 			return;
 		track = keyed_track(im, TL_TRACK_COUNTER, TL_IMPORT_SCOPE_PROCESS, p.name.ptr,
 		                    p.name.len, p.tgid);
-		tl_import_counter *c =
-		    track == TL_IMPORT_NONE
-		        ? NULL
-		        : APPEND(im, im->out->counters, im->out->ncounters, counters_cap);
-		if (c)
-			*c = (tl_import_counter){line->ts_ns, (double)p.value, track};
+		add_counter(im, line->ts_ns, (double)p.value, track);
 		get_process(im, p.tgid);
 		return;
 	}
@@ -708,7 +1182,8 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 		spec.kind = TL_IMPORT_INSTANT;
 		spec.dur = 0;
 		spec.mode = CLOSE_FOR_SCOPED;
-		spec.name = copy_str(im, p.name.ptr, p.name.len);
+		spec.name = p.name.ptr;
+		spec.name_len = p.name.len;
 		begin_slice(im, track, &spec);
 		return;
 	case 'S':
@@ -724,6 +1199,7 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 		                    label.len, p.tgid);
 		if (track == TL_IMPORT_NONE)
 			return;
+		track_may_retire(im, track);
 		im->out->tracks[track].has_cookie = 1;
 		im->out->tracks[track].cookie = p.cookie;
 		if (p.phase == 'F' || p.phase == 'H') {
@@ -735,7 +1211,8 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 		if (legacy && im->out->tracks[track].depth)
 			return;
 		spec.kind = TL_IMPORT_ASYNC;
-		spec.name = copy_str(im, p.name.ptr, p.name.len);
+		spec.name = p.name.ptr;
+		spec.name_len = p.name.len;
 		begin_slice(im, track, &spec);
 		get_process(im, p.tgid);
 		return;
@@ -797,9 +1274,9 @@ static void import_args(importer *im, const tl_json_arg *args, size_t n, size_t 
 			continue;
 		if (key_printf(im, "args.%s", a->key))
 			return;
-		const char *key = copy_str(im, im->key, im->key_len);
+		const char *key = name_str(im, im->key, im->key_len);
 		tl_json_value v = a->value;
-		if (v.type == TL_JSON_STRING)
+		if (v.type == TL_JSON_STRING && !im->st) /* (a sink's args own theirs) */
 			v.s = copy_cstr(im, v.s);
 		if (key)
 			add_arg(im, slice, key, &v);
@@ -866,8 +1343,8 @@ static void json_flow_v2(importer *im, const tl_json_event *e, size_t slice)
 		else
 			stat_add(im, TL_STAT_FLOW_STEP_WITHOUT_START);
 	}
-	if (e->flow_out && map_set(m, &im->out->strings, im->key, im->key_len, slice))
-		im->nomem = 1;
+	if (e->flow_out)
+		set_flow_source(im, m, slice);
 }
 
 /* Flow v1: s / t / f keyed by (cat, name, id). */
@@ -891,9 +1368,11 @@ static void json_flow_v1(importer *im, const tl_json_event *e, size_t thread)
 	}
 	if (e->ph == 'f' && !e->bp_enclosing) {
 		pending_flow *pf = APPEND(im, im->pending, im->npending, pending_cap);
-		if (pf)
+		if (pf) {
 			*pf = (pending_flow){thread, prev};
-		*map_get(m, im->key, im->key_len) = TL_IMPORT_NONE;
+			slice_hold(im, prev);
+		}
+		set_flow_source(im, m, TL_IMPORT_NONE);
 		return;
 	}
 	/* enclosing_slice reuses im->key: keep the flow key apart. */
@@ -911,8 +1390,11 @@ static void json_flow_v1(importer *im, const tl_json_event *e, size_t thread)
 		if (prev != TL_IMPORT_NONE)
 			add_flow(im, prev, slice);
 		size_t next = e->ph == 'f' ? TL_IMPORT_NONE : slice;
-		if (map_set(m, &im->out->strings, key, key_len, next))
-			im->nomem = 1;
+		if (key_len < im->key_cap) { /* the flow key back in im->key */
+			memcpy(im->key, key, key_len + 1);
+			im->key_len = key_len;
+			set_flow_source(im, m, next);
+		}
 	}
 	free(key);
 }
@@ -952,12 +1434,7 @@ static void json_counter(importer *im, const tl_json_trace *json, const tl_json_
 			track = keyed_track(im, TL_TRACK_COUNTER, TL_IMPORT_SCOPE_PROCESS,
 			                    track_name, len, pid);
 		free(track_name);
-		tl_import_counter *c =
-		    track == TL_IMPORT_NONE
-		        ? NULL
-		        : APPEND(im, im->out->counters, im->out->ncounters, counters_cap);
-		if (c)
-			*c = (tl_import_counter){e->ts, value, track};
+		add_counter(im, e->ts, value, track);
 	}
 }
 
@@ -999,8 +1476,9 @@ static void json_async(importer *im, const tl_json_trace *json, const tl_json_ev
 	slice_spec spec = {.kind = e->ph == 'n' ? TL_IMPORT_INSTANT : TL_IMPORT_ASYNC,
 	                   .ts = e->ts,
 	                   .dur = e->ph == 'n' ? 0 : -1,
-	                   .name = copy_cstr(im, name),
-	                   .cat = copy_cstr(im, e->cat),
+	                   .name = name,
+	                   .name_len = strlen(name),
+	                   .cat = e->cat,
 	                   .mode = e->ph == 'n' ? CLOSE_FOR_SCOPED : CLOSE_FOR_BEGIN};
 	size_t s = begin_slice(im, track, &spec);
 	if (s == TL_IMPORT_NONE)
@@ -1035,8 +1513,9 @@ static void json_instant(importer *im, const tl_json_trace *json, const tl_json_
 	slice_spec spec = {.kind = TL_IMPORT_INSTANT,
 	                   .ts = e->ts,
 	                   .dur = 0,
-	                   .name = copy_cstr(im, e->name),
-	                   .cat = copy_cstr(im, e->cat),
+	                   .name = e->name,
+	                   .name_len = e->name ? strlen(e->name) : 0,
+	                   .cat = e->cat,
 	                   .mode = CLOSE_FOR_SCOPED};
 	size_t s = begin_slice(im, track, &spec);
 	if (s != TL_IMPORT_NONE)
@@ -1045,6 +1524,7 @@ static void json_instant(importer *im, const tl_json_trace *json, const tl_json_
 
 static void import_json_event(importer *im, const tl_json_trace *json, const tl_json_event *e)
 {
+	stream_flush(im);
 	uint32_t pid = json_pid(im, e);
 	size_t thread, s;
 	slice_spec spec = {.ts = e->ts, .name = e->name, .cat = e->cat};
@@ -1066,8 +1546,7 @@ static void import_json_event(importer *im, const tl_json_trace *json, const tl_
 		spec.kind = TL_IMPORT_SLICE;
 		spec.dur = e->ph == 'X' ? e->dur : -1;
 		spec.mode = e->ph == 'X' ? CLOSE_FOR_SCOPED : CLOSE_FOR_BEGIN;
-		spec.name = copy_cstr(im, e->name);
-		spec.cat = copy_cstr(im, e->cat);
+		spec.name_len = e->name ? strlen(e->name) : 0;
 		s = begin_slice(im, im->out->threads[thread].track, &spec);
 		if (s == TL_IMPORT_NONE)
 			return;
@@ -1229,13 +1708,26 @@ static void add_lines(const tl_ftrace_text *text, work_item *items, size_t *n, s
 	                  &text->clock_values);
 }
 
-/* An empty import and the importer that fills it; 0 or -ENOMEM. */
-static int importer_start(importer *im, tl_import *out)
+/* An empty import and the importer that fills it, handing its items to
+ * sink when there is one; 0 or -ENOMEM. */
+static int importer_start(importer *im, tl_import *out, const tl_import_sink *sink)
 {
 	memset(out, 0, sizeof *out);
 	*im = (importer){.out = out, .next_synthetic_id = UINT32_MAX};
 	out->maps = calloc(1, sizeof *out->maps);
 	im->maps = out->maps;
+	if (out->maps && sink) {
+		im->st = calloc(1, sizeof *im->st);
+		if (!im->st)
+			return -ENOMEM;
+		im->st->sink = sink;
+		im->st->free_arg = TL_IMPORT_NONE;
+		/* keys that are removed again: the tracks of async ids, ended flows */
+		out->maps->track_by_key.owned = 1;
+		out->maps->flow_v1.owned = 1;
+		out->maps->flow_v2.owned = 1;
+		out->maps->names.owned = 1;
+	}
 	return out->maps ? 0 : -ENOMEM;
 }
 
@@ -1243,6 +1735,19 @@ static int importer_start(importer *im, tl_import *out)
  * the import too. Returns the outcome. */
 static int importer_finish(importer *im, int rc)
 {
+	if (rc == 0 && im->st && !im->nomem)
+		stream_end(im);
+	int sink_failed = 0;
+	if (im->st) {
+		/* (a sink's error stops the loops as memory that ran out does) */
+		if ((rc == 0 || rc == -ENOMEM) && im->st->rc) {
+			rc = im->st->rc;
+			sink_failed = 1;
+		}
+		stream *st = im->st;
+		stream_free(im);
+		free(st);
+	}
 	free(im->key);
 	free(im->pending);
 	if (rc == 0 && im->nomem)
@@ -1255,13 +1760,15 @@ static int importer_finish(importer *im, int rc)
 	}
 	if (rc)
 		tl_import_free(im->out);
+	im->out->sink_failed = sink_failed;
 	return rc;
 }
 
-int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_import *out)
+static int build_import(const tl_ftrace_text *text, const tl_json_trace *json,
+                        const tl_import_sink *sink, tl_import *out)
 {
 	importer im;
-	if (importer_start(&im, out))
+	if (importer_start(&im, out, sink))
 		return importer_finish(&im, -ENOMEM);
 	size_t total = (text ? text->nlines : 0) + (json ? json->nevents + json->system.nlines : 0);
 	work_item *items = calloc(total + 1, sizeof *items);
@@ -1316,6 +1823,11 @@ int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_im
 	}
 	free(items);
 	return importer_finish(&im, 0);
+}
+
+int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_import *out)
+{
+	return build_import(text, json, NULL, out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1520,10 +2032,10 @@ typedef int (*model_event_fn)(void *ctx, const model_place *p, tl_model_event *e
  * just before it is imported). Frees places. 0 or -ENOMEM.
  */
 static int import_events(const tl_model *meta, model_place *places, size_t n, model_event_fn get,
-                         void *ctx, tl_import *out)
+                         void *ctx, const tl_import_sink *sink, tl_import *out)
 {
 	importer im;
-	if (importer_start(&im, out)) {
+	if (importer_start(&im, out, sink)) {
 		free(places);
 		return importer_finish(&im, -ENOMEM);
 	}
@@ -1576,12 +2088,12 @@ static int import_events(const tl_model *meta, model_place *places, size_t n, mo
 	             : meta->clock_id == 1 ? TL_TRACE_CLOCK_MONO
 	                                   : TL_TRACE_CLOCK_UNKNOWN;
 	if (out->clock)
-		out->clock_values = (tl_clock_values){
-		    .known = meta->boottime_ns > 0 && meta->monotonic_ns > 0 &&
-		             meta->realtime_ns > 0,
-		    .boottime_ns = meta->boottime_ns,
-		    .monotonic_ns = meta->monotonic_ns,
-		    .realtime_ns = meta->realtime_ns};
+		out->clock_values =
+		    (tl_clock_values){.known = meta->boottime_ns > 0 && meta->monotonic_ns > 0 &&
+		                               meta->realtime_ns > 0,
+		                      .boottime_ns = meta->boottime_ns,
+		                      .monotonic_ns = meta->monotonic_ns,
+		                      .realtime_ns = meta->realtime_ns};
 	return importer_finish(&im, rc);
 }
 
@@ -1602,7 +2114,8 @@ int tl_import_model(const tl_model *model, tl_import *out)
 		const tl_model_event *me = &model->events[i];
 		places[i] = place_of(i, me->phase, me->ts_ns, me->end_ns);
 	}
-	return import_events(model, places, model->nevents, model_event_at, (void *)model, out);
+	return import_events(model, places, model->nevents, model_event_at, (void *)model, NULL,
+	                     out);
 }
 
 /* A snapshot read in place: each event's record and thread by its index,
@@ -1643,7 +2156,8 @@ static int grow_room(void **a, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-int tl_import_snapshot(const void *data, size_t len, tl_import *out, char *err, size_t errlen)
+static int import_snapshot(const void *data, size_t len, const tl_import_sink *sink, tl_import *out,
+                           char *err, size_t errlen)
 {
 	tl_model meta;
 	tl_snapshot_read r;
@@ -1675,7 +2189,7 @@ int tl_import_snapshot(const void *data, size_t len, tl_import *out, char *err, 
 		rc = -ENOMEM;
 	if (rc == 0) {
 		tl_snapshot_read_finish(&r);
-		rc = import_events(&meta, places, n, snapshot_event_at, &se, out);
+		rc = import_events(&meta, places, n, snapshot_event_at, &se, sink, out);
 	} else {
 		free(places);
 		if (err && errlen)
@@ -1689,9 +2203,14 @@ int tl_import_snapshot(const void *data, size_t len, tl_import *out, char *err, 
 	return rc;
 }
 
+int tl_import_snapshot(const void *data, size_t len, tl_import *out, char *err, size_t errlen)
+{
+	return import_snapshot(data, len, NULL, out, err, errlen);
+}
+
 int tl_import_is_empty(const tl_import *imp)
 {
-	return imp->nslices == 0 && imp->ncounters == 0 && imp->nflows == 0;
+	return imp->nslices == 0 && imp->ncounters == 0 && imp->nflows == 0 && !imp->streamed;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1729,12 +2248,8 @@ static void perfetto_flows(importer *im, const tl_perfetto_trace *t, const tl_pe
 		int open = prev && *prev != TL_IMPORT_NONE;
 		if (open)
 			add_flow(im, *prev, slice);
-		if (f->terminating) {
-			if (open)
-				*prev = TL_IMPORT_NONE;
-		} else if (map_set(m, &im->out->strings, im->key, im->key_len, slice)) {
-			im->nomem = 1;
-		}
+		if (!f->terminating || open)
+			set_flow_source(im, m, f->terminating ? TL_IMPORT_NONE : slice);
 	}
 }
 
@@ -1747,14 +2262,8 @@ static void perfetto_counter(importer *im, const tl_perfetto_trace *t,
 		return;
 	size_t counter_track =
 	    keyed_track(im, TL_TRACK_COUNTER, TL_IMPORT_SCOPE_PROCESS, name, strlen(name), pid);
-	tl_import_counter *c =
-	    counter_track == TL_IMPORT_NONE
-	        ? NULL
-	        : APPEND(im, im->out->counters, im->out->ncounters, counters_cap);
-	if (c)
-		*c = (tl_import_counter){e->ts,
-		                         e->counter_is_double ? e->counter_d : (double)e->counter_i,
-		                         counter_track};
+	add_counter(im, e->ts, e->counter_is_double ? e->counter_d : (double)e->counter_i,
+	            counter_track);
 }
 
 /* The track an instant goes on: its thread's, its process's or the global one. */
@@ -1775,6 +2284,7 @@ static size_t perfetto_instant_track(importer *im, const tl_perfetto_track *trac
 static void import_perfetto_event(importer *im, const tl_perfetto_trace *t,
                                   const tl_perfetto_event *e)
 {
+	stream_flush(im);
 	const tl_perfetto_track *track = e->track ? tl_perfetto_track_find(t, e->track) : NULL;
 	if ((e->track && !track) || e->type < TL_PERFETTO_SLICE_BEGIN ||
 	    e->type > TL_PERFETTO_COUNTER) {
@@ -1789,7 +2299,7 @@ static void import_perfetto_event(importer *im, const tl_perfetto_trace *t,
 		return;
 	}
 	slice_spec spec = {
-	    .ts = e->ts, .name = copy_cstr(im, e->name), .cat = copy_cstr(im, e->cat)};
+	    .ts = e->ts, .name = e->name, .name_len = e->name ? strlen(e->name) : 0, .cat = e->cat};
 	if (e->type == TL_PERFETTO_INSTANT) {
 		spec.kind = TL_IMPORT_INSTANT;
 		spec.dur = 0;
@@ -1849,10 +2359,11 @@ static int compare_perfetto_event(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-int tl_import_perfetto(const tl_perfetto_trace *trace, tl_import *out)
+static int import_perfetto(const tl_perfetto_trace *trace, const tl_import_sink *sink,
+                           tl_import *out)
 {
 	importer im;
-	if (importer_start(&im, out))
+	if (importer_start(&im, out, sink))
 		return importer_finish(&im, -ENOMEM);
 	for (size_t i = 0; i < trace->ntracks && !im.nomem; i++) {
 		const tl_perfetto_track *track = &trace->tracks[i];
@@ -1878,6 +2389,11 @@ int tl_import_perfetto(const tl_perfetto_trace *trace, tl_import *out)
 	return importer_finish(&im, 0);
 }
 
+int tl_import_perfetto(const tl_perfetto_trace *trace, tl_import *out)
+{
+	return import_perfetto(trace, NULL, out);
+}
+
 /* Frees what only building the import needs: its lookup tables and the
  * tracks' stacks of open slices. */
 static void import_free_building(tl_import *imp)
@@ -1895,6 +2411,7 @@ static void import_free_building(tl_import *imp)
 		map_free(&imp->maps->synthetic_ids);
 		map_free(&imp->maps->flow_v1);
 		map_free(&imp->maps->flow_v2);
+		map_free(&imp->maps->names);
 		free(imp->maps);
 		imp->maps = NULL;
 	}
@@ -1943,198 +2460,6 @@ uint32_t tl_import_slice_tid(const tl_import *imp, const tl_import_slice *s)
 {
 	const tl_import_track *t = &imp->tracks[s->track];
 	return t->thread != TL_IMPORT_NONE ? imp->threads[t->thread].tid : 0;
-}
-
-void tl_import_print_string(FILE *out, const char *s, size_t len)
-{
-	fputc('"', out);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c == '\r')
-			fputs("\\r", out);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-static void print_str_key(FILE *out, const char *key, const char *s)
-{
-	fprintf(out, " %s=", key);
-	if (s)
-		tl_import_print_string(out, s, strlen(s));
-	else
-		fputs("null", out);
-}
-
-static void print_double(FILE *out, double d)
-{
-	char buf[40];
-	for (int precision = 15; precision <= 17; precision++) {
-		snprintf(buf, sizeof buf, "%.*g", precision, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	fputs(buf, out);
-}
-
-static void print_opt_i64(FILE *out, const char *key, int64_t v)
-{
-	if (v == TL_IMPORT_NULL)
-		fprintf(out, " %s=null", key);
-	else
-		fprintf(out, " %s=%lld", key, (long long)v);
-}
-
-static const char *scope_name(tl_import_scope scope)
-{
-	return scope == TL_IMPORT_SCOPE_GLOBAL    ? "global"
-	       : scope == TL_IMPORT_SCOPE_PROCESS ? "process"
-	                                          : "thread";
-}
-
-static const char *process_name(const tl_import *imp, uint32_t pid)
-{
-	for (size_t i = 0; i < imp->nprocesses; i++) {
-		if (imp->processes[i].pid == pid)
-			return imp->processes[i].name;
-	}
-	return NULL;
-}
-
-static void print_slice(const tl_import *imp, const tl_import_slice *s, FILE *out)
-{
-	const tl_import_track *t = &imp->tracks[s->track];
-	const tl_import_thread *th = t->thread != TL_IMPORT_NONE ? &imp->threads[t->thread] : NULL;
-	uint32_t pid = tl_import_slice_pid(imp, s);
-	static const char *const kinds[] = {"slice", "instant", "async"};
-	fprintf(out, "%s ts=%lld", kinds[s->kind], (long long)s->ts);
-	if (s->kind != TL_IMPORT_INSTANT)
-		fprintf(out, " dur=%lld", (long long)s->dur);
-	print_str_key(out, "name", s->name);
-	if (th) {
-		fprintf(out, " tid=%u pid=%u depth=%u", (unsigned)th->tid, (unsigned)pid, s->depth);
-		print_str_key(out, "cat", s->cat);
-		print_opt_i64(out, "thread_ts", tl_import_slice_thread_ts(imp, (size_t)(s - imp->slices)));
-		print_opt_i64(out, "thread_dur",
-		              tl_import_slice_thread_dur(imp, (size_t)(s - imp->slices)));
-		print_str_key(out, "thread_name", th->name);
-		print_str_key(out, "process_name", pid ? process_name(imp, pid) : NULL);
-		fprintf(out, " track=%s scope=thread\n",
-		        t->kind == TL_TRACK_OVERFLOW ? "\"overflow\"" : "null");
-		return;
-	}
-	if (t->scope == TL_IMPORT_SCOPE_PROCESS)
-		fprintf(out, " pid=%u", (unsigned)pid);
-	else
-		fputs(" pid=null", out);
-	print_str_key(out, "track", t->name);
-	if (t->has_cookie)
-		fprintf(out, " cookie=%lld", (long long)t->cookie);
-	else
-		fputs(" cookie=null", out);
-	print_str_key(out, "cat", s->cat);
-	fprintf(out, " depth=%u scope=%s\n", s->depth, scope_name(t->scope));
-}
-
-static void print_arg_value(FILE *out, const tl_json_value *v)
-{
-	if (v->type == TL_JSON_STRING)
-		tl_import_print_string(out, v->s, strlen(v->s));
-	else if (v->type == TL_JSON_DOUBLE)
-		print_double(out, v->d);
-	else
-		fprintf(out, "%lld", (long long)v->i);
-}
-
-void tl_import_print(const tl_import *imp, unsigned kinds, FILE *out)
-{
-	static const unsigned kind_bits[] = {TL_PRINT_SLICE, TL_PRINT_INSTANT, TL_PRINT_ASYNC};
-	for (size_t i = 0; i < imp->nslices; i++) {
-		if (kinds & kind_bits[imp->slices[i].kind])
-			print_slice(imp, &imp->slices[i], out);
-	}
-	for (size_t i = 0; (kinds & TL_PRINT_COUNTER) && i < imp->ncounters; i++) {
-		const tl_import_counter *c = &imp->counters[i];
-		const tl_import_track *t = &imp->tracks[c->track];
-		fprintf(out, "counter ts=%lld", (long long)c->ts);
-		print_str_key(out, "name", t->name);
-		fputs(" value=", out);
-		print_double(out, c->value);
-		fprintf(out, " pid=%u\n", (unsigned)t->pid);
-	}
-	for (size_t i = 0; (kinds & TL_PRINT_FLOW) && i < imp->nflows; i++) {
-		fputs("flow", out);
-		print_str_key(out, "out", imp->slices[imp->flows[i].out].name);
-		print_str_key(out, "in", imp->slices[imp->flows[i].in].name);
-		fputc('\n', out);
-	}
-	for (size_t i = 0; (kinds & TL_PRINT_ARG) && i < imp->nargs; i++) {
-		const tl_import_arg *a = &imp->args[i];
-		fputs("arg", out);
-		print_str_key(out, "slice", imp->slices[a->slice].name);
-		print_str_key(out, "key", a->key);
-		fputs(" value=", out);
-		print_arg_value(out, &a->value);
-		fputc('\n', out);
-	}
-	for (size_t i = 0; (kinds & TL_PRINT_PROCESS) && i < imp->nprocesses; i++) {
-		const tl_import_process *p = &imp->processes[i];
-		fprintf(out, "process pid=%u", (unsigned)p->pid);
-		print_str_key(out, "name", p->name);
-		print_opt_i64(out, "sort_index",
-		              p->has_sort_index ? p->sort_index : TL_IMPORT_NULL);
-		fputc('\n', out);
-	}
-	for (size_t i = 0; (kinds & TL_PRINT_THREAD) && i < imp->nthreads; i++) {
-		const tl_import_thread *t = &imp->threads[i];
-		fprintf(out, "thread tid=%u pid=%u", (unsigned)t->tid, (unsigned)t->pid);
-		print_str_key(out, "name", t->name);
-		print_opt_i64(out, "sort_index",
-		              t->has_sort_index ? t->sort_index : TL_IMPORT_NULL);
-		fputc('\n', out);
-	}
-	for (size_t i = 0; (kinds & TL_PRINT_STAT) && i < TL_STAT_COUNT; i++) {
-		if (!imp->stats[i])
-			continue;
-		fputs("stat", out);
-		print_str_key(out, "name", tl_import_stat_names[i]);
-		fprintf(out, " value=%llu\n", (unsigned long long)imp->stats[i]);
-	}
-}
-
-void tl_import_print_marker(FILE *out, tl_atrace_result result, const tl_atrace_point *p)
-{
-	if (result == TL_ATRACE_FAIL) {
-		fputs("parse result=fail\n", out);
-		return;
-	}
-	if (result == TL_ATRACE_UNSUPPORTED) {
-		fputs("parse result=unsupported\n", out);
-		return;
-	}
-	fprintf(out, "parse result=ok phase=%c tgid=%u", p->phase, (unsigned)p->tgid);
-	if (p->track.ptr) {
-		fputs(" track=", out);
-		tl_import_print_string(out, p->track.ptr, p->track.len);
-	}
-	if (p->name.ptr) {
-		fputs(" name=", out);
-		tl_import_print_string(out, p->name.ptr, p->name.len);
-	}
-	if (p->phase == 'C')
-		fprintf(out, " value=%lld", (long long)p->value);
-	if (strchr("SFGH", p->phase))
-		fprintf(out, " cookie=%lld", (long long)p->cookie);
-	fputc('\n', out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2344,7 +2669,7 @@ static int import_lines(importer *im, tl_ftrace_reader *reader, const char *buf,
 	return 0;
 }
 
-static int stream_ftrace(int fd, tl_import *out)
+static int stream_ftrace(int fd, const tl_import_sink *sink, tl_import *out)
 {
 	size_t cap = STREAM_CHUNK_BYTES, filled = 0, start = 0;
 	int eof = 0;
@@ -2362,7 +2687,7 @@ static int stream_ftrace(int fd, tl_import *out)
 	importer im;
 	tl_ftrace_reader reader;
 	int64_t last_ts = INT64_MIN;
-	rc = importer_start(&im, out);
+	rc = importer_start(&im, out, sink);
 	start = tl_ftrace_reader_start(&reader, 0, buf, filled);
 	while (rc == 0) {
 		rc = import_lines(&im, &reader, buf, &start, filled, &last_ts);
@@ -2394,14 +2719,14 @@ static int stream_ftrace(int fd, tl_import *out)
 }
 
 /* STREAM_NOT_TEXT when path is not a regular file, or its error. */
-static int stream_ftrace_file(const char *path, tl_import *out)
+static int stream_ftrace_file(const char *path, const tl_import_sink *sink, tl_import *out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return STREAM_NOT_TEXT; /* the whole-file read reports it */
 	struct stat st;
-	int rc =
-	    fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? stream_ftrace(fd, out) : STREAM_NOT_TEXT;
+	int rc = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? stream_ftrace(fd, sink, out)
+	                                                    : STREAM_NOT_TEXT;
 	close(fd);
 	return rc;
 }
@@ -2432,6 +2757,7 @@ static int stream_ftrace_file(const char *path, tl_import *out)
  */
 #define STREAM_WHOLE 3
 #define MERGE_RUNS_MAX 256
+#define SPILL_BUDGET ((size_t)4 << 20) /* a sink's index held in memory */
 #define CURSOR_BYTES ((size_t)16 << 10)
 
 typedef struct json_place {
@@ -2462,7 +2788,8 @@ typedef struct json_stream {
 	int has_last;
 	uint64_t last_end; /* the end of the last event handed on */
 	int any_complete;
-	int whole; /* an event the index cannot hold: read the file whole */
+	int whole;            /* an event the index cannot hold: read the file whole */
+	tl_spill_sort *spill; /* a sink's import: the index sorted on disk, not kept */
 } json_stream;
 
 static int compare_place(const void *pa, const void *pb)
@@ -2476,6 +2803,25 @@ static int compare_place(const void *pa, const void *pb)
 	if (ca == ORDER_COMPLETE && a->dur != b->dur)
 		return a->dur > b->dur ? -1 : 1;
 	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* A place's time as a key of the spill sorter: the same order, unsigned. */
+static uint64_t place_key(int64_t ts)
+{
+	return (uint64_t)ts ^ ((uint64_t)1 << 63);
+}
+
+/* compare_place for places of one time, in the spill sorter: the order of
+ * a trace with X events (one without is put right as it is read back). */
+static int compare_spilled_place(const void *a, size_t alen, const void *b, size_t blen, void *ctx)
+{
+	(void)alen;
+	(void)blen;
+	(void)ctx;
+	json_place x, y;
+	memcpy(&x, a, sizeof x);
+	memcpy(&y, b, sizeof y);
+	return compare_place(&x, &y);
 }
 
 /* Whether data[from..to) is white space around one ',': the next element
@@ -2583,16 +2929,18 @@ static int place_event(void *ctx, const tl_json_trace *json, const tl_json_event
 		note_run(js, e, offset, len, NULL);
 		return im->nomem ? -ENOMEM : 0;
 	}
+	js->any_complete |= e->ph == 'X';
+	json_place place = {.ts = e->ts,
+	                    .dur = e->dur,
+	                    .offset = offset,
+	                    .len_cls = (uint32_t)len << 2 | (uint32_t)event_class(e),
+	                    .order = (uint32_t)e->order};
+	note_run(js, e, offset, len, &place);
+	if (js->spill)
+		return tl_spill_sort_add(js->spill, place_key(place.ts), &place, sizeof place);
 	if (js->nplaces == js->cap && grow_places(js))
 		return -ENOMEM;
-	js->any_complete |= e->ph == 'X';
-	json_place *place = &js->places[js->nplaces++];
-	*place = (json_place){.ts = e->ts,
-	                      .dur = e->dur,
-	                      .offset = offset,
-	                      .len_cls = (uint32_t)len << 2 | (uint32_t)event_class(e),
-	                      .order = (uint32_t)e->order};
-	note_run(js, e, offset, len, place);
+	js->places[js->nplaces++] = place;
 	return 0;
 }
 
@@ -2629,15 +2977,83 @@ static int pread_full(int fd, char *buf, size_t len, uint64_t offset, tl_read_er
 /* The second pass through the index: each placed event read again and
  * imported, in order. From the file (fd) when its mapping was given back,
  * else from data. */
-static int import_places(importer *im, const json_stream *js, const file_bytes *file,
-                         tl_read_error *err)
+/*
+ * The places in the importer's order: the sorted index's, or the spill
+ * sorter's. From the sorter, for a trace without X events, each time's
+ * places are read together and put in file order (the sorter put the E
+ * first, as for a trace with X events): memory is the places of one time.
+ */
+typedef struct place_reader {
+	json_stream *js;
+	size_t next;
+	json_place *group;
+	size_t ngroup, group_cap, group_next;
+	json_place ahead; /* read from the sorter, of the next time */
+	int has_ahead;
+} place_reader;
+
+static int spilled_place(place_reader *pr, json_place *place)
+{
+	uint64_t key;
+	const void *rec;
+	size_t len;
+	int rc = tl_spill_sort_next(pr->js->spill, &key, &rec, &len);
+	if (rc == 1)
+		memcpy(place, rec, sizeof *place);
+	return rc;
+}
+
+/* The next place: 1, 0 (none left) or -errno. */
+static int next_place(place_reader *pr, json_place *place)
+{
+	json_stream *js = pr->js;
+	if (!js->spill) {
+		if (pr->next == js->nplaces)
+			return 0;
+		*place = js->places[pr->next++];
+		return 1;
+	}
+	if (js->any_complete)
+		return spilled_place(pr, place);
+	if (pr->group_next == pr->ngroup) {
+		pr->ngroup = pr->group_next = 0;
+		int rc = pr->has_ahead ? 1 : spilled_place(pr, &pr->ahead);
+		for (; rc == 1; rc = spilled_place(pr, &pr->ahead)) {
+			if (pr->ngroup && pr->ahead.ts != pr->group[0].ts)
+				break;
+			json_place *g = grow_array(js->im, pr->group, &pr->group_cap,
+			                           pr->ngroup + 1, sizeof *g);
+			if (!g)
+				return -ENOMEM;
+			pr->group = g;
+			g[pr->ngroup] = pr->ahead;
+			g[pr->ngroup++].len_cls = (pr->ahead.len_cls & ~3u) | ORDER_OTHER;
+		}
+		if (rc < 0)
+			return rc;
+		pr->has_ahead = rc == 1;
+		if (pr->ngroup > 1)
+			qsort(pr->group, pr->ngroup, sizeof *pr->group, compare_place);
+		if (!pr->ngroup)
+			return 0;
+	}
+	*place = pr->group[pr->group_next++];
+	return 1;
+}
+
+static int import_places(importer *im, json_stream *js, const file_bytes *file, tl_read_error *err)
 {
 	tl_json_trace one = {0};
 	char *buf = NULL;
 	size_t buf_cap = 0;
-	int rc = 0;
-	for (size_t i = 0; i < js->nplaces && rc == 0 && !im->nomem; i++) {
-		const json_place *place = &js->places[i];
+	place_reader pr = {.js = js};
+	json_place next;
+	int rc = js->spill ? tl_spill_sort_finish(js->spill) : 0;
+	for (size_t i = 0; rc == 0 && !im->nomem; i++) {
+		if ((rc = next_place(&pr, &next)) != 1)
+			break;
+		rc = 0;
+		const json_place *place = &next;
 		size_t len = place->len_cls >> 2;
 		const char *bytes = file->data + place->offset;
 		if (file->map_len) {
@@ -2663,6 +3079,7 @@ static int import_places(importer *im, const json_stream *js, const file_bytes *
 		if (i % 1024 == 1023)
 			tl_str_arena_reset(&one.strings);
 	}
+	free(pr.group);
 	free(buf);
 	tl_json_trace_free(&one);
 	return rc;
@@ -2821,12 +3238,19 @@ static int import_runs(importer *im, const json_stream *js, const file_bytes *fi
 	return rc;
 }
 
-static int stream_json(file_bytes *file, tl_import *out, tl_read_error *err)
+static int stream_json(file_bytes *file, const tl_import_sink *sink, tl_import *out,
+                       tl_read_error *err)
 {
 	importer im;
 	json_stream js = {.im = &im, .data = file->data};
 	tl_json_trace json;
-	int rc = importer_start(&im, out);
+	int rc = importer_start(&im, out, sink);
+	if (rc == 0 && sink) {
+		/* memory is what is open: the index goes to a temporary file */
+		js.spill = tl_spill_sort_new(SPILL_BUDGET, NULL);
+		rc = js.spill ? tl_spill_sort_set_tie(js.spill, compare_spilled_place, NULL)
+		              : -ENOMEM;
+	}
 	if (rc == 0)
 		rc = tl_json_scan(file->data, file->len, file->map_len != 0, place_event, &js,
 		                  &json, err);
@@ -2849,11 +3273,13 @@ static int stream_json(file_bytes *file, tl_import *out, tl_read_error *err)
 		if (!js.too_many_runs) {
 			/* the index is not needed: give it back before the import grows */
 			free_places(&js);
+			tl_spill_sort_free(js.spill);
+			js.spill = NULL;
 			out->reading = TL_READING_JSON_RUNS;
 			out->json_runs = js.nruns;
 			rc = import_runs(&im, &js, file, err);
 		} else {
-			if (!js.any_complete) {
+			if (!js.any_complete && !js.spill) {
 				for (size_t i = 0; i < js.nplaces; i++)
 					js.places[i].len_cls =
 					    (js.places[i].len_cls & ~3u) | ORDER_OTHER;
@@ -2865,6 +3291,10 @@ static int stream_json(file_bytes *file, tl_import *out, tl_read_error *err)
 		}
 	}
 	free_places(&js);
+	if (js.spill && rc < 0 && rc != -ENOMEM && !err->message[0])
+		snprintf(err->message, sizeof err->message,
+		         "the index of the events, kept in a temporary file: %s", strerror(-rc));
+	tl_spill_sort_free(js.spill);
 	if (rc == STREAM_WHOLE) {
 		importer_finish(&im, -ECANCELED); /* frees what the first pass imported */
 		return STREAM_WHOLE;
@@ -2875,20 +3305,29 @@ static int stream_json(file_bytes *file, tl_import *out, tl_read_error *err)
 	return rc;
 }
 
-int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
-                        tl_read_error *err)
+/* The sink forgets what a read it is given up for handed on. */
+static void sink_restart(const tl_import_sink *sink)
+{
+	if (sink && sink->restart)
+		sink->restart(sink->ctx);
+}
+
+static int read_file(const char *path, const tl_import_sink *sink, tl_import *out,
+                     tl_trace_format *format, tl_read_error *err)
 {
 	tl_read_error scratch;
 	if (!err)
 		err = &scratch;
 	memset(err, 0, sizeof *err);
 	memset(out, 0, sizeof *out);
-	int rc = stream_ftrace_file(path, out);
+	int rc = stream_ftrace_file(path, sink, out);
 	if (rc <= 0) {
 		if (format)
 			*format = TL_TRACE_FORMAT_FTRACE;
 		return rc;
 	}
+	if (rc == STREAM_UNSORTED)
+		sink_restart(sink);
 	file_bytes file;
 	if (load_file(path, &file) != 0)
 		return -errno;
@@ -2900,9 +3339,10 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 		*format = kind;
 	switch (kind) {
 	case TL_TRACE_FORMAT_JSON: {
-		rc = stream_json(&file, out, err);
+		rc = stream_json(&file, sink, out, err);
 		if (rc != STREAM_WHOLE)
 			break;
+		sink_restart(sink);
 		tl_json_trace json;
 		/* A mapped file is given back as it is read. */
 		rc = file.map_len ? tl_json_read_mapped(data, len, &json, err)
@@ -2911,7 +3351,7 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 		 * before the import, which is the peak. */
 		unload_file(&file);
 		if (rc == 0) {
-			rc = tl_import_build(NULL, &json, out);
+			rc = build_import(NULL, &json, sink, out);
 			tl_json_trace_free(&json);
 		}
 		break;
@@ -2920,7 +3360,7 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 		tl_ftrace_text text;
 		rc = tl_ftrace_text_read(data, len, 0, &text, err);
 		if (rc == 0) {
-			rc = tl_import_build(&text, NULL, out);
+			rc = build_import(&text, NULL, sink, out);
 			tl_ftrace_text_free(&text);
 		}
 		break;
@@ -2930,13 +3370,13 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 		rc = tl_perfetto_read(data, len, &trace, err);
 		unload_file(&file);
 		if (rc == 0) {
-			rc = tl_import_perfetto(&trace, out);
+			rc = import_perfetto(&trace, sink, out);
 			tl_perfetto_trace_free(&trace);
 		}
 		break;
 	}
 	case TL_TRACE_FORMAT_BINARY:
-		rc = tl_import_snapshot(data, len, out, err->message, sizeof err->message);
+		rc = import_snapshot(data, len, sink, out, err->message, sizeof err->message);
 		break;
 	default:
 		snprintf(err->message, sizeof err->message,
@@ -2946,6 +3386,25 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 		break;
 	}
 	unload_file(&file);
+	return rc;
+}
+
+int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
+                        tl_read_error *err)
+{
+	return read_file(path, NULL, out, format, err);
+}
+
+int tl_import_read_file_to(const char *path, const tl_import_sink *sink, tl_import *out,
+                           tl_trace_format *format, tl_read_error *err)
+{
+	tl_read_error scratch;
+	if (!err)
+		err = &scratch;
+	int rc = read_file(path, sink, out, format, err);
+	if (rc && out->sink_failed)
+		snprintf(err->message, sizeof err->message, "%s: %s",
+		         sink->what ? sink->what : "handing the items on", strerror(-rc));
 	return rc;
 }
 
@@ -3033,8 +3492,8 @@ static void model_add_slice(model_builder *b, size_t index)
 		if (ev)
 			ev->id = s->track + 1;
 		if (ev && s->dur >= 0) {
-			tl_model_event *end = model_add(b, TL_PHASE_ASYNC_END, slice_end(s), pid,
-			                                0, s->name, s->cat);
+			tl_model_event *end =
+			    model_add(b, TL_PHASE_ASYNC_END, slice_end(s), pid, 0, s->name, s->cat);
 			if (end)
 				end->id = s->track + 1;
 		}

@@ -199,8 +199,57 @@ typedef struct tl_import {
 	tl_str_arena strings;
 	tl_import_reading reading;
 	size_t json_runs; /* TL_READING_JSON_RUNS: how many runs were merged */
+	/* Read with a sink (tl_import_read_file_to): the items it was given,
+	 * and the most slices, args, tracks and distinct names (of slices,
+	 * categories, tracks, arg keys) the import held at once. */
+	uint64_t streamed;
+	size_t held_slices, held_args, held_tracks, held_names;
+	int sink_failed; /* the read stopped on the sink's error (nothing else kept) */
 	struct tl_import_maps *maps; /* internal lookup tables */
 } tl_import;
+
+/* An arg as a sink receives it: seq is its place among the trace's args
+ * (its index in a whole import's args). */
+typedef struct tl_import_sink_arg {
+	uint64_t seq;
+	const char *key; /* "args.<key>" */
+	tl_json_value value;
+} tl_import_sink_arg;
+
+/*
+ * What an import read with a sink hands on as it goes, instead of keeping
+ * it: each item once, when nothing can change it any more, then given
+ * back. The seq of each is the index it has in a whole import, so a sink
+ * can put the items back in that order. A callback returning non-zero (a
+ * -errno) stops the import, which returns that value.
+ *
+ * slice: a slice, instant or async slice that has ended, or is still open
+ *   at the end of the trace (dur -1), with its thread times (TL_IMPORT_NULL
+ *   when unknown) and its args in the order they were added. s->track is
+ *   valid during the call only: an async track is given back once empty.
+ * counter: a counter sample, as it is read; c->track stays valid.
+ * flow: a flow as it is bound; `out` may have been handed on already (only
+ *   its ts, dur, name, cat and kind are then still meaningful: not its
+ *   track), `in` may still be open (dur -1).
+ * restart: forget everything handed on so far; the file is read again
+ *   from its start (ftrace text whose markers go back in time). May be NULL
+ *   only when the sink keeps nothing.
+ * what: what the sink does, for the message of its error (may be NULL).
+ *
+ * Strings (names, categories, track names, args) are valid during the call
+ * only: a name no item uses any more is given back.
+ */
+typedef struct tl_import_sink {
+	void *ctx;
+	int (*slice)(void *ctx, const tl_import *imp, const tl_import_slice *s, uint64_t seq,
+	             int64_t thread_ts, int64_t thread_dur, const tl_import_sink_arg *args,
+	             size_t nargs);
+	int (*counter)(void *ctx, const tl_import *imp, const tl_import_counter *c, uint64_t seq);
+	int (*flow)(void *ctx, const tl_import *imp, const tl_import_slice *out,
+	            const tl_import_slice *in, uint64_t seq);
+	void (*restart)(void *ctx);
+	const char *what;
+} tl_import_sink;
 
 /*
  * Imports ftrace text and/or a JSON trace (either may be NULL; a JSON
@@ -214,7 +263,7 @@ typedef struct tl_import {
 int tl_import_build(const tl_ftrace_text *text, const tl_json_trace *json, tl_import *out);
 
 /* Whether the import holds nothing: no slice, instant, async slice,
- * counter or flow. */
+ * counter or flow (none kept, none handed to a sink). */
 int tl_import_is_empty(const tl_import *imp);
 
 /*
@@ -290,6 +339,24 @@ tl_trace_format tl_trace_format_sniff(const char *data, size_t len);
  */
 int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
                         tl_read_error *err);
+
+/*
+ * tl_import_read_file with a sink: every slice, counter, flow and arg goes
+ * to the sink as soon as it is final and is not kept, so memory is what is
+ * open, not the trace: the threads, processes and their tracks; the
+ * slices not yet ended and their args; the sources of flows not yet ended
+ * (a JSON v2 flow's source stays, as another event may bind to it); one
+ * copy of each name, category and arg key in use; the async tracks of
+ * JSON and Perfetto ids (named after their first slice, kept for the next
+ * slice of that id; an atrace async track is given back once empty); and
+ * what the reader holds (a file read whole: see tl_import_read_file). The
+ * import left in *out holds no item: its threads, processes, stats, clock
+ * and counts (streamed, held_*). Returns what tl_import_read_file returns,
+ * or the sink's error (out->sink_failed set, err->message saying
+ * sink->what and the error).
+ */
+int tl_import_read_file_to(const char *path, const tl_import_sink *sink, tl_import *out,
+                           tl_trace_format *format, tl_read_error *err);
 
 /*
  * Builds a trace model from an import, for the exporters (its clock_id is
