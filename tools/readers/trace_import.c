@@ -2756,6 +2756,7 @@ static int stream_ftrace_file(const char *path, const tl_import_sink *sink, tl_i
  * one with an event of 1 GiB or more or over 2^32 events.
  */
 #define STREAM_WHOLE 3
+#define STREAM_RESCAN 4
 #define MERGE_RUNS_MAX 256
 #define SPILL_BUDGET ((size_t)4 << 20) /* a sink's index held in memory */
 #define CURSOR_BYTES ((size_t)16 << 10)
@@ -2788,8 +2789,14 @@ typedef struct json_stream {
 	int has_last;
 	uint64_t last_end; /* the end of the last event handed on */
 	int any_complete;
-	int whole;            /* an event the index cannot hold: read the file whole */
-	tl_spill_sort *spill; /* a sink's import: the index sorted on disk, not kept */
+	int whole; /* an event the index cannot hold: read the file whole */
+	/* A sink's import keeps no index while the runs do: at the 257th run
+	 * it scans again (STREAM_RESCAN), every place then going to the spill
+	 * sorter (index_all), the events before handled_before not imported
+	 * again. */
+	tl_spill_sort *spill;
+	int index_all;
+	uint64_t handled_before;
 } json_stream;
 
 static int compare_place(const void *pa, const void *pb)
@@ -2922,6 +2929,8 @@ static int place_event(void *ctx, const tl_json_trace *json, const tl_json_event
 		return -E2BIG;
 	}
 	if (!is_placed(e)) {
+		if (js->index_all && e->order < js->handled_before)
+			return 0; /* (the scan before handled it) */
 		if (e->ph == 'M')
 			import_json_metadata(im, json, e);
 		else
@@ -2936,8 +2945,14 @@ static int place_event(void *ctx, const tl_json_trace *json, const tl_json_event
 	                    .len_cls = (uint32_t)len << 2 | (uint32_t)event_class(e),
 	                    .order = (uint32_t)e->order};
 	note_run(js, e, offset, len, &place);
-	if (js->spill)
+	if (js->index_all)
 		return tl_spill_sort_add(js->spill, place_key(place.ts), &place, sizeof place);
+	if (js->spill && js->too_many_runs) {
+		js->handled_before = e->order;
+		return STREAM_RESCAN;
+	}
+	if (js->spill)
+		return 0;
 	if (js->nplaces == js->cap && grow_places(js))
 		return -ENOMEM;
 	js->places[js->nplaces++] = place;
@@ -3254,6 +3269,18 @@ static int stream_json(file_bytes *file, const tl_import_sink *sink, tl_import *
 	if (rc == 0)
 		rc = tl_json_scan(file->data, file->len, file->map_len != 0, place_event, &js,
 		                  &json, err);
+	if (rc == 0 && js.spill && js.too_many_runs) {
+		/* the 257th run began with no event placed after it */
+		tl_json_trace_free(&json);
+		js.handled_before = UINT64_MAX;
+		rc = STREAM_RESCAN;
+	}
+	if (rc == STREAM_RESCAN) {
+		js.index_all = 1;
+		js.any_complete = 0;
+		rc = tl_json_scan(file->data, file->len, file->map_len != 0, place_event, &js,
+		                  &json, err);
+	}
 	if (rc == -E2BIG && js.whole) {
 		rc = STREAM_WHOLE;
 	} else if (rc == 0 && json.has_system_text) {
