@@ -175,6 +175,31 @@ static void test_cli_fps_counts_drops_from_slice_starts_without_vsync_arg(void *
 	free(out);
 }
 
+/* Text whose markers go back in time is read again from its start: the
+ * frames the first reading took are forgotten, not counted twice. */
+static void test_cli_fps_counts_each_frame_once_when_text_goes_back_in_time(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("fps-unsorted", ".txt");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("# tracer: nop\n", f);
+	static const char *const lines[] = {
+	    "1.000000: tracing_mark_write: B|7|frame 1", "1.010000: tracing_mark_write: E|7",
+	    "1.016667: tracing_mark_write: B|7|frame 2", "1.026667: tracing_mark_write: E|7",
+	    "1.033334: tracing_mark_write: B|7|frame 3", "1.043334: tracing_mark_write: E|7",
+	    /* an earlier frame, last in the file */
+	    "0.983333: tracing_mark_write: B|7|frame 0", "0.993333: tracing_mark_write: E|7"};
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+		fprintf(f, "  main-7 (7) [000] .... %s\n", lines[i]);
+	assert_int_equal(fclose(f), 0);
+	char *out, args[512];
+	snprintf(args, sizeof args, "--json '%s'", path);
+	assert_int_equal(run(&out, args), 0);
+	assert_non_null(strstr(out, "\"frame_slices\":4,"));
+	free(out);
+}
+
 static void test_cli_fps_plot_writes_an_svg(void **state)
 {
 	(void)state;
@@ -203,6 +228,7 @@ int main(void)
 	    cmocka_unit_test(test_cli_fps_of_a_directory_says_it_is_a_directory),
 	    cmocka_unit_test(test_cli_fps_reads_frame_slices_of_every_trace_format),
 	    cmocka_unit_test(test_cli_fps_counts_drops_from_slice_starts_without_vsync_arg),
+	    cmocka_unit_test(test_cli_fps_counts_each_frame_once_when_text_goes_back_in_time),
 	    cmocka_unit_test(test_cli_fps_plot_writes_an_svg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

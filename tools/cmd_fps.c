@@ -192,10 +192,42 @@ static int read_latency(const char *path, const char *data, size_t len, fps_seri
 	return status;
 }
 
+/* What fps_trace_sniff looks at: a file's first bytes. */
+#define HEAD_BYTES ((size_t)64 << 10)
+
+/* Whether the file at path is a trace fps_read_trace reads by name, as its
+ * import streams (not a latency dump, nor blank at its start). */
+static bool is_streamed_trace(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false; /* read_input says why */
+	char *head = malloc(HEAD_BYTES);
+	size_t n = 0;
+	while (head && n < HEAD_BYTES) {
+		ssize_t got = read(fd, head + n, HEAD_BYTES - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	size_t i = 0;
+	while (head && i < n &&
+	       (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
+		i++;
+	bool trace = head && i < n && !tl_sf_latency_sniff(head, n) && fps_trace_sniff(head, n);
+	free(head);
+	return trace;
+}
+
 static int read_file(const char *path, fps_series_list *out)
 {
 	if (tl_cli_reject_directory(FPS_PREFIX, path))
 		return 1;
+	if (is_streamed_trace(path))
+		return fps_read_trace(path, out);
 	size_t len = 0;
 	char *data = read_input(path, &len);
 	if (!data)
@@ -207,13 +239,12 @@ static int read_file(const char *path, fps_series_list *out)
 	if (i == len) {
 		fprintf(stderr, FPS_PREFIX ": %s:1: error: empty file\n", path);
 		status = 1;
-	} else if (tl_sf_latency_sniff(data, len)) {
+	} else if (tl_sf_latency_sniff(data, len) || !fps_trace_sniff(data, len)) {
+		/* Read as --latency when it is not a trace: its errors name the line. */
 		status = read_latency(path, data, len, out);
-	} else if (fps_trace_sniff(data, len)) {
-		status = fps_read_trace(path, data, len, out);
 	} else {
-		/* Read as --latency anyway: its errors name the line. */
-		status = read_latency(path, data, len, out);
+		/* (a trace after blank bytes past the first 64 KiB) */
+		status = fps_read_trace(path, out);
 	}
 	free(data);
 	return status;

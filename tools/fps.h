@@ -43,13 +43,14 @@ void fps_series_list_free(fps_series_list *list);
 
 /*
  * Adds one series per thread with frame slices ("frame <n>") in the trace
- * data[0..len) read from path. Returns 0, or 1 after printing one
- * "timeline fps: PATH: ..." line on stderr.
+ * at path. Returns 0, or 1 after printing one "timeline fps: PATH: ..."
+ * line on stderr.
  */
-int fps_read_trace(const char *path, const char *data, size_t len, fps_series_list *out);
+int fps_read_trace(const char *path, fps_series_list *out);
 
-/* Whether data is a trace fps_read_trace may read (binary snapshot, Chrome
- * JSON, ftrace text). */
+/* Whether data, a file's first bytes (64 KiB, or all of a shorter file),
+ * is a trace fps_read_trace may read (binary snapshot, Chrome JSON, ftrace
+ * text). */
 bool fps_trace_sniff(const char *data, size_t len);
 
 /* Writes the SVG chart of every series (one panel each), whole or not at

@@ -4,6 +4,10 @@
  * format keeps arguments), read through the importer from a binary
  * snapshot, Chrome JSON or ftrace text. One series per thread.
  *
+ * The trace is read by name, as `timeline slices` reads it: the import
+ * hands the frame slices and the period counter's samples on as it reads
+ * (tl_import_read_file_to), so memory is the frames, not the trace.
+ *
  * A frame's vsync is its vsync_ns argument, else its start (the frame
  * tracer leaves the argument out when the frame started at its vsync; ftrace
  * text keeps no arguments). Its present time is its present_ns argument;
@@ -20,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/export/trace_model.h"
 #include "recorder/snapshot_format.h"
+#include "tools/cli.h"
 #include "tools/readers/ftrace_text.h"
 #include "tools/readers/json_reader.h"
 #include "tools/readers/trace_import.h"
@@ -105,20 +109,22 @@ static int64_t arg_int(const tl_json_value *v)
 	return 0;
 }
 
+/* A sample of the period counter. */
+struct period_sample {
+	int64_t ts;
+	double value;
+	uint32_t pid; /* 0: any process */
+};
+
 /* The last sample of the period counter of pid at or before ts, or 0. */
-static int64_t period_at(const tl_import *imp, uint32_t pid, int64_t ts)
+static int64_t period_at(const struct period_sample *p, size_t n, uint32_t pid, int64_t ts)
 {
 	int64_t best_ts = INT64_MIN, value = 0;
-	for (size_t i = 0; i < imp->ncounters; i++) {
-		const tl_import_counter *c = &imp->counters[i];
-		const tl_import_track *t = &imp->tracks[c->track];
-		if (c->ts > ts || c->ts < best_ts || (t->pid != pid && t->pid != 0))
+	for (size_t i = 0; i < n; i++) {
+		if (p[i].ts > ts || p[i].ts < best_ts || (p[i].pid != pid && p[i].pid != 0))
 			continue;
-		if (strcmp(t->name, PERIOD_COUNTER) != 0 &&
-		    strcmp(t->name, PERIOD_COUNTER " value") != 0)
-			continue;
-		best_ts = c->ts;
-		value = (int64_t)(c->value + 0.5);
+		best_ts = p[i].ts;
+		value = (int64_t)(p[i].value + 0.5);
 	}
 	return value;
 }
@@ -196,49 +202,95 @@ static const char *thread_name(const tl_import *imp, uint32_t tid)
 	return NULL;
 }
 
-/* The frames of the import, by thread; one series each. */
-static int series_from_import(const char *path, const tl_import *imp, fps_series_list *out)
+/*
+ * What fps takes of a trace, handed on by the import as it reads: the
+ * frame slices with their args, and the period counter's samples. Memory
+ * is the frames, not the trace.
+ */
+typedef struct frame_sink {
+	struct trace_frame *frames;
+	size_t nframes, frames_cap;
+	struct period_sample *periods;
+	size_t nperiods, periods_cap;
+} frame_sink;
+
+static int grow(void **a, size_t *cap, size_t n, size_t size)
 {
-	size_t n = 0;
-	struct trace_frame *frames = NULL;
-	size_t *frame_of_slice = malloc((imp->nslices ? imp->nslices : 1) * sizeof *frame_of_slice);
-	if (!frame_of_slice)
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? 2 * *cap : 64;
+	void *grown = realloc(*a, c * size);
+	if (!grown)
 		return -ENOMEM;
-	for (size_t i = 0; i < imp->nslices; i++) {
-		const tl_import_slice *sl = &imp->slices[i];
-		frame_of_slice[i] = SIZE_MAX;
-		if (sl->kind != TL_IMPORT_SLICE || sl->dur < 0 || !is_frame_name(sl->name))
-			continue;
-		struct trace_frame *grown = realloc(frames, (n + 1) * sizeof *frames);
-		if (!grown) {
-			free(frames);
-			free(frame_of_slice);
-			return -ENOMEM;
-		}
-		frames = grown;
-		frames[n] = (struct trace_frame){.slice = i,
-		                                 .tid = tl_import_slice_tid(imp, sl),
-		                                 .pid = tl_import_slice_pid(imp, sl),
-		                                 .start = sl->ts,
-		                                 .end = sl->ts + sl->dur};
-		frame_of_slice[i] = n++;
+	*a = grown;
+	*cap = c;
+	return 0;
+}
+
+static int take_frame(void *ctx, const tl_import *imp, const tl_import_slice *sl, uint64_t seq,
+                      int64_t thread_ts, int64_t thread_dur, const tl_import_sink_arg *args,
+                      size_t nargs)
+{
+	(void)thread_ts;
+	(void)thread_dur;
+	frame_sink *fs = ctx;
+	if (sl->kind != TL_IMPORT_SLICE || sl->dur < 0 || !is_frame_name(sl->name))
+		return 0;
+	if (grow((void **)&fs->frames, &fs->frames_cap, fs->nframes, sizeof *fs->frames))
+		return -ENOMEM;
+	struct trace_frame *f = &fs->frames[fs->nframes++];
+	*f = (struct trace_frame){.slice = (size_t)seq,
+	                          .tid = tl_import_slice_tid(imp, sl),
+	                          .pid = tl_import_slice_pid(imp, sl),
+	                          .start = sl->ts,
+	                          .end = sl->ts + sl->dur};
+	for (size_t i = 0; i < nargs; i++) {
+		if (strcmp(args[i].key, "args.vsync_ns") == 0)
+			f->vsync = arg_int(&args[i].value);
+		else if (strcmp(args[i].key, "args.period_ns") == 0)
+			f->period = arg_int(&args[i].value);
+		else if (strcmp(args[i].key, "args.present_ns") == 0)
+			f->present = arg_int(&args[i].value);
 	}
-	for (size_t i = 0; i < imp->nargs; i++) {
-		const tl_import_arg *a = &imp->args[i];
-		if (a->slice >= imp->nslices || frame_of_slice[a->slice] == SIZE_MAX)
-			continue;
-		struct trace_frame *f = &frames[frame_of_slice[a->slice]];
-		if (strcmp(a->key, "args.vsync_ns") == 0)
-			f->vsync = arg_int(&a->value);
-		else if (strcmp(a->key, "args.period_ns") == 0)
-			f->period = arg_int(&a->value);
-		else if (strcmp(a->key, "args.present_ns") == 0)
-			f->present = arg_int(&a->value);
-	}
-	free(frame_of_slice);
+	return 0;
+}
+
+static int take_period(void *ctx, const tl_import *imp, const tl_import_counter *c, uint64_t seq)
+{
+	(void)seq;
+	frame_sink *fs = ctx;
+	const tl_import_track *t = &imp->tracks[c->track];
+	if (strcmp(t->name, PERIOD_COUNTER) != 0 && strcmp(t->name, PERIOD_COUNTER " value") != 0)
+		return 0;
+	if (grow((void **)&fs->periods, &fs->periods_cap, fs->nperiods, sizeof *fs->periods))
+		return -ENOMEM;
+	fs->periods[fs->nperiods++] = (struct period_sample){c->ts, c->value, t->pid};
+	return 0;
+}
+
+static int take_no_flow(void *ctx, const tl_import *imp, const tl_import_slice *out,
+                        const tl_import_slice *in, uint64_t seq)
+{
+	(void)ctx, (void)imp, (void)out, (void)in, (void)seq;
+	return 0;
+}
+
+static void forget_frames(void *ctx)
+{
+	frame_sink *fs = ctx;
+	fs->nframes = fs->nperiods = 0;
+}
+
+/* The frames taken, by thread; one series each. */
+static int series_from_sink(const char *path, const tl_import *imp, frame_sink *fs,
+                            fps_series_list *out)
+{
+	struct trace_frame *frames = fs->frames;
+	size_t n = fs->nframes;
 	for (size_t i = 0; i < n; i++)
 		if (frames[i].period <= 0)
-			frames[i].period = period_at(imp, frames[i].pid, frames[i].start);
+			frames[i].period =
+			    period_at(fs->periods, fs->nperiods, frames[i].pid, frames[i].start);
 	if (n)
 		qsort(frames, n, sizeof *frames, compare_frames);
 
@@ -258,51 +310,29 @@ static int series_from_import(const char *path, const tl_import *imp, fps_series
 		rc = series_from_frames(s, frames + i, j - i);
 		i = j;
 	}
-	free(frames);
 	return rc;
 }
 
-int fps_read_trace(const char *path, const char *data, size_t len, fps_series_list *out)
+int fps_read_trace(const char *path, fps_series_list *out)
 {
+	frame_sink fs = {0};
+	tl_import_sink sink = {.ctx = &fs,
+	                       .slice = take_frame,
+	                       .counter = take_period,
+	                       .flow = take_no_flow,
+	                       .restart = forget_frames,
+	                       .what = "keeping the frames"};
 	tl_import imp;
-	memset(&imp, 0, sizeof imp);
-	int rc;
-	char err[256] = "";
-	if (is_binary(data, len)) {
-		tl_model model;
-		rc = tl_model_read_binary(data, len, &model, err, sizeof err);
-		if (rc < 0) {
-			fprintf(stderr, FPS_PREFIX ": %s: %s\n", path,
-			        err[0] ? err : strerror(-rc));
-			return 1;
-		}
-		rc = tl_import_model(&model, &imp);
-		tl_model_free(&model);
-	} else if (tl_json_sniff(data, len)) {
-		tl_json_trace json;
-		tl_read_error rerr = {0};
-		rc = tl_json_read(data, len, &json, &rerr);
-		if (rc == -EINVAL) {
-			fprintf(stderr, FPS_PREFIX ": %s:%zu:%zu: %s\n", path, rerr.line,
-			        rerr.column, rerr.message);
-			return 1;
-		}
-		if (rc == 0) {
-			rc = tl_import_build(NULL, &json, &imp);
-			tl_json_trace_free(&json);
-		}
-	} else {
-		tl_ftrace_text text;
-		rc = tl_ftrace_text_read(data, len, 0, &text, NULL);
-		if (rc == 0) {
-			rc = tl_import_build(&text, NULL, &imp);
-			tl_ftrace_text_free(&text);
-		}
+	if (tl_cli_read_import_to(FPS_PREFIX, path, &sink, &imp)) {
+		free(fs.frames);
+		free(fs.periods);
+		return 1;
 	}
 	size_t before = out->count;
-	if (rc == 0)
-		rc = series_from_import(path, &imp, out);
+	int rc = series_from_sink(path, &imp, &fs, out);
 	tl_import_free(&imp);
+	free(fs.frames);
+	free(fs.periods);
 	if (rc < 0) {
 		fprintf(stderr, FPS_PREFIX ": %s: %s\n", path, strerror(-rc));
 		return 1;
