@@ -293,25 +293,28 @@ static void test_ftrace_text_holds_what_is_open_however_long(void **state)
 	assert_true(large.names <= 12);
 }
 
+/* JSON of 2,000 and 16,000 frames, read as `reading` says. */
+static void assert_json_holds_what_is_open(const char *what, int reversed,
+                                           tl_import_reading reading)
+{
+	held small = held_reading(write_json("stream-small", 2000, reversed));
+	held large = held_reading(write_json("stream-large", 16000, reversed));
+	assert_int_equal(large.reading, reading);
+	assert_same_held(what, small, large);
+	assert_true(large.slices <= 16);
+}
+
 static void test_json_runs_hold_what_is_open_however_long(void **state)
 {
 	(void)state;
-	held small = held_reading(write_json("stream-small", 2000, 0));
-	held large = held_reading(write_json("stream-large", 16000, 0));
-	assert_int_equal(large.reading, TL_READING_JSON_RUNS);
-	assert_same_held("JSON, runs", small, large);
-	assert_true(large.slices <= 16);
+	assert_json_holds_what_is_open("JSON, runs", 0, TL_READING_JSON_RUNS);
 }
 
 static void test_json_index_holds_what_is_open_however_long(void **state)
 {
 	(void)state;
 	/* 7 events a frame: the larger index (over 100,000 places) goes to disk */
-	held small = held_reading(write_json("stream-small", 2000, 1));
-	held large = held_reading(write_json("stream-large", 16000, 1));
-	assert_int_equal(large.reading, TL_READING_JSON_INDEX);
-	assert_same_held("JSON, index", small, large);
-	assert_true(large.slices <= 16);
+	assert_json_holds_what_is_open("JSON, index", 1, TL_READING_JSON_INDEX);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -2,7 +2,8 @@
 # Runs one libFuzzer target for a bounded time over a fresh corpus seeded
 # from tests/fuzz/seeds/<target>/ and, for the text and JSON readers, from
 # the conformance inputs (and the text reader from the trace-cmd fixtures); the
-# snapshot and Perfetto readers get the demo's trace. Exits non-zero when the
+# snapshot and Perfetto readers get the demo's trace; the streamed import
+# all of the text and JSON ones. Exits non-zero when the
 # fuzzer finds a crash.
 # Usage: run-fuzzer.sh FUZZER SECONDS WORKDIR
 set -euo pipefail
@@ -22,6 +23,10 @@ fuzz_ftrace_text | fuzz_atrace_payload)
 	[ "$name" = fuzz_atrace_payload ] || cp "$src"/tests/fixtures/trace-cmd/*.txt "$work/seeds/" ;;
 fuzz_json_reader)
 	[ -d "$conformance" ] && cp "$conformance"/json_*.input "$work/seeds/" ;;
+fuzz_import_stream)
+	[ -d "$conformance" ] && cp "$conformance"/json_*.input "$conformance"/systrace_*.input "$work/seeds/"
+	cp "$src"/tests/fixtures/trace-cmd/*.txt "$work/seeds/"
+	"${TIMELINE_CLI:?}" demo --seconds 0.05 --recorder ring -o "$work/seeds/demo.json" >/dev/null ;;
 fuzz_binary_snapshot)
 	"${TIMELINE_CLI:?}" demo --seconds 0.05 --recorder ring -o "$work/seeds/demo.tlsnap" >/dev/null ;;
 fuzz_perfetto_reader)
