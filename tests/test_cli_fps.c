@@ -200,6 +200,53 @@ static void test_cli_fps_counts_each_frame_once_when_text_goes_back_in_time(void
 	free(out);
 }
 
+/* A thread first seen without its process learns it later: its frames are
+ * that process's, the period its counter's (8.33 ms), not estimated. */
+static void test_cli_fps_takes_the_process_a_thread_learns_later(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("fps-late-pid", ".txt");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("# tracer: nop\n", f);
+	static const char *const lines[] = {
+	    "0.900000: tracing_mark_write: C|555|refresh_period_ns|8333333",
+	    "1.000000: tracing_mark_write: B|0|frame 1",
+	    "1.030000: tracing_mark_write: E",
+	    "1.036000: tracing_mark_write: B|0|frame 2",
+	    "1.040000: tracing_mark_write: E",
+	    "1.053000: tracing_mark_write: B|555|frame 3",
+	    "1.060000: tracing_mark_write: E"};
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+		fprintf(f, "  t-101 (-----) [000] .... %s\n", lines[i]);
+	assert_int_equal(fclose(f), 0);
+	char *out, args[512];
+	snprintf(args, sizeof args, "--json '%s'", path);
+	assert_int_equal(run(&out, args), 0);
+	assert_non_null(strstr(out, "\"refresh_period_ns\":8333333,\"period_estimated\":false"));
+	assert_non_null(strstr(out, "\"frame_slices\":3,"));
+	free(out);
+}
+
+/* A pipe is read once, whole: the same figures as the file. */
+static void test_cli_fps_reads_a_trace_from_a_pipe(void **state)
+{
+	(void)state;
+	char *from_file, *from_pipe;
+	assert_int_equal(
+	    run(&from_file, "--json " TL_SOURCE_DIR "/tests/fixtures/frames/no_vsync_arg.json"), 0);
+	assert_int_equal(run(&from_pipe, "--json /dev/stdin < " TL_SOURCE_DIR
+	                                 "/tests/fixtures/frames/no_vsync_arg.json"),
+	                 0);
+	assert_non_null(strstr(from_pipe, "\"frame_slices\":10,"));
+	const char *a = strstr(from_file, "\"source\""), *b = strstr(from_pipe, "\"source\"");
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(a, b); /* all but the label */
+	free(from_file);
+	free(from_pipe);
+}
+
 static void test_cli_fps_plot_writes_an_svg(void **state)
 {
 	(void)state;
@@ -229,6 +276,8 @@ int main(void)
 	    cmocka_unit_test(test_cli_fps_reads_frame_slices_of_every_trace_format),
 	    cmocka_unit_test(test_cli_fps_counts_drops_from_slice_starts_without_vsync_arg),
 	    cmocka_unit_test(test_cli_fps_counts_each_frame_once_when_text_goes_back_in_time),
+	    cmocka_unit_test(test_cli_fps_takes_the_process_a_thread_learns_later),
+	    cmocka_unit_test(test_cli_fps_reads_a_trace_from_a_pipe),
 	    cmocka_unit_test(test_cli_fps_plot_writes_an_svg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

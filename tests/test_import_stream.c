@@ -23,8 +23,9 @@
 /*
  * ftrace text of `frames` frames on three threads: each a frame slice with
  * its frame's number in its name, a nested slice, an instant, an async
- * slice of its own cookie, a counter sample and a slice still open at the
- * end (the last frame's).
+ * slice of its own cookie, an async end of another cookie with no begin, a
+ * counter sample, a slice whose name holds a NUL and the frame's number,
+ * and a slice still open at the end (the last frame's).
  */
 static const char *write_text(const char *stem, unsigned frames)
 {
@@ -46,8 +47,17 @@ static const char *write_text(const char *stem, unsigned frames)
 		MARK("C|100|queue|%u", i % 17);
 		MARK("E|%u", 100);
 		MARK("F|100|load|%u", i);
+		/* an async end whose begin came before the trace began */
+		MARK("F|100|earlier|%u", i);
 		if (i + 1 < frames)
 			MARK("E|%u", 100);
+		/* a name with a NUL in it, and the frame's number after it */
+		fprintf(f, "  t-%u (100) [000] .... %llu.%06llu: tracing_mark_write: B|100|tick",
+		        tid, us / 1000000, us % 1000000);
+		fputc('\0', f);
+		fprintf(f, "%u\n", i);
+		us += 7;
+		MARK("E|%u", 100);
 #undef MARK
 	}
 	assert_int_equal(fclose(f), 0);

@@ -70,12 +70,13 @@ int tl_cli_report_unread_lines(const char *prefix, const char *path, const tl_im
 	return 0;
 }
 
-int tl_cli_read_import_to(const char *prefix, const char *path, const tl_import_sink *sink,
-                          tl_import *imp)
+int tl_cli_read_import_to(const char *prefix, const char *path, char *data, size_t len,
+                          const tl_import_sink *sink, tl_import *imp)
 {
 	tl_read_error err = {0};
-	int rc = sink ? tl_import_read_file_to(path, sink, imp, NULL, &err)
-	              : tl_import_read_file(path, imp, NULL, &err);
+	int rc = data   ? tl_import_read_bytes_to(data, len, sink, imp, NULL, &err)
+	         : sink ? tl_import_read_file_to(path, sink, imp, NULL, &err)
+	                : tl_import_read_file(path, imp, NULL, &err);
 	if (rc) {
 		if (rc == -EINVAL && err.line)
 			fprintf(stderr, "%s: %s:%zu:%zu: %s\n", prefix, path, err.line, err.column,
@@ -95,7 +96,7 @@ int tl_cli_read_import_to(const char *prefix, const char *path, const tl_import_
 
 int tl_cli_read_import(const char *prefix, const char *path, tl_import *imp)
 {
-	return tl_cli_read_import_to(prefix, path, NULL, imp);
+	return tl_cli_read_import_to(prefix, path, NULL, 0, NULL, imp);
 }
 
 int tl_cli_parse_assume_clock(const char *prefix, const char *option, const char *value,

@@ -48,9 +48,13 @@ int tl_cli_report_unread_lines(const char *prefix, const char *path, const struc
  */
 int tl_cli_read_import(const char *prefix, const char *path, struct tl_import *imp);
 
-/* tl_cli_read_import handing the items to sink (tl_import_read_file_to). */
+/*
+ * tl_cli_read_import handing the items to sink (tl_import_read_file_to).
+ * data: NULL, or the bytes already read from path (a pipe's: malloc'd, a
+ * NUL after them), which the call frees (tl_import_read_bytes_to).
+ */
 struct tl_import_sink;
-int tl_cli_read_import_to(const char *prefix, const char *path, const struct tl_import_sink *sink,
-                          struct tl_import *imp);
+int tl_cli_read_import_to(const char *prefix, const char *path, char *data, size_t len,
+                          const struct tl_import_sink *sink, struct tl_import *imp);
 
 #endif /* TIMELINE_TOOLS_CLI_H */

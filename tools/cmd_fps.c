@@ -202,6 +202,11 @@ static bool is_streamed_trace(const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false; /* read_input says why */
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd); /* a pipe's bytes are read once: whole, below */
+		return false;
+	}
 	char *head = malloc(HEAD_BYTES);
 	size_t n = 0;
 	while (head && n < HEAD_BYTES) {
@@ -227,7 +232,7 @@ static int read_file(const char *path, fps_series_list *out)
 	if (tl_cli_reject_directory(FPS_PREFIX, path))
 		return 1;
 	if (is_streamed_trace(path))
-		return fps_read_trace(path, out);
+		return fps_read_trace(path, NULL, 0, out);
 	size_t len = 0;
 	char *data = read_input(path, &len);
 	if (!data)
@@ -243,8 +248,8 @@ static int read_file(const char *path, fps_series_list *out)
 		/* Read as --latency when it is not a trace: its errors name the line. */
 		status = read_latency(path, data, len, out);
 	} else {
-		/* (a trace after blank bytes past the first 64 KiB) */
-		status = fps_read_trace(path, out);
+		status = fps_read_trace(path, data, len, out);
+		data = NULL; /* (the import's to free) */
 	}
 	free(data);
 	return status;

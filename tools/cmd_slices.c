@@ -204,7 +204,8 @@ static int print_streamed(const char *path, unsigned kinds)
 		return 1;
 	}
 	tl_import imp;
-	if (tl_cli_read_import_to(SLICES_PREFIX, path, tl_import_printer_sink(printer), &imp)) {
+	if (tl_cli_read_import_to(SLICES_PREFIX, path, NULL, 0, tl_import_printer_sink(printer),
+	                          &imp)) {
 		tl_import_printer_free(printer);
 		return 1;
 	}

@@ -43,10 +43,12 @@ void fps_series_list_free(fps_series_list *list);
 
 /*
  * Adds one series per thread with frame slices ("frame <n>") in the trace
- * at path. Returns 0, or 1 after printing one "timeline fps: PATH: ..."
- * line on stderr.
+ * at path, read by name, or from data[0..len) when data is not NULL (the
+ * bytes read from a pipe: malloc'd, a NUL after them; freed by the call).
+ * Returns 0, or 1 after printing one "timeline fps: PATH: ..." line on
+ * stderr.
  */
-int fps_read_trace(const char *path, fps_series_list *out);
+int fps_read_trace(const char *path, char *data, size_t len, fps_series_list *out);
 
 /* Whether data, a file's first bytes (64 KiB, or all of a shorter file),
  * is a trace fps_read_trace may read (binary snapshot, Chrome JSON, ftrace

@@ -86,7 +86,7 @@ static bool is_frame_name(const char *name)
 
 /* One frame slice and what its arguments say. */
 struct trace_frame {
-	size_t slice;
+	size_t thread; /* imp->threads index: its tid and pid, known at the end */
 	uint32_t tid, pid;
 	int64_t start, end;
 	int64_t vsync, period, present; /* 0: unknown */
@@ -239,11 +239,12 @@ static int take_frame(void *ctx, const tl_import *imp, const tl_import_slice *sl
 	if (grow((void **)&fs->frames, &fs->frames_cap, fs->nframes, sizeof *fs->frames))
 		return -ENOMEM;
 	struct trace_frame *f = &fs->frames[fs->nframes++];
-	*f = (struct trace_frame){.slice = (size_t)seq,
-	                          .tid = tl_import_slice_tid(imp, sl),
-	                          .pid = tl_import_slice_pid(imp, sl),
-	                          .start = sl->ts,
-	                          .end = sl->ts + sl->dur};
+	(void)seq;
+	if (imp->tracks[sl->track].thread == TL_IMPORT_NONE)
+		return 0;
+	/* (a systrace thread may learn its process later: tid and pid at the end) */
+	*f = (struct trace_frame){
+	    .thread = imp->tracks[sl->track].thread, .start = sl->ts, .end = sl->ts + sl->dur};
 	for (size_t i = 0; i < nargs; i++) {
 		if (strcmp(args[i].key, "args.vsync_ns") == 0)
 			f->vsync = arg_int(&args[i].value);
@@ -287,6 +288,11 @@ static int series_from_sink(const char *path, const tl_import *imp, frame_sink *
 {
 	struct trace_frame *frames = fs->frames;
 	size_t n = fs->nframes;
+	for (size_t i = 0; i < n; i++) {
+		const tl_import_thread *t = &imp->threads[frames[i].thread];
+		frames[i].tid = t->tid;
+		frames[i].pid = t->pid;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (frames[i].period <= 0)
 			frames[i].period =
@@ -313,7 +319,7 @@ static int series_from_sink(const char *path, const tl_import *imp, frame_sink *
 	return rc;
 }
 
-int fps_read_trace(const char *path, fps_series_list *out)
+int fps_read_trace(const char *path, char *data, size_t len, fps_series_list *out)
 {
 	frame_sink fs = {0};
 	tl_import_sink sink = {.ctx = &fs,
@@ -323,7 +329,7 @@ int fps_read_trace(const char *path, fps_series_list *out)
 	                       .restart = forget_frames,
 	                       .what = "keeping the frames"};
 	tl_import imp;
-	if (tl_cli_read_import_to(FPS_PREFIX, path, &sink, &imp)) {
+	if (tl_cli_read_import_to(FPS_PREFIX, path, data, len, &sink, &imp)) {
 		free(fs.frames);
 		free(fs.periods);
 		return 1;

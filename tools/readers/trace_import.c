@@ -300,6 +300,10 @@ static const char *name_str(importer *im, const char *s, size_t len)
 		s = "";
 		len = 0;
 	}
+	/* the copy is read as a C string (name_release looks it up so) */
+	const char *nul = memchr(s, '\0', len);
+	if (nul)
+		len = (size_t)(nul - s);
 	strmap *m = &im->maps->names;
 	uint64_t hash = hash_bytes(s, len);
 	map_slot *slot = m->cap ? map_find_slot(m, s, len, hash) : NULL;
@@ -749,7 +753,7 @@ static void stream_free(importer *im)
 {
 	stream *st = im->st;
 	tl_import *out = im->out;
-	for (size_t i = 0; i < out->nslices && st->slots; i++) {
+	for (size_t i = 0; i < out->nslices && i < st->slots_cap; i++) {
 		slot_info *slot = &st->slots[i];
 		if (slot->state == SLOT_FREE || slot->state == SLOT_HANDED)
 			continue;
@@ -1203,8 +1207,11 @@ static void import_marker(importer *im, const tl_ftrace_line *line)
 		im->out->tracks[track].has_cookie = 1;
 		im->out->tracks[track].cookie = p.cookie;
 		if (p.phase == 'F' || p.phase == 'H') {
-			if (end_slice(im, track, line->ts_ns, NULL, NULL) == TL_IMPORT_NONE)
+			if (end_slice(im, track, line->ts_ns, NULL, NULL) == TL_IMPORT_NONE) {
 				stat_add(im, TL_STAT_ASYNC_END_UNMATCHED);
+				if (im->st) /* (a track made for an end with no begin) */
+					retire_track(im, track);
+			}
 			return;
 		}
 		/* S: unnestable, a second begin with the same key is ignored. */
@@ -3339,6 +3346,9 @@ static void sink_restart(const tl_import_sink *sink)
 		sink->restart(sink->ctx);
 }
 
+static int import_loaded(file_bytes *loaded, const tl_import_sink *sink, tl_import *out,
+                         tl_trace_format *format, tl_read_error *err);
+
 static int read_file(const char *path, const tl_import_sink *sink, tl_import *out,
                      tl_trace_format *format, tl_read_error *err)
 {
@@ -3358,8 +3368,17 @@ static int read_file(const char *path, const tl_import_sink *sink, tl_import *ou
 	file_bytes file;
 	if (load_file(path, &file) != 0)
 		return -errno;
+	return import_loaded(&file, sink, out, format, err);
+}
+
+/* Imports a file's bytes, whatever their format, and gives them back. */
+static int import_loaded(file_bytes *loaded, const tl_import_sink *sink, tl_import *out,
+                         tl_trace_format *format, tl_read_error *err)
+{
+	file_bytes file = *loaded;
 	const char *data = file.data;
 	size_t len = file.len;
+	int rc;
 
 	tl_trace_format kind = tl_trace_format_sniff(data, len);
 	if (format)
@@ -3422,17 +3441,35 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 	return read_file(path, NULL, out, format, err);
 }
 
+/* The sink's error, said in err. */
+static int sink_error(const tl_import_sink *sink, const tl_import *out, int rc,
+                      tl_read_error *err)
+{
+	if (rc && out->sink_failed)
+		snprintf(err->message, sizeof err->message, "%s: %s",
+		         sink->what ? sink->what : "handing the items on", strerror(-rc));
+	return rc;
+}
+
 int tl_import_read_file_to(const char *path, const tl_import_sink *sink, tl_import *out,
                            tl_trace_format *format, tl_read_error *err)
 {
 	tl_read_error scratch;
 	if (!err)
 		err = &scratch;
-	int rc = read_file(path, sink, out, format, err);
-	if (rc && out->sink_failed)
-		snprintf(err->message, sizeof err->message, "%s: %s",
-		         sink->what ? sink->what : "handing the items on", strerror(-rc));
-	return rc;
+	return sink_error(sink, out, read_file(path, sink, out, format, err), err);
+}
+
+int tl_import_read_bytes_to(char *data, size_t len, const tl_import_sink *sink, tl_import *out,
+                            tl_trace_format *format, tl_read_error *err)
+{
+	tl_read_error scratch;
+	if (!err)
+		err = &scratch;
+	memset(err, 0, sizeof *err);
+	memset(out, 0, sizeof *out);
+	file_bytes file = {.data = data, .len = len, .fd = -1};
+	return sink_error(sink, out, import_loaded(&file, sink, out, format, err), err);
 }
 
 /* ------------------------------------------------------------------------ */

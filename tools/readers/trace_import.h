@@ -359,6 +359,15 @@ int tl_import_read_file_to(const char *path, const tl_import_sink *sink, tl_impo
                            tl_trace_format *format, tl_read_error *err);
 
 /*
+ * tl_import_read_file_to for bytes already read (a pipe's): data[0..len),
+ * malloc'd with a NUL at data[len], is the call's to free (it goes as soon
+ * as the import no longer needs it). Read whole, as tl_import_read_file
+ * reads a file that is not regular.
+ */
+int tl_import_read_bytes_to(char *data, size_t len, const tl_import_sink *sink, tl_import *out,
+                            tl_trace_format *format, tl_read_error *err);
+
+/*
  * Builds a trace model from an import, for the exporters (its clock_id is
  * the import's clock, TL_MODEL_CLOCK_UNKNOWN when it has none): ended thread
  * slices become COMPLETE events and open ones a BEGIN (closed at the end of
