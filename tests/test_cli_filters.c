@@ -312,6 +312,39 @@ static void test_different_options_must_all_pass(void **state)
 	free(out);
 }
 
+/* A slice kept keeps its own thread timestamps, not those of the slice
+ * that was at its place before the filter. */
+static void test_slices_keep_their_own_thread_times(void **state)
+{
+	(void)state;
+	char path[4096], *out;
+	write_json(path, sizeof path, "filters-thread-times",
+	           "{\"ph\":\"X\",\"name\":\"first\",\"ts\":0,\"dur\":10,\"tts\":1,\"tdur\":2,"
+	           "\"pid\":1,\"tid\":1},"
+	           "{\"ph\":\"X\",\"name\":\"second\",\"ts\":20,\"dur\":10,\"tts\":7,"
+	           "\"tdur\":8,\"pid\":1,\"tid\":1},"
+	           "{\"ph\":\"X\",\"name\":\"third\",\"ts\":40,\"dur\":10,\"pid\":1,\"tid\":1}");
+	assert_int_equal(tl_test_run_cli(&out, NULL, "slices %s --name second --name third", path),
+	                 0);
+	assert_non_null(strstr(line_named(out, "second"), " thread_ts=7000 thread_dur=8000 "));
+	assert_non_null(strstr(line_named(out, "third"), " thread_ts=null thread_dur=null "));
+	free(out);
+}
+
+/* slices keeps a flow when both its slices pass, an arg with its slice. */
+static void test_slices_keeps_flows_with_both_ends_and_args_with_their_slice(void **state)
+{
+	(void)state;
+	char *out;
+	assert_int_equal(
+	    tl_test_run_cli(&out, NULL, "slices %s --from 150us --kind slice,flow,arg", flow_trace), 0);
+	assert_non_null(strstr(out, "\nflow out=\"near\" in=\"far\"\n"));
+	assert_null(strstr(out, "out=\"src\""));
+	assert_non_null(strstr(out, "\narg slice=\"near\" key=\"args.k\" value=2\n"));
+	assert_null(strstr(out, "arg slice=\"src\""));
+	free(out);
+}
+
 static void test_nothing_passing_is_a_warning(void **state)
 {
 	(void)state;
@@ -548,6 +581,8 @@ int main(void)
 	    cmocka_unit_test(test_tid_keeps_that_threads_items),
 	    cmocka_unit_test(test_pid_keeps_that_processes_items),
 	    cmocka_unit_test(test_different_options_must_all_pass),
+	    cmocka_unit_test(test_slices_keep_their_own_thread_times),
+	    cmocka_unit_test(test_slices_keeps_flows_with_both_ends_and_args_with_their_slice),
 	    cmocka_unit_test(test_nothing_passing_is_a_warning),
 	    cmocka_unit_test(test_convert_keeps_a_flow_only_with_both_ends),
 	    cmocka_unit_test(test_convert_keeps_the_args_of_kept_slices),

@@ -434,7 +434,7 @@ static void assert_prints_the_same_streamed(const conformance_case *c, const cha
 	size_t len = 0;
 	FILE *mem = open_memstream(&printed, &len);
 	assert_non_null(mem);
-	assert_int_equal(tl_import_printer_write(p, &imp, mem), 0);
+	assert_int_equal(tl_import_printer_write(p, &imp, NULL, mem), 0);
 	fclose(mem);
 	tl_import_free(&imp);
 	tl_import_printer_free(p);

@@ -175,12 +175,14 @@ static int keep_counter(void *ctx, const tl_import *imp, const tl_import_counter
 	return 0;
 }
 
-static int keep_flow(void *ctx, const tl_import *imp, const tl_import_slice *out,
-                     const tl_import_slice *in, uint64_t seq)
+static int keep_flow(void *ctx, const tl_import *imp, const tl_import_slice *out, uint64_t out_seq,
+                     const tl_import_slice *in, uint64_t in_seq, uint64_t seq)
 {
 	(void)imp;
 	(void)out;
 	(void)in;
+	(void)out_seq;
+	(void)in_seq;
 	keeper *k = ctx;
 	k->out_of_order |= seq != k->next_flow++;
 	k->flows++;
@@ -255,16 +257,9 @@ static int drop_counter(void *ctx, const tl_import *imp, const tl_import_counter
 	return 0;
 }
 
-static int drop_flow(void *ctx, const tl_import *imp, const tl_import_slice *out,
-                     const tl_import_slice *in, uint64_t seq)
-{
-	(void)ctx, (void)imp, (void)out, (void)in, (void)seq;
-	return 0;
-}
-
 static held held_reading(const char *path)
 {
-	tl_import_sink sink = {.slice = drop_slice, .counter = drop_counter, .flow = drop_flow};
+	tl_import_sink sink = {.slice = drop_slice, .counter = drop_counter};
 	tl_import imp;
 	read_to(path, &sink, &imp);
 	held h = {imp.held_slices, imp.held_args, imp.held_tracks,
@@ -461,7 +456,7 @@ static char *print_streamed(const char *path, unsigned kinds, uint64_t *spilled)
 	size_t len = 0;
 	FILE *mem = open_memstream(&text, &len);
 	assert_non_null(mem);
-	assert_int_equal(tl_import_printer_write(p, &imp, mem), 0);
+	assert_int_equal(tl_import_printer_write(p, &imp, NULL, mem), 0);
 	assert_int_equal(fclose(mem), 0);
 	*spilled = tl_import_printer_spilled(p);
 	tl_import_printer_free(p);

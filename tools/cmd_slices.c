@@ -191,44 +191,71 @@ static int run_markers(const char *path)
 	return status;
 }
 
+/* The filters, as the printer asks them (tools/filters.h). */
+static bool slice_passes(void *ctx, const tl_import *imp, const tl_import_slice *s,
+                         const tl_import_track *t)
+{
+	return tl_filter_slice_on_passes(ctx, imp, s, t);
+}
+
+static bool counter_passes(void *ctx, const tl_import *imp, const tl_import_counter *c)
+{
+	return tl_filter_sample_passes(ctx, imp, c);
+}
+
+static bool thread_passes(void *ctx, const tl_import *imp, const tl_import_thread *t)
+{
+	(void)imp;
+	return tl_filter_thread_passes(ctx, t);
+}
+
+static bool process_passes(void *ctx, const tl_import *imp, const tl_import_process *p)
+{
+	return tl_filter_process_passes(ctx, imp, p->pid);
+}
+
 /*
- * Without filters the items are printed from what the import hands on as
- * it reads (memory: what is open, and the printer's sorters), in the
- * order and bytes of the whole import.
+ * The items are printed from what the import hands on as it reads
+ * (memory: what is open, and the printer's sorters), in the order and
+ * bytes of the whole import, filtered as tl_filter_import filters it.
  */
-static int print_streamed(const char *path, unsigned kinds)
+static int print_streamed(const char *path, tl_filter *filter, unsigned kinds)
 {
 	tl_import_printer *printer = tl_import_printer_new(kinds);
 	if (!printer) {
 		fprintf(stderr, SLICES_PREFIX ": out of memory\n");
 		return 1;
 	}
+	bool filtered = tl_filter_active(filter);
+	if (filtered)
+		tl_import_printer_filter(printer);
 	tl_import imp;
 	if (tl_cli_read_import_to(SLICES_PREFIX, path, NULL, 0, tl_import_printer_sink(printer),
 	                          &imp)) {
 		tl_import_printer_free(printer);
 		return 1;
 	}
-	int rc = tl_import_printer_write(printer, &imp, stdout);
-	if (rc)
-		fprintf(stderr, SLICES_PREFIX ": %s: reading back what was kept aside: %s\n", path,
-		        strerror(-rc));
+	int rc = filtered ? tl_filter_resolve_from(filter, SLICES_PREFIX,
+	                                           tl_import_printer_first_ts(printer))
+	                  : 0;
+	tl_import_print_filter passes = {.ctx = filter,
+	                                 .slice = slice_passes,
+	                                 .counter = counter_passes,
+	                                 .thread = thread_passes,
+	                                 .process = process_passes};
+	if (rc == 0) {
+		rc = tl_import_printer_write(printer, &imp, filtered ? &passes : NULL, stdout);
+		if (rc)
+			fprintf(stderr,
+			        SLICES_PREFIX ": %s: reading back what was kept aside: %s\n", path,
+			        strerror(-rc));
+		else if (filtered && !tl_import_is_empty(&imp) &&
+		         tl_import_printer_passing(printer) == 0)
+			fprintf(stderr, SLICES_PREFIX ": warning: nothing passes the filters\n");
+		rc = rc ? 1 : 0;
+	}
 	tl_import_free(&imp);
 	tl_import_printer_free(printer);
-	return rc ? 1 : 0;
-}
-
-/* A filter keeps a flow when both its slices pass, which needs the whole
- * import. */
-static int print_filtered(const char *path, tl_filter *filter, unsigned kinds)
-{
-	tl_import imp;
-	if (tl_cli_read_import(SLICES_PREFIX, path, &imp))
-		return 1;
-	int rc = tl_filter_import(filter, SLICES_PREFIX, &imp);
-	if (rc == 0)
-		tl_import_print(&imp, kinds, stdout);
-	tl_import_free(&imp);
 	return rc;
 }
 
@@ -284,11 +311,7 @@ int tl_cmd_slices(int argc, char **argv)
 		return run_markers(path);
 
 	kinds |= stats ? TL_PRINT_STAT : 0;
-	if (!tl_filter_active(&filter))
-		rc = print_streamed(path, kinds);
-	else
-		rc = print_filtered(path, &filter, kinds);
-	if (rc)
+	if ((rc = print_streamed(path, &filter, kinds)))
 		return rc;
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, SLICES_PREFIX ": writing: %s\n", strerror(errno));

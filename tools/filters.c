@@ -171,6 +171,11 @@ int tl_filter_resolve(tl_filter *f, const char *prefix, const tl_import *imp)
 	for (size_t i = 0; i < imp->ncounters; i++)
 		if (imp->counters[i].ts < origin)
 			origin = imp->counters[i].ts;
+	return tl_filter_resolve_from(f, prefix, origin);
+}
+
+int tl_filter_resolve_from(tl_filter *f, const char *prefix, int64_t origin)
+{
 	if (origin == INT64_MAX)
 		origin = 0; /* nothing in the trace: nothing will pass a window */
 	f->from_ns = f->from.set ? time_at(&f->from, origin) : INT64_MIN;
@@ -222,26 +227,36 @@ static bool any_id(const uint32_t *ids, size_t n, uint32_t id)
 bool tl_filter_slice_passes(const tl_filter *f, const tl_import *imp, size_t i)
 {
 	const tl_import_slice *s = &imp->slices[i];
+	return tl_filter_slice_on_passes(f, imp, s, &imp->tracks[s->track]);
+}
+
+bool tl_filter_slice_on_passes(const tl_filter *f, const tl_import *imp, const tl_import_slice *s,
+                               const tl_import_track *t)
+{
 	if (!window_holds_slice(f, s->ts, s->kind == TL_IMPORT_INSTANT ? 0 : s->dur))
 		return false;
 	if (f->nnames && !any_glob(f->names, f->nnames, s->name))
 		return false;
 	if (f->ncats && !any_glob(f->cats, f->ncats, s->cat ? s->cat : ""))
 		return false;
-	const tl_import_track *t = &imp->tracks[s->track];
 	if (f->ntids && (t->thread == TL_IMPORT_NONE ||
 	                 !any_id(f->tids, f->ntids, imp->threads[t->thread].tid)))
 		return false;
 	if (f->npids && (t->thread == TL_IMPORT_NONE && t->scope != TL_IMPORT_SCOPE_PROCESS))
 		return false; /* a global track belongs to no process */
-	if (f->npids && !any_id(f->pids, f->npids, tl_import_slice_pid(imp, s)))
+	uint32_t pid = t->thread != TL_IMPORT_NONE ? imp->threads[t->thread].pid : t->pid;
+	if (f->npids && !any_id(f->pids, f->npids, pid))
 		return false;
 	return true;
 }
 
 bool tl_filter_counter_passes(const tl_filter *f, const tl_import *imp, size_t i)
 {
-	const tl_import_counter *c = &imp->counters[i];
+	return tl_filter_sample_passes(f, imp, &imp->counters[i]);
+}
+
+bool tl_filter_sample_passes(const tl_filter *f, const tl_import *imp, const tl_import_counter *c)
+{
 	const tl_import_track *t = &imp->tracks[c->track];
 	if (!window_holds_point(f, c->ts))
 		return false;
@@ -254,23 +269,31 @@ bool tl_filter_counter_passes(const tl_filter *f, const tl_import *imp, size_t i
 	return !f->npids || any_id(f->pids, f->npids, t->pid);
 }
 
-static bool thread_passes(const tl_filter *f, const tl_import_thread *t)
+bool tl_filter_thread_passes(const tl_filter *f, const tl_import_thread *t)
 {
 	return (!f->ntids || any_id(f->tids, f->ntids, t->tid)) &&
 	       (!f->npids || any_id(f->pids, f->npids, t->pid));
 }
 
-/* Whether a process record passes, given the threads that passed. */
-static bool process_passes(const tl_filter *f, const tl_import *imp, uint32_t pid)
+/* Whether a process record passes, given the threads that passed (all of
+ * imp's when kept_threads, else those that pass). */
+static bool process_passes(const tl_filter *f, const tl_import *imp, uint32_t pid,
+                           bool kept_threads)
 {
 	if (f->npids && !any_id(f->pids, f->npids, pid))
 		return false;
 	if (!f->ntids)
 		return true;
 	for (size_t i = 0; i < imp->nthreads; i++)
-		if (imp->threads[i].pid == pid)
+		if (imp->threads[i].pid == pid &&
+		    (kept_threads || tl_filter_thread_passes(f, &imp->threads[i])))
 			return true;
 	return false;
+}
+
+bool tl_filter_process_passes(const tl_filter *f, const tl_import *imp, uint32_t pid)
+{
+	return process_passes(f, imp, pid, false);
 }
 
 int tl_filter_import(tl_filter *f, const char *prefix, tl_import *imp)
@@ -296,6 +319,10 @@ int tl_filter_import(tl_filter *f, const char *prefix, tl_import *imp)
 		slice_at[i] = TL_IMPORT_NONE;
 		if (tl_filter_slice_passes(f, imp, i)) {
 			slice_at[i] = n;
+			if (n < imp->nthread_times) { /* (n <= i: read before written) */
+				imp->thread_times[2 * n] = tl_import_slice_thread_ts(imp, i);
+				imp->thread_times[2 * n + 1] = tl_import_slice_thread_dur(imp, i);
+			}
 			imp->slices[n++] = imp->slices[i];
 		}
 	}
@@ -329,7 +356,7 @@ int tl_filter_import(tl_filter *f, const char *prefix, tl_import *imp)
 	n = 0;
 	for (size_t i = 0; i < imp->nthreads; i++) {
 		thread_at[i] = TL_IMPORT_NONE;
-		if (thread_passes(f, &imp->threads[i])) {
+		if (tl_filter_thread_passes(f, &imp->threads[i])) {
 			thread_at[i] = n;
 			imp->threads[n++] = imp->threads[i];
 		}
@@ -341,7 +368,7 @@ int tl_filter_import(tl_filter *f, const char *prefix, tl_import *imp)
 
 	n = 0;
 	for (size_t i = 0; i < imp->nprocesses; i++)
-		if (process_passes(f, imp, imp->processes[i].pid))
+		if (process_passes(f, imp, imp->processes[i].pid, true))
 			imp->processes[n++] = imp->processes[i];
 	imp->nprocesses = n;
 

@@ -121,9 +121,30 @@ bool tl_filter_active(const tl_filter *f);
  */
 int tl_filter_resolve(tl_filter *f, const char *prefix, const struct tl_import *imp);
 
+/* tl_filter_resolve with the trace's first timestamp given (INT64_MAX:
+ * the trace holds nothing). */
+int tl_filter_resolve_from(tl_filter *f, const char *prefix, int64_t first_ts);
+
 /* Whether slice i (counter i) of imp passes. f must be resolved. */
 bool tl_filter_slice_passes(const tl_filter *f, const struct tl_import *imp, size_t i);
 bool tl_filter_counter_passes(const tl_filter *f, const struct tl_import *imp, size_t i);
+
+/* The same for a slice on track t and a counter sample handed on by the
+ * import as it reads (tl_import_read_file_to): imp's threads at the end
+ * give their tid and pid. */
+struct tl_import_slice;
+struct tl_import_track;
+struct tl_import_counter;
+struct tl_import_thread;
+bool tl_filter_slice_on_passes(const tl_filter *f, const struct tl_import *imp,
+                               const struct tl_import_slice *s, const struct tl_import_track *t);
+bool tl_filter_sample_passes(const tl_filter *f, const struct tl_import *imp,
+                             const struct tl_import_counter *c);
+
+/* Whether a thread record passes; a process record, when its pid passes
+ * and (with --tid) a thread of it that passes is in imp. */
+bool tl_filter_thread_passes(const tl_filter *f, const struct tl_import_thread *t);
+bool tl_filter_process_passes(const tl_filter *f, const struct tl_import *imp, uint32_t pid);
 
 /*
  * Resolves f against imp and removes from imp, in place, everything that

@@ -269,13 +269,6 @@ static int take_period(void *ctx, const tl_import *imp, const tl_import_counter 
 	return 0;
 }
 
-static int take_no_flow(void *ctx, const tl_import *imp, const tl_import_slice *out,
-                        const tl_import_slice *in, uint64_t seq)
-{
-	(void)ctx, (void)imp, (void)out, (void)in, (void)seq;
-	return 0;
-}
-
 static void forget_frames(void *ctx)
 {
 	frame_sink *fs = ctx;
@@ -325,7 +318,6 @@ int fps_read_trace(const char *path, char *data, size_t len, fps_series_list *ou
 	tl_import_sink sink = {.ctx = &fs,
 	                       .slice = take_frame,
 	                       .counter = take_period,
-	                       .flow = take_no_flow,
 	                       .restart = forget_frames,
 	                       .what = "keeping the frames"};
 	tl_import imp;

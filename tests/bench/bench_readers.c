@@ -354,7 +354,7 @@ static long long print_slices(const char *path)
 	             : -ENOMEM;
 	long long items = 0;
 	if (rc == 0) {
-		rc = tl_import_printer_write(p, &imp, out);
+		rc = tl_import_printer_write(p, &imp, NULL, out);
 		items = (long long)imp.streamed;
 		tl_import_free(&imp);
 	}

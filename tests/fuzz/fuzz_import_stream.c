@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc_streamed = tl_import_read_file_to(path, tl_import_printer_sink(p), &imp, NULL, NULL);
 	if (rc_streamed == 0) {
 		FILE *mem = open_memstream(&streamed, &streamed_len);
-		if (!mem || tl_import_printer_write(p, &imp, mem) != 0)
+		if (!mem || tl_import_printer_write(p, &imp, NULL, mem) != 0)
 			abort();
 		printed(mem, &streamed);
 		tl_import_free(&imp);

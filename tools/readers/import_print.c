@@ -7,6 +7,7 @@
 #include "tools/readers/import_print.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,11 +151,15 @@ static void print_arg(const char *slice, const char *key, const tl_json_value *v
 	fputc('\n', out);
 }
 
-/* What follows the items: processes, threads, stats. */
-static void print_tables(const tl_import *imp, unsigned kinds, FILE *out)
+/* What follows the items: processes, threads, stats (those that pass
+ * filter, when there is one). */
+static void print_tables(const tl_import *imp, unsigned kinds, const tl_import_print_filter *filter,
+                         FILE *out)
 {
 	for (size_t i = 0; (kinds & TL_PRINT_PROCESS) && i < imp->nprocesses; i++) {
 		const tl_import_process *p = &imp->processes[i];
+		if (filter && !filter->process(filter->ctx, imp, p))
+			continue;
 		fprintf(out, "process pid=%u", (unsigned)p->pid);
 		print_str_key(out, "name", p->name);
 		print_opt_i64(out, "sort_index",
@@ -163,6 +168,8 @@ static void print_tables(const tl_import *imp, unsigned kinds, FILE *out)
 	}
 	for (size_t i = 0; (kinds & TL_PRINT_THREAD) && i < imp->nthreads; i++) {
 		const tl_import_thread *t = &imp->threads[i];
+		if (filter && !filter->thread(filter->ctx, imp, t))
+			continue;
 		fprintf(out, "thread tid=%u pid=%u", (unsigned)t->tid, (unsigned)t->pid);
 		print_str_key(out, "name", t->name);
 		print_opt_i64(out, "sort_index",
@@ -197,7 +204,7 @@ void tl_import_print(const tl_import *imp, unsigned kinds, FILE *out)
 	for (size_t i = 0; (kinds & TL_PRINT_ARG) && i < imp->nargs; i++)
 		print_arg(imp->slices[imp->args[i].slice].name, imp->args[i].key,
 		          &imp->args[i].value, out);
-	print_tables(imp, kinds, out);
+	print_tables(imp, kinds, NULL, out);
 }
 
 void tl_import_print_marker(FILE *out, tl_atrace_result result, const tl_atrace_point *p)
@@ -250,12 +257,14 @@ typedef struct slice_record {
 
 /* A flow, followed by its slices' names. */
 typedef struct flow_record {
+	uint64_t from_seq, to_seq;
 	uint32_t from_len, to_len;
 } flow_record;
 
 /* An arg, followed by its slice's name, its key and a string value. */
 typedef struct arg_record {
 	tl_json_value value;
+	uint64_t slice_seq;
 	uint32_t slice_len, key_len, value_len;
 } arg_record;
 
@@ -263,6 +272,14 @@ enum { GROUP_SLICES, GROUP_COUNTERS, GROUP_FLOWS, GROUP_ARGS, GROUPS };
 
 struct tl_import_printer {
 	unsigned kinds;
+	/* With a filter: every slice, counter and flow is kept (what passes is
+	 * known once the trace's first time is), and the slices that passed
+	 * are noted, a bit each, for their flows and args. */
+	bool filtered;
+	int64_t first_ts;
+	uint8_t *passed;
+	size_t passed_cap;
+	uint64_t passing; /* slices, counters and flows that passed */
 	tl_import_sink sink;
 	tl_spill_sort *sorts[GROUPS];
 	char *rec; /* the record being made */
@@ -360,7 +377,9 @@ static int keep_slice(void *ctx, const tl_import *imp, const tl_import_slice *s,
 {
 	tl_import_printer *p = ctx;
 	int rc = 0;
-	if (p->kinds & kind_bits[s->kind]) {
+	if (s->ts < p->first_ts)
+		p->first_ts = s->ts;
+	if (p->filtered || (p->kinds & kind_bits[s->kind])) {
 		const tl_import_track *t = &imp->tracks[s->track];
 		slice_record r = {.ts = s->ts,
 		                  .dur = s->dur,
@@ -384,7 +403,7 @@ static int keep_slice(void *ctx, const tl_import *imp, const tl_import_slice *s,
 	}
 	for (size_t i = 0; rc == 0 && (p->kinds & TL_PRINT_ARG) && i < nargs; i++) {
 		const tl_json_value *v = &args[i].value;
-		arg_record r = {.value = *v};
+		arg_record r = {.value = *v, .slice_seq = seq};
 		if (v->type == TL_JSON_STRING)
 			r.value.s = NULL;
 		rc = rec_start(p, &r, sizeof r);
@@ -402,19 +421,21 @@ static int keep_counter(void *ctx, const tl_import *imp, const tl_import_counter
 {
 	(void)imp; /* a counter's track stays: its index is enough */
 	tl_import_printer *p = ctx;
-	if (!(p->kinds & TL_PRINT_COUNTER))
+	if (c->ts < p->first_ts)
+		p->first_ts = c->ts;
+	if (!p->filtered && !(p->kinds & TL_PRINT_COUNTER))
 		return 0;
 	return keep(p, GROUP_COUNTERS, seq, rec_start(p, c, sizeof *c));
 }
 
 static int keep_flow(void *ctx, const tl_import *imp, const tl_import_slice *from,
-                     const tl_import_slice *to, uint64_t seq)
+                     uint64_t from_seq, const tl_import_slice *to, uint64_t to_seq, uint64_t seq)
 {
 	(void)imp;
 	tl_import_printer *p = ctx;
-	if (!(p->kinds & TL_PRINT_FLOW))
+	if (!p->filtered && !(p->kinds & TL_PRINT_FLOW))
 		return 0;
-	flow_record r = {0};
+	flow_record r = {.from_seq = from_seq, .to_seq = to_seq};
 	int rc = rec_start(p, &r, sizeof r);
 	r.from_len = rec_string(p, from->name, &rc);
 	r.to_len = rec_string(p, to->name, &rc);
@@ -438,6 +459,7 @@ tl_import_printer *tl_import_printer_new(unsigned kinds)
 	if (!p)
 		return NULL;
 	p->kinds = kinds;
+	p->first_ts = INT64_MAX;
 	p->sink = (tl_import_sink){.ctx = p,
 	                           .slice = keep_slice,
 	                           .counter = keep_counter,
@@ -454,8 +476,34 @@ const tl_import_sink *tl_import_printer_sink(tl_import_printer *p)
 }
 
 /* One record read back, printed. */
-static int print_record(tl_import_printer *p, int group, const void *rec, const tl_import *imp,
-                        FILE *out)
+/* Notes that slice seq passed the filter. 0 or -ENOMEM. */
+static int note_passed(tl_import_printer *p, uint64_t seq)
+{
+	size_t byte = (size_t)(seq / 8);
+	if (byte >= p->passed_cap) {
+		size_t cap = p->passed_cap ? 2 * p->passed_cap : 4096;
+		while (cap <= byte)
+			cap *= 2;
+		uint8_t *grown = realloc(p->passed, cap);
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + p->passed_cap, 0, cap - p->passed_cap);
+		p->passed = grown;
+		p->passed_cap = cap;
+	}
+	p->passed[byte] |= (uint8_t)(1u << (seq % 8));
+	return 0;
+}
+
+static bool has_passed(const tl_import_printer *p, uint64_t seq)
+{
+	size_t byte = (size_t)(seq / 8);
+	return byte < p->passed_cap && (p->passed[byte] >> (seq % 8) & 1);
+}
+
+/* One record read back, printed when it passes filter (NULL: all do). */
+static int print_record(tl_import_printer *p, int group, uint64_t seq, const void *rec,
+                        const tl_import *imp, const tl_import_print_filter *filter, FILE *out)
 {
 	int rc = 0;
 	size_t at;
@@ -472,22 +520,35 @@ static int print_record(tl_import_printer *p, int group, const void *rec, const 
 		                     .thread = r.thread,
 		                     .has_cookie = r.has_cookie,
 		                     .cookie = r.cookie};
-		if (rc == 0)
+		if (rc || (filter && !filter->slice(filter->ctx, imp, &s, &t)))
+			return rc;
+		if (filter && (rc = note_passed(p, seq)) == 0)
+			p->passing++;
+		if (rc == 0 && (p->kinds & kind_bits[s.kind]))
 			print_slice(imp, &s, &t, r.thread_ts, r.thread_dur, out);
 	} else if (group == GROUP_COUNTERS) {
 		tl_import_counter c;
 		rec_fixed(rec, &c, sizeof c, &at);
-		print_counter(imp, &c, out);
+		if (filter && !filter->counter(filter->ctx, imp, &c))
+			return 0;
+		p->passing++;
+		if (p->kinds & TL_PRINT_COUNTER)
+			print_counter(imp, &c, out);
 	} else if (group == GROUP_FLOWS) {
 		flow_record r;
 		rec_fixed(rec, &r, sizeof r, &at);
+		if (filter && !(has_passed(p, r.from_seq) && has_passed(p, r.to_seq)))
+			return 0;
+		p->passing++;
 		const char *from = rec_text(p, 0, rec, r.from_len, &at, &rc);
 		const char *to = rec_text(p, 1, rec, r.to_len, &at, &rc);
-		if (rc == 0)
+		if (rc == 0 && (p->kinds & TL_PRINT_FLOW))
 			print_flow(from, to, out);
 	} else {
 		arg_record r;
 		rec_fixed(rec, &r, sizeof r, &at);
+		if (filter && !has_passed(p, r.slice_seq))
+			return 0;
 		const char *slice = rec_text(p, 0, rec, r.slice_len, &at, &rc);
 		const char *key = rec_text(p, 1, rec, r.key_len, &at, &rc);
 		if (r.value.type == TL_JSON_STRING)
@@ -498,8 +559,9 @@ static int print_record(tl_import_printer *p, int group, const void *rec, const 
 	return rc;
 }
 
-/* The records of a group in their order, each printed. */
-static int print_group(tl_import_printer *p, int group, const tl_import *imp, FILE *out)
+/* The records of a group in their order, each printed when it passes. */
+static int print_group(tl_import_printer *p, int group, const tl_import *imp,
+                       const tl_import_print_filter *filter, FILE *out)
 {
 	tl_spill_sort *sort = p->sorts[group];
 	if (!sort)
@@ -509,18 +571,35 @@ static int print_group(tl_import_printer *p, int group, const tl_import *imp, FI
 	const void *rec;
 	size_t len;
 	while (rc == 0 && (rc = tl_spill_sort_next(sort, &seq, &rec, &len)) == 1)
-		rc = print_record(p, group, rec, imp, out);
+		rc = print_record(p, group, seq, rec, imp, filter, out);
 	return rc;
 }
 
-int tl_import_printer_write(tl_import_printer *p, const tl_import *imp, FILE *out)
+void tl_import_printer_filter(tl_import_printer *p)
 {
-	int rc = 0;
+	p->filtered = true;
+}
+
+int64_t tl_import_printer_first_ts(const tl_import_printer *p)
+{
+	return p->first_ts;
+}
+
+int tl_import_printer_write(tl_import_printer *p, const tl_import *imp,
+                            const tl_import_print_filter *filter, FILE *out)
+{
+	int rc = filter && !p->filtered ? -EINVAL : 0;
+	p->passing = 0;
 	for (int g = 0; g < GROUPS && rc == 0; g++)
-		rc = print_group(p, g, imp, out);
+		rc = print_group(p, g, imp, filter, out);
 	if (rc == 0)
-		print_tables(imp, p->kinds, out);
+		print_tables(imp, p->kinds, filter, out);
 	return rc;
+}
+
+uint64_t tl_import_printer_passing(const tl_import_printer *p)
+{
+	return p->passing;
 }
 
 uint64_t tl_import_printer_spilled(const tl_import_printer *p)
@@ -536,6 +615,7 @@ void tl_import_printer_free(tl_import_printer *p)
 	if (!p)
 		return;
 	forget(p);
+	free(p->passed);
 	free(p->rec);
 	for (int i = 0; i < 3; i++)
 		free(p->text[i]);

@@ -833,10 +833,11 @@ static void add_flow(importer *im, size_t out_slice, size_t in_slice)
 {
 	stream *st = im->st;
 	if (st) {
-		if (!st->rc)
+		if (!st->rc && st->sink->flow)
 			sink_said(
 			    im, st->sink->flow(st->sink->ctx, im->out, &im->out->slices[out_slice],
-			                       &im->out->slices[in_slice], st->next_flow_seq));
+			                       st->slots[out_slice].seq, &im->out->slices[in_slice],
+			                       st->slots[in_slice].seq, st->next_flow_seq));
 		st->next_flow_seq++;
 		im->out->streamed++;
 		return;
@@ -1029,7 +1030,7 @@ static void add_counter(importer *im, int64_t ts, double value, size_t track)
 	tl_import_counter c = {ts, value, track};
 	stream *st = im->st;
 	if (st) {
-		if (!st->rc)
+		if (!st->rc && st->sink->counter)
 			sink_said(im, st->sink->counter(st->sink->ctx, im->out, &c,
 			                                st->next_counter_seq));
 		st->next_counter_seq++;
@@ -3442,8 +3443,7 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
 }
 
 /* The sink's error, said in err. */
-static int sink_error(const tl_import_sink *sink, const tl_import *out, int rc,
-                      tl_read_error *err)
+static int sink_error(const tl_import_sink *sink, const tl_import *out, int rc, tl_read_error *err)
 {
 	if (rc && out->sink_failed)
 		snprintf(err->message, sizeof err->message, "%s: %s",

@@ -192,7 +192,7 @@ typedef struct tl_import {
 	 */
 	size_t first_failure_line;
 	char first_failure_text[TL_FTRACE_FAILURE_TEXT];
-	tl_trace_clock clock; /* what the input says its clock is */
+	tl_trace_clock clock;         /* what the input says its clock is */
 	tl_clock_values clock_values; /* the clocks at one instant, when the input gives them */
 	tl_import_clock_sync *clock_syncs; /* in time order */
 	size_t nclock_syncs;
@@ -204,7 +204,7 @@ typedef struct tl_import {
 	 * categories, tracks, arg keys) the import held at once. */
 	uint64_t streamed;
 	size_t held_slices, held_args, held_tracks, held_names;
-	int sink_failed; /* the read stopped on the sink's error (nothing else kept) */
+	int sink_failed;             /* the read stopped on the sink's error (nothing else kept) */
 	struct tl_import_maps *maps; /* internal lookup tables */
 } tl_import;
 
@@ -228,9 +228,10 @@ typedef struct tl_import_sink_arg {
  *   when unknown) and its args in the order they were added. s->track is
  *   valid during the call only: an async track is given back once empty.
  * counter: a counter sample, as it is read; c->track stays valid.
- * flow: a flow as it is bound; `out` may have been handed on already (only
- *   its ts, dur, name, cat and kind are then still meaningful: not its
- *   track), `in` may still be open (dur -1).
+ * flow: a flow as it is bound, with the seq of its two slices; `out` may
+ *   have been handed on already (only its ts, dur, name, cat and kind are
+ *   then still meaningful: not its track), `in` may still be open (dur -1).
+ *   counter and flow may be NULL: not wanted.
  * restart: forget everything handed on so far; the file is read again
  *   from its start (ftrace text whose markers go back in time). May be NULL
  *   only when the sink keeps nothing.
@@ -245,8 +246,8 @@ typedef struct tl_import_sink {
 	             int64_t thread_ts, int64_t thread_dur, const tl_import_sink_arg *args,
 	             size_t nargs);
 	int (*counter)(void *ctx, const tl_import *imp, const tl_import_counter *c, uint64_t seq);
-	int (*flow)(void *ctx, const tl_import *imp, const tl_import_slice *out,
-	            const tl_import_slice *in, uint64_t seq);
+	int (*flow)(void *ctx, const tl_import *imp, const tl_import_slice *out, uint64_t out_seq,
+	            const tl_import_slice *in, uint64_t in_seq, uint64_t seq);
 	void (*restart)(void *ctx);
 	const char *what;
 } tl_import_sink;
