@@ -125,6 +125,8 @@ typedef struct keeper {
 	handed_arg *args;
 	size_t nargs, args_cap;
 	uint64_t counters, flows, next_counter, next_flow;
+	tl_import_flow *flow_ends; /* each flow's slices, by seq, in the order handed */
+	size_t flow_ends_cap;
 	int out_of_order; /* a counter or flow seq not the next one */
 	int restarts;
 	int fail_at; /* the slice (1-based) whose hand-over fails with -ENOSPC; 0: none */
@@ -181,11 +183,10 @@ static int keep_flow(void *ctx, const tl_import *imp, const tl_import_slice *out
 	(void)imp;
 	(void)out;
 	(void)in;
-	(void)out_seq;
-	(void)in_seq;
 	keeper *k = ctx;
 	k->out_of_order |= seq != k->next_flow++;
-	k->flows++;
+	k->flow_ends = grow(k->flow_ends, &k->flow_ends_cap, k->flows, sizeof *k->flow_ends);
+	k->flow_ends[k->flows++] = (tl_import_flow){(size_t)out_seq, (size_t)in_seq};
 	return 0;
 }
 
@@ -217,6 +218,7 @@ static void keeper_free(keeper *k)
 	forget(k);
 	free(k->slices);
 	free(k->args);
+	free(k->flow_ends);
 }
 
 static void read_to(const char *path, const tl_import_sink *sink, tl_import *imp)
@@ -369,6 +371,10 @@ static void assert_handed_as_whole(const char *path)
 	}
 	assert_int_equal(k.counters, whole.ncounters);
 	assert_int_equal(k.flows, whole.nflows);
+	for (size_t i = 0; i < k.flows; i++) {
+		assert_int_equal(k.flow_ends[i].out, whole.flows[i].out);
+		assert_int_equal(k.flow_ends[i].in, whole.flows[i].in);
+	}
 	assert_false(k.out_of_order);
 	assert_int_equal(streamed.streamed, whole.nslices + whole.ncounters + whole.nflows);
 	assert_int_equal(k.restarts, 0);
