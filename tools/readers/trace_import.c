@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -216,15 +217,20 @@ typedef struct stream_arg {
 	size_t next;         /* the slice's next arg, or the next free one */
 } stream_arg;
 
+/* A stack of indices: the free slots and tracks, the slices popped. */
+typedef struct index_list {
+	size_t *at;
+	size_t n, cap;
+} index_list;
+
 typedef struct stream {
 	const tl_import_sink *sink;
 	slot_info *slots;
 	size_t slots_cap;
-	size_t *free_slots, nfree_slots, free_slots_cap;
-	size_t *popped, npopped, popped_cap;
+	index_list free_slots, popped;
 	stream_arg *args;
 	size_t nargs, args_cap, free_arg, live_args;
-	size_t *free_tracks, nfree_tracks, free_tracks_cap;
+	index_list free_tracks;
 	char **track_keys; /* an async track's key in track_by_key (owned), to retire it */
 	size_t track_keys_cap;
 	tl_import_sink_arg *handed; /* scratch: a slice's args as handed on */
@@ -267,6 +273,23 @@ static void *grow_array(importer *im, void *array, size_t *cap, size_t need, siz
 #define APPEND(im, array, count, cap)                                                              \
 	((array) = grow_array((im), (array), &(im)->cap, (count) + 1, sizeof *(array)),            \
 	 (array) ? &(array)[(count)++] : NULL)
+
+/* Pushes index on l; false when memory ran out. */
+static bool index_push(importer *im, index_list *l, size_t index)
+{
+	size_t *at = grow_array(im, l->at, &l->cap, l->n + 1, sizeof *at);
+	if (!at)
+		return false;
+	l->at = at;
+	at[l->n++] = index;
+	return true;
+}
+
+/* The index pushed last, taken off l; TL_IMPORT_NONE when l is empty. */
+static size_t index_pop(index_list *l)
+{
+	return l->n ? l->at[--l->n] : TL_IMPORT_NONE;
+}
 
 static void stat_add(importer *im, tl_import_stat stat)
 {
@@ -392,10 +415,8 @@ static size_t new_track(importer *im, tl_import_track_kind kind, tl_import_scope
 {
 	tl_import *out = im->out;
 	stream *st = im->st;
-	size_t index;
-	if (st && st->nfree_tracks) {
-		index = st->free_tracks[--st->nfree_tracks];
-	} else {
+	size_t index = st ? index_pop(&st->free_tracks) : TL_IMPORT_NONE;
+	if (index == TL_IMPORT_NONE) {
 		if (!APPEND(im, out->tracks, out->ntracks, tracks_cap))
 			return TL_IMPORT_NONE;
 		index = out->ntracks - 1;
@@ -544,10 +565,8 @@ static size_t take_slice(importer *im)
 {
 	tl_import *out = im->out;
 	stream *st = im->st;
-	size_t index;
-	if (st && st->nfree_slots) {
-		index = st->free_slots[--st->nfree_slots];
-	} else {
+	size_t index = st ? index_pop(&st->free_slots) : TL_IMPORT_NONE;
+	if (index == TL_IMPORT_NONE) {
 		if (!APPEND(im, out->slices, out->nslices, slices_cap))
 			return TL_IMPORT_NONE;
 		index = out->nslices - 1;
@@ -573,25 +592,15 @@ static size_t take_slice(importer *im)
 static void slice_popped(importer *im, size_t index)
 {
 	stream *st = im->st;
-	if (!st)
-		return;
-	size_t *q = grow_array(im, st->popped, &st->popped_cap, st->npopped + 1, sizeof *q);
-	if (!q)
-		return;
-	st->popped = q;
-	q[st->npopped++] = index;
-	st->slots[index].state = SLOT_POPPED;
+	if (st && index_push(im, &st->popped, index))
+		st->slots[index].state = SLOT_POPPED;
 }
 
 static void free_slot(importer *im, size_t index)
 {
 	stream *st = im->st;
-	size_t *f =
-	    grow_array(im, st->free_slots, &st->free_slots_cap, st->nfree_slots + 1, sizeof *f);
-	if (!f)
+	if (!index_push(im, &st->free_slots, index))
 		return; /* (the slot is lost, not reused) */
-	st->free_slots = f;
-	f[st->nfree_slots++] = index;
 	st->slots[index].state = SLOT_FREE;
 	st->live_slices--;
 	name_release(im, im->out->slices[index].name);
@@ -670,13 +679,8 @@ static void retire_track(importer *im, size_t track)
 	                       .name = "",
 	                       .overflow = TL_IMPORT_NONE,
 	                       .thread = TL_IMPORT_NONE};
-	size_t *f =
-	    grow_array(im, st->free_tracks, &st->free_tracks_cap, st->nfree_tracks + 1, sizeof *f);
-	if (!f)
-		return;
-	st->free_tracks = f;
-	f[st->nfree_tracks++] = track;
-	st->live_tracks--;
+	if (index_push(im, &st->free_tracks, track))
+		st->live_tracks--;
 }
 
 /* Hands on the slices popped since the last call: at the start of each
@@ -684,18 +688,18 @@ static void retire_track(importer *im, size_t track)
 static void stream_flush(importer *im)
 {
 	stream *st = im->st;
-	if (!st || !st->npopped)
+	if (!st || !st->popped.n)
 		return;
-	for (size_t i = 0; i < st->npopped; i++)
-		hand_slice(im, st->popped[i]);
-	for (size_t i = 0; i < st->npopped; i++)
-		retire_track(im, im->out->slices[st->popped[i]].track);
-	for (size_t i = 0; i < st->npopped; i++) {
-		size_t index = st->popped[i];
-		if (st->slots[index].refs == 0)
-			free_slot(im, index);
+	const index_list *q = &st->popped;
+	for (size_t i = 0; i < q->n; i++)
+		hand_slice(im, q->at[i]);
+	for (size_t i = 0; i < q->n; i++)
+		retire_track(im, im->out->slices[q->at[i]].track);
+	for (size_t i = 0; i < q->n; i++) {
+		if (st->slots[q->at[i]].refs == 0)
+			free_slot(im, q->at[i]);
 	}
-	st->npopped = 0;
+	st->popped.n = 0;
 }
 
 /* A sink's arg: in a list of its slice, its string value copied. */
@@ -766,10 +770,10 @@ static void stream_free(importer *im)
 		free(st->track_keys[i]);
 	free(st->track_keys);
 	free(st->slots);
-	free(st->free_slots);
-	free(st->popped);
+	free(st->free_slots.at);
+	free(st->popped.at);
 	free(st->args);
-	free(st->free_tracks);
+	free(st->free_tracks.at);
 	free(st->handed);
 	free(out->slices);
 	out->slices = NULL;
