@@ -466,7 +466,7 @@ tl_import_printer *tl_import_printer_new(unsigned kinds)
 	                           .flow = keep_flow,
 	                           .restart = forget,
 	                           .what = "keeping the items aside in temporary files ($TMPDIR, "
-	                                   "else /tmp) to print them in order"};
+	                                   "else /var/tmp) to print them in order"};
 	return p;
 }
 

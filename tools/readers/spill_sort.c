@@ -518,9 +518,11 @@ static int merge_passes(tl_spill_sort *s)
 tl_spill_sort *tl_spill_sort_new(size_t budget, const char *dir)
 {
 	if (!dir) {
+		/* /var/tmp before /tmp: it is for large files, on a disk, where
+		 * /tmp is memory on many systems (a tmpfs) */
 		dir = getenv("TMPDIR");
 		if (!dir || !*dir)
-			dir = "/tmp";
+			dir = access("/var/tmp", W_OK | X_OK) == 0 ? "/var/tmp" : "/tmp";
 	}
 	tl_spill_sort *s = calloc(1, sizeof *s);
 	if (!s)

@@ -52,7 +52,9 @@ typedef struct tl_spill_sort tl_spill_sort;
  * records are bounded too: the records held stay within it (with, once a
  * run was written, a 64 KiB buffer for writing). At least
  * TL_SPILL_SORT_MIN_BUDGET is used whatever is asked. dir: where the
- * temporary file goes (NULL: $TMPDIR, else /tmp); the string is copied.
+ * temporary file goes (NULL: $TMPDIR, else /var/tmp when it can be
+ * written to, else /tmp: /var/tmp is for large files, and /tmp is memory
+ * on many systems); the string is copied.
  * It is created at the first spill, so a directory that cannot take it is
  * an error of tl_spill_sort_add or tl_spill_sort_finish. Returns NULL with
  * errno set (ENOMEM). Free with tl_spill_sort_free.
