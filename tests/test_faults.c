@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -31,34 +30,17 @@
 
 /* ---- a full disk ----------------------------------------------------------- */
 
-static char disk[4096]; /* the mounted tmpfs, "" when none */
-
-/* Mounts a 64 KiB tmpfs, or skips the running test with the reason. */
+/* Mounts a 64 KiB tmpfs (tl_test_mount_disk). */
 static const char *full_disk_or_skip(void)
 {
-	snprintf(disk, sizeof disk, "%s", tl_test_path("full-disk", ""));
-	assert_int_equal(mkdir(disk, 0755), 0);
-	if (mount("tmpfs", disk, "tmpfs", 0, "size=64k") != 0) {
-		int e = errno;
-		rmdir(disk);
-		disk[0] = '\0';
-		print_message("skipped: cannot mount a 64 KiB tmpfs to fill: %s (needs root, "
-		              "CAP_SYS_ADMIN)\n",
-		              strerror(e));
-		skip();
-	}
-	return disk;
+	return tl_test_mount_disk("full-disk", 64 * 1024);
 }
 
 static int unmount_disk(void **state)
 {
 	(void)state;
 	tl_shutdown();
-	if (disk[0]) {
-		umount2(disk, MNT_DETACH);
-		rmdir(disk);
-		disk[0] = '\0';
-	}
+	tl_test_unmount_disk();
 	return 0;
 }
 

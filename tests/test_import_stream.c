@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -505,18 +504,9 @@ static void test_the_printer_puts_what_it_spilled_back_in_order(void **state)
 static void test_slices_says_so_when_the_temporary_files_do_not_fit(void **state)
 {
 	(void)state;
-	if (!tl_test_cli()) {
-		print_message("no timeline CLI (TIMELINE_CLI unset): not run\n");
-		skip();
-	}
-	const char *dir = tl_test_path("stream-full", "");
-	assert_int_equal(mkdir(dir, 0700), 0);
-	if (mount("none", dir, "tmpfs", 0, "size=256k") != 0) {
-		print_message("cannot mount a 256 KiB tmpfs on %s (%s): not run\n", dir,
-		              strerror(errno));
-		rmdir(dir);
-		skip();
-	}
+	if (!tl_test_cli())
+		fail_msg("TIMELINE_CLI is not set (ctest sets it to the built CLI)");
+	const char *dir = tl_test_mount_disk("stream-full", 256 * 1024);
 	const char *path = write_json("stream-full", 40000, 0);
 	char *out = NULL, *err = NULL;
 	int status = tl_test_run_cli(&out, &err, "slices '%s' --kind slice,arg", path);
@@ -524,8 +514,7 @@ static void test_slices_says_so_when_the_temporary_files_do_not_fit(void **state
 	int status_full = tl_test_run_output(NULL, &err_with_tmpdir,
 	                                     "TMPDIR='%s' '%s' slices '%s' --kind slice,arg", dir,
 	                                     tl_test_cli(), path);
-	umount(dir);
-	rmdir(dir);
+	tl_test_unmount_disk();
 	assert_int_equal(status, 0);
 	assert_int_equal(status_full, 1);
 	assert_non_null(strstr(err_with_tmpdir, "No space left on device"));

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -581,33 +580,17 @@ static void test_without_a_directory_the_file_goes_to_tmpdir(void **state)
 	tl_spill_sort_free(s);
 }
 
-static char disk[4096]; /* the mounted tmpfs, "" when none */
-
 static int unmount_disk(void **state)
 {
 	(void)state;
-	if (disk[0]) {
-		umount2(disk, MNT_DETACH);
-		rmdir(disk);
-		disk[0] = '\0';
-	}
+	tl_test_unmount_disk();
 	return 0;
 }
 
 static void test_a_full_disk_is_enospc_from_add_or_finish(void **state)
 {
 	(void)state;
-	snprintf(disk, sizeof disk, "%s", tl_test_path("spill-sort-disk", ""));
-	assert_int_equal(mkdir(disk, 0755), 0);
-	if (mount("tmpfs", disk, "tmpfs", 0, "size=256k") != 0) {
-		int e = errno;
-		rmdir(disk);
-		disk[0] = '\0';
-		print_message("skipped: cannot mount a 256 KiB tmpfs to fill: %s (needs root, "
-		              "CAP_SYS_ADMIN)\n",
-		              strerror(e));
-		skip();
-	}
+	const char *disk = tl_test_mount_disk("spill-sort-disk", 256 * 1024);
 	tl_spill_sort *s = tl_spill_sort_new(SMALL_BUDGET, disk);
 	assert_non_null(s);
 	int rc = add_until_error(s, 4 * MIB);

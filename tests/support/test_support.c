@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -393,4 +394,51 @@ void tl_test_thread_timer_stop(tl_test_thread_timer *t)
 	timer_settime(t->timer, 0, &off, NULL);
 	timer_delete(t->timer);
 	t->armed = 0;
+}
+
+/* Whether this process has CAP_SYS_ADMIN (mount(2) needs it). */
+static int may_mount(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long caps = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		if (strncmp(line, "CapEff:", 7) == 0)
+			caps = strtoull(line + 7, NULL, 16);
+	}
+	if (f)
+		fclose(f);
+	return (caps >> 21) & 1; /* CAP_SYS_ADMIN */
+}
+
+static char mounted_disk[4096]; /* "" when none */
+
+const char *tl_test_mount_disk(const char *stem, size_t bytes)
+{
+	snprintf(mounted_disk, sizeof mounted_disk, "%s", tl_test_path(stem, ""));
+	assert_int_equal(mkdir(mounted_disk, 0755), 0);
+	char options[64];
+	snprintf(options, sizeof options, "size=%zu", bytes);
+	if (mount("tmpfs", mounted_disk, "tmpfs", 0, options) == 0)
+		return mounted_disk;
+	int e = errno;
+	rmdir(mounted_disk);
+	mounted_disk[0] = '\0';
+	if (may_mount())
+		fail_msg("cannot mount a %zu-byte tmpfs, with CAP_SYS_ADMIN: %s", bytes,
+		         strerror(e));
+	print_message("skipped: cannot mount a %zu-byte tmpfs to fill: %s (mounting needs "
+	              "CAP_SYS_ADMIN, which this process does not have)\n",
+	              bytes, strerror(e));
+	skip();
+	return NULL;
+}
+
+void tl_test_unmount_disk(void)
+{
+	if (!mounted_disk[0])
+		return;
+	umount2(mounted_disk, MNT_DETACH);
+	rmdir(mounted_disk);
+	mounted_disk[0] = '\0';
 }

@@ -156,4 +156,15 @@ const char *tl_test_clock_path(void);
  * take the TSC path here (by themselves or forced). */
 void tl_test_skip_unless_tsc(void);
 
+/*
+ * A small disk to fill: a tmpfs of `bytes` mounted on a fresh directory
+ * under the test temp directory (static storage). A process that may mount
+ * (CAP_SYS_ADMIN) and cannot fails the test: only one that may not skips
+ * it, printing why. Give it back with tl_test_unmount_disk.
+ */
+const char *tl_test_mount_disk(const char *stem, size_t bytes);
+
+/* Unmounts and removes what tl_test_mount_disk made, if anything. */
+void tl_test_unmount_disk(void);
+
 #endif
