@@ -3354,14 +3354,10 @@ static void sink_restart(const tl_import_sink *sink)
 static int import_loaded(file_bytes *loaded, const tl_import_sink *sink, tl_import *out,
                          tl_trace_format *format, tl_read_error *err);
 
+/* The file at path (a regular file's text streamed, the rest loaded). */
 static int read_file(const char *path, const tl_import_sink *sink, tl_import *out,
                      tl_trace_format *format, tl_read_error *err)
 {
-	tl_read_error scratch;
-	if (!err)
-		err = &scratch;
-	memset(err, 0, sizeof *err);
-	memset(out, 0, sizeof *out);
 	int rc = stream_ftrace_file(path, sink, out);
 	if (rc <= 0) {
 		if (format)
@@ -3440,32 +3436,13 @@ static int import_loaded(file_bytes *loaded, const tl_import_sink *sink, tl_impo
 	return rc;
 }
 
-int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
-                        tl_read_error *err)
-{
-	return read_file(path, NULL, out, format, err);
-}
-
-/* The sink's error, said in err. */
-static int sink_error(const tl_import_sink *sink, const tl_import *out, int rc, tl_read_error *err)
-{
-	if (rc && out->sink_failed)
-		snprintf(err->message, sizeof err->message, "%s: %s",
-		         sink->what ? sink->what : "handing the items on", strerror(-rc));
-	return rc;
-}
-
-int tl_import_read_file_to(const char *path, const tl_import_sink *sink, tl_import *out,
-                           tl_trace_format *format, tl_read_error *err)
-{
-	tl_read_error scratch;
-	if (!err)
-		err = &scratch;
-	return sink_error(sink, out, read_file(path, sink, out, format, err), err);
-}
-
-int tl_import_read_bytes_to(char *data, size_t len, const tl_import_sink *sink, tl_import *out,
-                            tl_trace_format *format, tl_read_error *err)
+/*
+ * Reads the file at path, or the bytes already read when data is not NULL
+ * (freed here), into out, handing the items to sink when there is one;
+ * err (may be NULL) says what went wrong, the sink's error too.
+ */
+static int read_source(const char *path, char *data, size_t len, const tl_import_sink *sink,
+                       tl_import *out, tl_trace_format *format, tl_read_error *err)
 {
 	tl_read_error scratch;
 	if (!err)
@@ -3473,7 +3450,30 @@ int tl_import_read_bytes_to(char *data, size_t len, const tl_import_sink *sink, 
 	memset(err, 0, sizeof *err);
 	memset(out, 0, sizeof *out);
 	file_bytes file = {.data = data, .len = len, .fd = -1};
-	return sink_error(sink, out, import_loaded(&file, sink, out, format, err), err);
+	int rc = data ? import_loaded(&file, sink, out, format, err)
+	              : read_file(path, sink, out, format, err);
+	if (rc && out->sink_failed)
+		snprintf(err->message, sizeof err->message, "%s: %s",
+		         sink->what ? sink->what : "handing the items on", strerror(-rc));
+	return rc;
+}
+
+int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
+                        tl_read_error *err)
+{
+	return read_source(path, NULL, 0, NULL, out, format, err);
+}
+
+int tl_import_read_file_to(const char *path, const tl_import_sink *sink, tl_import *out,
+                           tl_trace_format *format, tl_read_error *err)
+{
+	return read_source(path, NULL, 0, sink, out, format, err);
+}
+
+int tl_import_read_bytes_to(char *data, size_t len, const tl_import_sink *sink, tl_import *out,
+                            tl_trace_format *format, tl_read_error *err)
+{
+	return read_source(NULL, data, len, sink, out, format, err);
 }
 
 /* ------------------------------------------------------------------------ */
