@@ -457,17 +457,10 @@ static void json_string(FILE *out, const char *s)
 /* The shortest text that reads back as d; null when JSON cannot say it. */
 static void json_double(FILE *out, double d)
 {
-	if (!isfinite(d)) {
+	if (isfinite(d))
+		tl_import_print_double(out, d);
+	else
 		fputs("null", out);
-		return;
-	}
-	char buf[40];
-	for (int precision = 15; precision <= 17; precision++) {
-		snprintf(buf, sizeof buf, "%.*g", precision, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	fputs(buf, out);
 }
 
 static void json_thread(FILE *out, const tl_import_thread *t)

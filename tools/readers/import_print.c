@@ -43,7 +43,7 @@ static void print_str_key(FILE *out, const char *key, const char *s)
 		fputs("null", out);
 }
 
-static void print_double(FILE *out, double d)
+void tl_import_print_double(FILE *out, double d)
 {
 	char buf[40];
 	for (int precision = 15; precision <= 17; precision++) {
@@ -118,7 +118,7 @@ static void print_arg_value(FILE *out, const tl_json_value *v)
 	if (v->type == TL_JSON_STRING)
 		tl_import_print_string(out, v->s, strlen(v->s));
 	else if (v->type == TL_JSON_DOUBLE)
-		print_double(out, v->d);
+		tl_import_print_double(out, v->d);
 	else
 		fprintf(out, "%lld", (long long)v->i);
 }
@@ -129,7 +129,7 @@ static void print_counter(const tl_import *imp, const tl_import_counter *c, FILE
 	fprintf(out, "counter ts=%lld", (long long)c->ts);
 	print_str_key(out, "name", t->name);
 	fputs(" value=", out);
-	print_double(out, c->value);
+	tl_import_print_double(out, c->value);
 	fprintf(out, " pid=%u\n", (unsigned)t->pid);
 }
 

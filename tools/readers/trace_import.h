@@ -427,4 +427,7 @@ void tl_import_print_marker(FILE *out, tl_atrace_result result, const tl_atrace_
 /* s as a JSON string literal (quotes included). */
 void tl_import_print_string(FILE *out, const char *s, size_t len);
 
+/* d as the shortest decimal text that reads back as d (%.15g to %.17g). */
+void tl_import_print_double(FILE *out, double d);
+
 #endif /* TIMELINE_TRACE_IMPORT_H */
