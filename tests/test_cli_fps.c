@@ -175,27 +175,35 @@ static void test_cli_fps_counts_drops_from_slice_starts_without_vsync_arg(void *
 	free(out);
 }
 
+/* `fps --json` of ftrace text: lines[n] after the task column given; the
+ * output (free it). */
+static char *fps_of_text(const char *stem, const char *task, const char *const *lines, size_t n)
+{
+	const char *path = tl_test_path(stem, ".txt");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("# tracer: nop\n", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "  %s [000] .... %s\n", task, lines[i]);
+	assert_int_equal(fclose(f), 0);
+	char *out, args[512];
+	snprintf(args, sizeof args, "--json '%s'", path);
+	assert_int_equal(run(&out, args), 0);
+	return out;
+}
+
 /* Text whose markers go back in time is read again from its start: the
  * frames the first reading took are forgotten, not counted twice. */
 static void test_cli_fps_counts_each_frame_once_when_text_goes_back_in_time(void **state)
 {
 	(void)state;
-	const char *path = tl_test_path("fps-unsorted", ".txt");
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("# tracer: nop\n", f);
 	static const char *const lines[] = {
 	    "1.000000: tracing_mark_write: B|7|frame 1", "1.010000: tracing_mark_write: E|7",
 	    "1.016667: tracing_mark_write: B|7|frame 2", "1.026667: tracing_mark_write: E|7",
 	    "1.033334: tracing_mark_write: B|7|frame 3", "1.043334: tracing_mark_write: E|7",
 	    /* an earlier frame, last in the file */
 	    "0.983333: tracing_mark_write: B|7|frame 0", "0.993333: tracing_mark_write: E|7"};
-	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-		fprintf(f, "  main-7 (7) [000] .... %s\n", lines[i]);
-	assert_int_equal(fclose(f), 0);
-	char *out, args[512];
-	snprintf(args, sizeof args, "--json '%s'", path);
-	assert_int_equal(run(&out, args), 0);
+	char *out = fps_of_text("fps-unsorted", "main-7 (7)", lines, sizeof lines / sizeof *lines);
 	assert_non_null(strstr(out, "\"frame_slices\":4,"));
 	free(out);
 }
@@ -205,10 +213,6 @@ static void test_cli_fps_counts_each_frame_once_when_text_goes_back_in_time(void
 static void test_cli_fps_takes_the_process_a_thread_learns_later(void **state)
 {
 	(void)state;
-	const char *path = tl_test_path("fps-late-pid", ".txt");
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("# tracer: nop\n", f);
 	static const char *const lines[] = {
 	    "0.900000: tracing_mark_write: C|555|refresh_period_ns|8333333",
 	    "1.000000: tracing_mark_write: B|0|frame 1",
@@ -217,12 +221,8 @@ static void test_cli_fps_takes_the_process_a_thread_learns_later(void **state)
 	    "1.040000: tracing_mark_write: E",
 	    "1.053000: tracing_mark_write: B|555|frame 3",
 	    "1.060000: tracing_mark_write: E"};
-	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-		fprintf(f, "  t-101 (-----) [000] .... %s\n", lines[i]);
-	assert_int_equal(fclose(f), 0);
-	char *out, args[512];
-	snprintf(args, sizeof args, "--json '%s'", path);
-	assert_int_equal(run(&out, args), 0);
+	char *out =
+	    fps_of_text("fps-late-pid", "t-101 (-----)", lines, sizeof lines / sizeof *lines);
 	assert_non_null(strstr(out, "\"refresh_period_ns\":8333333,\"period_estimated\":false"));
 	assert_non_null(strstr(out, "\"frame_slices\":3,"));
 	free(out);
