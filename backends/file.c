@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder/atomic_file.h"
 #include "recorder/recorder.h"
 
 /* The drain wakes at least this often (new names, drop counts). */
@@ -97,6 +98,7 @@ struct file_recorder {
 	uint64_t max_bytes;
 	unsigned keep;
 	int fd; /* -1: not writing (a write failed, or a forked child) */
+	int given_fd; /* tl_options.file_fd, or -1: the file is `path` */
 	struct tl_stream stream;
 	/* A regular file is written by write_out at `base`, the file offset
 	 * of the staging buffer's first byte; `direct`: with O_DIRECT, whole
@@ -374,11 +376,17 @@ static void output_free(struct file_recorder *f)
 	free(f->tail);
 }
 
+/* The file to write: the caller's descriptor (a duplicate of it), or a new
+ * file put under the path at once, never through a link or into a FIFO or
+ * device planted at the name (recorder/atomic_file.h). */
 static int open_file(struct file_recorder *f)
 {
-	f->fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (f->given_fd >= 0)
+		f->fd = fcntl(f->given_fd, F_DUPFD_CLOEXEC, 3);
+	else
+		f->fd = tl_fresh_file_open(f->path);
 	if (f->fd < 0)
-		return -errno;
+		return f->given_fd >= 0 ? -errno : f->fd;
 	struct stat sb;
 	bool regular = fstat(f->fd, &sb) == 0 && S_ISREG(sb.st_mode);
 	int flags = regular ? fcntl(f->fd, F_GETFL) : -1;
@@ -736,12 +744,21 @@ static int file_start(struct tl_recorder *rec, const tl_options *opts)
 {
 	static pthread_once_t at_exit_once = PTHREAD_ONCE_INIT;
 	pthread_once(&at_exit_once, register_at_exit);
-	if (!opts->file_path || !*opts->file_path) {
-		tl_log(TL_LOG_ERROR, "file recorder: no file given (tl_options.file_path or "
-				     "TIMELINE_FILE)");
+	bool by_fd = opts->file_fd > 0;
+	bool by_path = opts->file_path && *opts->file_path;
+	if (by_fd == by_path) {
+		tl_log(TL_LOG_ERROR, by_fd ? "file recorder: both a file and a descriptor given "
+		                             "(tl_options.file_path or TIMELINE_FILE, and file_fd)"
+		                           : "file recorder: no file given (tl_options.file_path, "
+		                             "TIMELINE_FILE or tl_options.file_fd)");
 		return -EINVAL;
 	}
-	if (strlen(opts->file_path) >= PATH_MAX) {
+	if (by_fd && opts->file_max_bytes) {
+		tl_log(TL_LOG_ERROR, "file recorder: a descriptor cannot be rotated "
+		                     "(tl_options.file_max_bytes with file_fd)");
+		return -EINVAL;
+	}
+	if (by_path && strlen(opts->file_path) >= PATH_MAX) {
 		tl_log(TL_LOG_ERROR, "file recorder: the file's path is longer than %d bytes",
 		       PATH_MAX - 1);
 		return -ENAMETOOLONG;
@@ -749,7 +766,10 @@ static int file_start(struct tl_recorder *rec, const tl_options *opts)
 	struct file_recorder *f = calloc(1, sizeof *f);
 	if (!f)
 		return -ENOMEM;
-	if (expand_path(opts->file_path, f->path, sizeof f->path) != 0) {
+	f->given_fd = by_fd ? opts->file_fd : -1;
+	if (by_fd) {
+		snprintf(f->path, sizeof f->path, "descriptor %d", opts->file_fd);
+	} else if (expand_path(opts->file_path, f->path, sizeof f->path) != 0) {
 		tl_log(TL_LOG_ERROR, "file recorder: the file's path is longer than %d bytes once "
 				     "expanded",
 		       PATH_MAX - 1);
@@ -781,7 +801,8 @@ static int file_start(struct tl_recorder *rec, const tl_options *opts)
 	for (uint32_t i = 0; i < rec->pool.nblocks; i++)
 		atomic_store(&f->written[i].seq, UINT64_MAX);
 	if ((rc = open_file(f)) != 0) {
-		tl_log(TL_LOG_ERROR, "file recorder: cannot write %s: %s", f->path, strerror(-rc));
+		tl_log(TL_LOG_ERROR, "file recorder: cannot write %s: %s", f->path,
+		       tl_atomic_file_strerror(rc));
 		goto fail_written;
 	}
 	sem_init(&f->wake, 0, 0);

@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "recorder/atomic_file.h"
@@ -99,33 +101,84 @@ static void sync_directory(const char *temp)
 	}
 }
 
-static int open_in_place(struct tl_atomic_file *f, const char *path)
+/* The mode new files get: 0600 until tl_file_mode_set. */
+static _Atomic unsigned file_mode = TL_FILE_MODE_DEFAULT;
+
+int tl_file_mode_set(unsigned mode)
+{
+	if (mode & ~0777u)
+		return -EINVAL;
+	atomic_store(&file_mode, mode);
+	return 0;
+}
+
+unsigned tl_file_mode(void)
+{
+	return atomic_load(&file_mode);
+}
+
+/* The null device, the one non-regular file written to: nothing written to
+ * it goes anywhere, and it never blocks. */
+static bool is_null_device(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 && minor(st->st_rdev) == 3;
+}
+
+/* Why what lstat found at a final name cannot be written over: 0 when it
+ * can (nothing there, or a regular file), 1 for the null device. */
+static int refusal(const struct stat *st)
+{
+	if (S_ISREG(st->st_mode))
+		return 0;
+	if (S_ISDIR(st->st_mode))
+		return -EISDIR;
+	if (S_ISLNK(st->st_mode))
+		return -ELOOP;
+	if (is_null_device(st))
+		return 1;
+	return -ENXIO; /* a FIFO, a socket or another device */
+}
+
+static int open_null_device(struct tl_atomic_file *f, const char *path)
 {
 	f->in_place = true;
 	f->temp[0] = '\0';
 	int fd;
 	do
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !is_null_device(&st)) {
+		close(fd); /* replaced since lstat: refuse what it became */
+		return -ENXIO;
+	}
 	f->fd = fd;
 	return 0;
 }
 
-static int open_temp(struct tl_atomic_file *f, const char *path, const struct stat *existing)
+/* A new file under a temporary name beside path, created by us alone
+ * (O_EXCL, never through a link) with the mode asked for exactly. */
+static int open_temp(struct tl_atomic_file *f, const char *path, unsigned mode)
 {
 	f->in_place = false;
 	for (int i = 0; i < TEMP_TRIES; i++) {
 		if (!temp_name(f->temp, path, atomic_fetch_add(&temp_counter, 1) + 1))
 			return -ENAMETOOLONG;
-		int fd = open(f->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		int fd = open(
+		    f->temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode);
 		if (fd < 0 && (errno == EEXIST || errno == EINTR))
 			continue; /* a leftover of an earlier process with our pid */
 		if (fd < 0)
 			return -errno;
-		if (existing)
-			fchmod(fd, existing->st_mode & 07777); /* best effort */
+		if (fchmod(fd, mode) != 0) { /* the umask taken off: exactly the mode */
+			int rc = -errno;
+			close(fd);
+			unlink(f->temp);
+			f->temp[0] = '\0';
+			return rc;
+		}
 		f->fd = fd;
 		return 0;
 	}
@@ -144,18 +197,27 @@ int tl_atomic_file_open(struct tl_atomic_file *f, const char *path)
 	if (!path || !*path) {
 		rc = -EINVAL;
 	} else if (lstat(path, &st) != 0) {
-		rc = errno == ENOENT ? open_temp(f, path, NULL) : -errno;
-	} else if (S_ISREG(st.st_mode)) {
-		rc = open_temp(f, path, &st);
-	} else if (S_ISDIR(st.st_mode)) {
-		rc = -EISDIR;
-	} else if (S_ISLNK(st.st_mode) && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		rc = -EISDIR;
-	} else {
-		rc = open_in_place(f, path);
+		rc = errno == ENOENT ? open_temp(f, path, tl_file_mode()) : -errno;
+	} else if ((rc = refusal(&st)) == 0) {
+		rc = open_temp(f, path, tl_file_mode());
+	} else if (rc == 1) {
+		rc = open_null_device(f, path);
 	}
 	errno = saved_errno;
 	return rc;
+}
+
+int tl_fresh_file_open(const char *path)
+{
+	int saved_errno = errno;
+	struct tl_atomic_file f;
+	int rc = tl_atomic_file_open(&f, path);
+	if (rc == 0 && !f.in_place && rename(f.temp, path) != 0) {
+		rc = -errno;
+		tl_atomic_file_abort(&f);
+	}
+	errno = saved_errno;
+	return rc < 0 ? rc : f.fd;
 }
 
 int tl_atomic_file_commit(struct tl_atomic_file *f)
@@ -164,7 +226,7 @@ int tl_atomic_file_commit(struct tl_atomic_file *f)
 		return -EBADF;
 	int saved_errno = errno;
 	int rc = fsync_retry(f->fd);
-	/* a pipe or a device cannot be synced, and need not be */
+	/* the null device cannot be synced, and need not be */
 	if (f->in_place && (rc == -EINVAL || rc == -EROFS))
 		rc = 0;
 	if (close(f->fd) != 0 && rc == 0 && errno != EINTR)
@@ -207,4 +269,56 @@ int tl_atomic_file_write(const char *path, int (*write_data)(int fd, void *ctx),
 		return rc;
 	}
 	return tl_atomic_file_commit(&f);
+}
+
+const char *tl_atomic_file_strerror(int rc)
+{
+	switch (rc) {
+	case -ELOOP:
+		return "a symbolic link, which is not followed: name the file it points to";
+	case -ENXIO:
+		return "not a regular file (a FIFO, socket or device): refused";
+	default:
+		return strerror(-rc);
+	}
+}
+
+int tl_private_directory(const char *dir)
+{
+	int saved_errno = errno;
+	int rc = 0;
+	struct stat st;
+	if (!dir || !*dir) {
+		rc = -EINVAL;
+	} else if (lstat(dir, &st) != 0) {
+		if (errno != ENOENT)
+			rc = -errno;
+		else if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+			rc = -errno;
+		else if (lstat(dir, &st) != 0)
+			rc = -errno;
+	}
+	if (rc == 0) {
+		if (S_ISLNK(st.st_mode))
+			rc = -ELOOP;
+		else if (!S_ISDIR(st.st_mode))
+			rc = -ENOTDIR;
+		else if (st.st_uid != geteuid() || (st.st_mode & 022))
+			rc = -EPERM;
+	}
+	errno = saved_errno;
+	return rc;
+}
+
+const char *tl_private_directory_strerror(int rc)
+{
+	switch (rc) {
+	case -ELOOP:
+		return "a symbolic link, which is not followed: name the directory it points to";
+	case -EPERM:
+		return "not private: it must be owned by this user and writable by nobody else "
+		       "(mode 0700 or 0755)";
+	default:
+		return strerror(-rc);
+	}
 }

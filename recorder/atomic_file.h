@@ -5,18 +5,23 @@
  * through here (snapshots by path, the looper's dumps and reports, the
  * CLI's outputs). Internal; a tracer reaches it through recorder/tracer.h.
  *
- * What is written where:
+ * What is written where, and what is refused: the final name is never
+ * followed as a link and never opened unless it is the null device, so a
+ * link or a FIFO planted at the name cannot send the data elsewhere or
+ * block the writer.
  *   - a path that does not exist, or names a regular file: the data goes to
- *     "<dir>/.<name>.tmp-<pid>-<n>" (created with O_EXCL | O_CLOEXEC, mode
- *     0644 less the umask, or the replaced file's mode), which is fsync'd
- *     and renamed to the path; the directory is then fsync'd (best effort).
- *     On any failure the temporary file is removed and a file already
- *     under the final name is left as it was.
- *   - a path that names a symbolic link, a FIFO, a device or a socket
- *     (/dev/stdout, /dev/null, a pipe): written in place, as open(2) with
- *     O_TRUNC would; nothing can be renamed over it, so a failure may leave
- *     part of the data there.
- *   - a directory: -EISDIR, nothing written.
+ *     "<dir>/.<name>.tmp-<pid>-<n>" (created with O_EXCL | O_NOFOLLOW |
+ *     O_CLOEXEC, mode tl_file_mode() exactly, the umask not applied; a file
+ *     replaced does not pass its mode on), which is fsync'd and renamed to
+ *     the path; the directory is then fsync'd (best effort). On any
+ *     failure the temporary file is removed and a file already under the
+ *     final name is left as it was. A link or a FIFO put at the name while
+ *     the data is written is replaced by the rename, never followed.
+ *   - a symbolic link: -ELOOP, nothing written (dangling or not);
+ *   - a FIFO, a socket or a device other than the null device: -ENXIO;
+ *   - a directory: -EISDIR;
+ *   - the null device (/dev/null): written in place.
+ * tl_atomic_file_strerror says each of these in words.
  *
  * Every function here is async-signal-safe (stat, open, write, fsync,
  * rename, unlink, close only; no allocation, no lock), errno is preserved,
@@ -38,13 +43,22 @@
  * which it writes to (and must not close). */
 struct tl_atomic_file {
 	int fd;                             /* -1 when not open */
-	bool in_place;                      /* written in place: no temporary name */
+	bool in_place;                      /* the null device: no temporary name */
 	const char *path;                   /* the final name, the caller's string */
 	char temp[TL_ATOMIC_FILE_PATH_MAX]; /* the temporary name, "" when in place */
 };
 
+/* The mode of every file created here, and of the private files the
+ * library writes (snapshots by path, dumps, reports, the file recorder's
+ * files): TL_FILE_MODE_DEFAULT until set. tl_file_mode_set takes the
+ * permission bits only (0 to 0777): 0, or -EINVAL. Any thread. */
+#define TL_FILE_MODE_DEFAULT 0600u
+int tl_file_mode_set(unsigned mode);
+unsigned tl_file_mode(void);
+
 /* Creates the file to write for `path` (which must stay valid until commit
  * or abort). 0, or -errno with nothing created: -EISDIR for a directory,
+ * -ELOOP for a symbolic link, -ENXIO for a FIFO, socket or device,
  * -ENAMETOOLONG, or what open(2) says (-ENOENT for a missing directory,
  * -EACCES, -ENOSPC, ...). */
 int tl_atomic_file_open(struct tl_atomic_file *f, const char *path);
@@ -60,6 +74,31 @@ void tl_atomic_file_abort(struct tl_atomic_file *f);
 /* open, write_data(fd, ctx), commit: the usual case in one call. write_data
  * returns 0 or -errno; its error is returned as is (the file aborted). */
 int tl_atomic_file_write(const char *path, int (*write_data)(int fd, void *ctx), void *ctx);
+
+/*
+ * A stream's file: a new file made as tl_atomic_file_open makes its
+ * temporary one, then renamed to `path` at once, so that what is written to
+ * it is under the final name as it is written (the file recorder). Refuses
+ * what tl_atomic_file_open refuses. The fd (O_WRONLY, close-on-exec), or
+ * -errno with nothing created.
+ */
+int tl_fresh_file_open(const char *path);
+
+/* What an error of tl_atomic_file_open or tl_fresh_file_open means, in
+ * words for one line ("a symbolic link, which is not followed: ..."),
+ * strerror's for the others. Not async-signal-safe. */
+const char *tl_atomic_file_strerror(int rc);
+
+/*
+ * A directory the product writes private files into (dump directories):
+ * created 0700 when missing; refused when it is a symbolic link (-ELOOP),
+ * not a directory (-ENOTDIR), not owned by the effective user or writable
+ * by group or others (-EPERM). 0 or -errno. Async-signal-safe (lstat,
+ * mkdir). tl_private_directory_strerror says the refusals in words (not
+ * async-signal-safe).
+ */
+int tl_private_directory(const char *dir);
+const char *tl_private_directory_strerror(int rc);
 
 /* write(2) until all of data is written (EINTR retried): 0 or -errno. */
 int tl_write_full(int fd, const void *data, size_t len);

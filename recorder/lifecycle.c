@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder/atomic_file.h"
 #include "recorder/atrace_format.h"
 #include "recorder/categories.h"
 #include "recorder/clock.h"
@@ -215,10 +217,28 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/* secure_getenv: a set-uid or set-gid program (AT_SECURE) reads no
+ * setting from the environment of whoever runs it. */
 static const char *env_value(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 	return v && *v ? v : NULL;
+}
+
+/* Says once, in a set-uid or set-gid program, that the TIMELINE_* variables
+ * of its environment are ignored. */
+static void env_note_ignored(void)
+{
+	if (!getauxval(AT_SECURE))
+		return;
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "TIMELINE_", 9) == 0) {
+			tl_log(TL_LOG_WARNING,
+			       "set-uid or set-gid program: the TIMELINE_* environment "
+			       "is ignored");
+			return;
+		}
+	}
 }
 
 static bool has_blanks_around(const char *v)
@@ -334,6 +354,17 @@ static int parse_environment(tl_options *o, tl_clock_tsc_mode *tsc)
 			return env_refuse("TIMELINE_FILE_KEEP", v, "a number of files from 1 to 1000");
 		o->file_keep = (unsigned)keep;
 	}
+	v = env_value("TIMELINE_FILE_MODE");
+	if (v) {
+		unsigned mode = 0;
+		const char *p = v;
+		for (; *p >= '0' && *p <= '7' && mode <= 0777; p++)
+			mode = mode * 8 + (unsigned)(*p - '0');
+		if (*p || mode > 0777)
+			return env_refuse("TIMELINE_FILE_MODE", v,
+			                  "octal permission bits, 0 to 0777");
+		o->file_mode = mode ? mode : TL_FILE_MODE_DEFAULT;
+	}
 	/* 1 forces the vDSO clock over no_tsc = false; 0 leaves no_tsc as the
 	 * caller set it: the environment can take the TSC away, never impose it. */
 	v = env_value("TIMELINE_NO_TSC");
@@ -401,9 +432,16 @@ int tl_init(const tl_options *user)
 	}
 	tl_log_set(o.log, o.log_user);
 	tl_clock_tsc_mode tsc = TL_CLOCK_TSC_AUTO;
+	env_note_ignored();
 	rc = parse_environment(&o, &tsc);
 	if (rc)
 		goto out;
+	if (o.file_mode & ~0777u) {
+		tl_log(TL_LOG_ERROR, "file_mode %#o: not permission bits (0 to 0777)", o.file_mode);
+		rc = -EINVAL;
+		goto out;
+	}
+	tl_file_mode_set(o.file_mode ? o.file_mode : TL_FILE_MODE_DEFAULT);
 	if (o.recorder == TL_RECORDER_DEFAULT)
 		o.recorder = TL_RECORDER_RING;
 	const struct tl_recorder_ops *ops = recorder_by_kind(o.recorder);

@@ -29,7 +29,19 @@
 #define THREADS 4
 
 static const char *file_path;
-static const char *fifo_copy; /* a copy of what a FIFO at file_path carried */
+static const char *fifo_copy; /* a copy of what the pipe carried */
+/* A pipe the recorder writes to (tl_options.file_fd) instead of file_path,
+ * when pipe_write is set; its reading end is copied to fifo_copy. */
+static int pipe_read = -1, pipe_write = -1;
+static _Atomic int reader_go; /* fifo_reader copies the pipe once set */
+
+static void open_pipe(void)
+{
+	int fds[2];
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	pipe_read = fds[0];
+	pipe_write = fds[1];
+}
 
 static void start(size_t buffer_bytes, uint64_t max_bytes, unsigned keep)
 {
@@ -40,7 +52,15 @@ static void start(size_t buffer_bytes, uint64_t max_bytes, unsigned keep)
 	                .file_path = file_path,
 	                .file_max_bytes = max_bytes,
 	                .file_keep = keep};
+	if (pipe_write > 0) {
+		o.file_path = NULL;
+		o.file_fd = pipe_write;
+	}
 	assert_int_equal(tl_init(&o), 0);
+	if (pipe_write > 0) { /* the recorder writes to its own copy of it */
+		close(pipe_write);
+		pipe_write = -1;
+	}
 }
 
 static int setup(void **state)
@@ -615,11 +635,12 @@ static void *write_until_stopped(void *arg)
 
 static _Atomic int slow_reader_fast;
 
-/* Copies the FIFO at file_path to fifo_copy, slowly until told otherwise. */
+/* Copies the pipe to fifo_copy, slowly until told otherwise. */
 static void *slow_fifo_reader(void *arg)
 {
 	(void)arg;
-	int in = open(file_path, O_RDONLY);
+	int in = pipe_read;
+	pipe_read = -1;
 	if (in < 0)
 		return (void *)1;
 	int out = open(fifo_copy, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -655,8 +676,7 @@ static void test_a_file_cut_during_an_overload_names_its_threads_and_drops(void 
 {
 	(void)state;
 	fifo_copy = tl_test_path("file-recorder-overload-copy", ".tl");
-	unlink(file_path);
-	assert_int_equal(mkfifo(file_path, 0644), 0);
+	open_pipe();
 	atomic_store(&slow_reader_fast, 0);
 	atomic_store(&overload_stop, 0);
 	pthread_t reader, early, late;
@@ -1067,12 +1087,11 @@ static void test_convert_reads_a_rotated_set_as_one_trace(void **state)
 
 /* The file is a FIFO whose reader holds off until the writers are done:
  * the drain blocks in write(2), the pool fills, and the writers drop. */
-static _Atomic int reader_go;
-
 static void *fifo_reader(void *arg)
 {
 	(void)arg;
-	int in = open(file_path, O_RDONLY);
+	int in = pipe_read;
+	pipe_read = -1;
 	if (in < 0)
 		return (void *)1;
 	while (!atomic_load(&reader_go))
@@ -1092,8 +1111,7 @@ static void test_a_drain_behind_drops_and_the_file_counts_them_per_thread(void *
 {
 	(void)state;
 	fifo_copy = tl_test_path("file-recorder-fifo-copy", ".tl");
-	unlink(file_path);
-	assert_int_equal(mkfifo(file_path, 0644), 0);
+	open_pipe();
 	atomic_store(&reader_go, 0);
 	pthread_t reader;
 	assert_int_equal(pthread_create(&reader, NULL, fifo_reader, NULL), 0);
@@ -1157,8 +1175,7 @@ static void test_convert_names_each_thread_that_dropped_with_its_count(void **st
 		skip();
 	}
 	fifo_copy = tl_test_path("file-recorder-drops-copy", ".tl");
-	unlink(file_path);
-	assert_int_equal(mkfifo(file_path, 0644), 0);
+	open_pipe();
 	atomic_store(&reader_go, 0);
 	pthread_t reader, thread;
 	assert_int_equal(pthread_create(&reader, NULL, fifo_reader, NULL), 0);
@@ -1329,6 +1346,128 @@ static void test_percent_p_in_the_path_names_the_process(void **state)
 	unlink(expected);
 }
 
+/* What an attacker could plant at the file's name: each is refused, with
+ * nothing written through it and nothing blocked. */
+static void assert_refused_at(const char *what, int expected)
+{
+	tl_options o = {
+	    .struct_size = sizeof o, .recorder = TL_RECORDER_FILE, .file_path = file_path};
+	alarm(10); /* a FIFO opened for writing would block here */
+	int rc = tl_init(&o);
+	alarm(0);
+	print_message("%s at the name: %d\n", what, rc);
+	assert_int_equal(rc, expected);
+	assert_false(tl_is_running());
+}
+
+static void test_a_link_at_the_files_name_is_refused_and_not_followed(void **state)
+{
+	(void)state;
+	char target[4200];
+	snprintf(target, sizeof target, "%s.victim", file_path);
+	FILE *v = fopen(target, "w");
+	assert_non_null(v);
+	fputs("root's data\n", v);
+	fclose(v);
+	unlink(file_path);
+	assert_int_equal(symlink(target, file_path), 0);
+	assert_refused_at("a link", -ELOOP);
+	char *text = tl_test_read_file(target, NULL);
+	assert_string_equal(text, "root's data\n");
+	free(text);
+	unlink(file_path);
+	assert_int_equal(symlink("dangling.nowhere", file_path), 0);
+	assert_refused_at("a dangling link", -ELOOP);
+	struct stat st;
+	char dangling[4200];
+	snprintf(dangling, sizeof dangling, "%s", file_path);
+	*strrchr(dangling, '/') = '\0';
+	strcat(dangling, "/dangling.nowhere");
+	assert_int_equal(stat(dangling, &st), -1); /* nothing created where it points */
+	unlink(file_path);
+	unlink(target);
+}
+
+static void test_a_fifo_or_a_directory_at_the_files_name_is_refused(void **state)
+{
+	(void)state;
+	unlink(file_path);
+	assert_int_equal(mkfifo(file_path, 0666), 0);
+	assert_refused_at("a FIFO", -ENXIO);
+	unlink(file_path);
+	assert_int_equal(mkdir(file_path, 0755), 0);
+	assert_refused_at("a directory", -EISDIR);
+	rmdir(file_path);
+}
+
+static void test_the_file_is_private_unless_a_mode_is_asked_for(void **state)
+{
+	(void)state;
+	unlink(file_path);
+	FILE *planted = fopen(file_path, "w"); /* readable by all, as if planted */
+	assert_non_null(planted);
+	fclose(planted);
+	assert_int_equal(chmod(file_path, 0666), 0);
+	start(64 * 1024, 0, 0);
+	tl_shutdown();
+	struct stat st;
+	assert_int_equal(stat(file_path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	tl_options o = {.struct_size = sizeof o,
+	                .recorder = TL_RECORDER_FILE,
+	                .file_path = file_path,
+	                .file_mode = 0640};
+	assert_int_equal(tl_init(&o), 0);
+	tl_shutdown();
+	assert_int_equal(stat(file_path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	o.file_mode = 01777;
+	assert_int_equal(tl_init(&o), -EINVAL);
+	setenv("TIMELINE_FILE_MODE", "0644", 1);
+	o.file_mode = 0;
+	assert_int_equal(tl_init(&o), 0);
+	tl_shutdown();
+	assert_int_equal(stat(file_path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	setenv("TIMELINE_FILE_MODE", "644x", 1);
+	assert_int_equal(tl_init(&o), -EINVAL);
+	tl_test_clear_environment();
+}
+
+static void test_a_descriptor_is_written_instead_of_a_file(void **state)
+{
+	(void)state;
+	fifo_copy = tl_test_path("file-recorder-descriptor-copy", ".tl");
+	open_pipe();
+	atomic_store(&reader_go, 1);
+	pthread_t reader;
+	assert_int_equal(pthread_create(&reader, NULL, fifo_reader, NULL), 0);
+	start(64 * 1024, 0, 0); /* through file_fd, the test's end closed */
+	TL_TRACE_EVENT_INSTANT0("file", "through the pipe", TL_SCOPE_THREAD);
+	tl_shutdown(); /* the recorder closes its copy: the reader sees the end */
+	pthread_join(reader, NULL);
+	tl_model m;
+	char err[256] = "";
+	assert_int_equal(tl_model_read_binary_file(fifo_copy, &m, err, sizeof err), 0);
+	assert_int_equal(tl_test_count_events(&m, TL_PHASE_INSTANT, "through the pipe"), 1);
+	tl_model_free(&m);
+	unlink(fifo_copy);
+}
+
+static void test_a_descriptor_with_a_path_or_a_rotation_is_refused(void **state)
+{
+	(void)state;
+	tl_options o = {.struct_size = sizeof o,
+	                .recorder = TL_RECORDER_FILE,
+	                .file_path = file_path,
+	                .file_fd = STDERR_FILENO};
+	assert_int_equal(tl_init(&o), -EINVAL);
+	o.file_path = NULL;
+	o.file_max_bytes = 1 << 20;
+	assert_int_equal(tl_init(&o), -EINVAL);
+	assert_false(tl_is_running());
+}
+
 static void test_the_file_recorder_without_a_path_is_refused(void **state)
 {
 	(void)state;
@@ -1364,6 +1503,16 @@ int main(void)
 	tl_test_clear_environment();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(
+	        test_a_link_at_the_files_name_is_refused_and_not_followed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_a_fifo_or_a_directory_at_the_files_name_is_refused,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_the_file_is_private_unless_a_mode_is_asked_for,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_a_descriptor_is_written_instead_of_a_file, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_a_descriptor_with_a_path_or_a_rotation_is_refused,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(
 	        test_runs_of_plain_pairs_are_written_with_their_names_in_order, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_packed_runs_read_back_as_the_records_in_memory,
 	                                    setup, teardown),
@@ -1373,13 +1522,14 @@ int main(void)
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_snapshots_during_writes_and_drains_leave_the_file_whole, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_flush_writes_partly_filled_blocks_and_nothing_twice,
-	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_flush_writes_partly_filled_blocks_and_nothing_twice, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_snapshot_request_writes_the_partly_filled_blocks,
 	                                    setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_a_files_times_are_the_trace_clocks, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_keeps_the_trace_clocks_times, setup,
+	    cmocka_unit_test_setup_teardown(test_a_files_times_are_the_trace_clocks, setup,
 	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_keeps_the_trace_clocks_times,
+	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_still_converts, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_a_writer_killed_mid_run_converts_with_the_cli,
@@ -1394,10 +1544,10 @@ int main(void)
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_without_shutdown_ends_the_file_whole, setup,
 	                                    teardown),
-	    cmocka_unit_test_setup_teardown(test_a_forked_child_leaves_the_parents_file_alone, setup,
-	                                    teardown),
-	    cmocka_unit_test_setup_teardown(test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk,
+	    cmocka_unit_test_setup_teardown(test_a_forked_child_leaves_the_parents_file_alone,
 	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_zero_bytes_at_a_files_end_are_read_for_what_they_are, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rotation_keeps_the_newest_files_which_read_as_one,
@@ -1410,8 +1560,9 @@ int main(void)
 	        test_convert_names_each_thread_that_dropped_with_its_count, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_full_disk_ends_the_file_and_counts_what_is_lost,
 	                                    setup, teardown_full_disk),
-	    cmocka_unit_test_setup_teardown(test_a_full_direct_disk_ends_the_file_and_counts_what_is_lost,
-	                                    setup, teardown_full_disk),
+	    cmocka_unit_test_setup_teardown(
+	        test_a_full_direct_disk_ends_the_file_and_counts_what_is_lost, setup,
+	        teardown_full_disk),
 	    cmocka_unit_test_setup_teardown(test_percent_p_in_the_path_names_the_process, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_the_file_recorder_without_a_path_is_refused, setup,

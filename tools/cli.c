@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "recorder/atomic_file.h"
 #include "tools/readers/trace_import.h"
 
 int tl_cli_usage_error(const char *prefix, const char *fmt, ...)
@@ -97,6 +98,27 @@ int tl_cli_read_import_to(const char *prefix, const char *path, char *data, size
 int tl_cli_read_import(const char *prefix, const char *path, tl_import *imp)
 {
 	return tl_cli_read_import_to(prefix, path, NULL, 0, NULL, imp);
+}
+
+int tl_cli_parse_mode(const char *prefix, const char *value)
+{
+	unsigned mode = 0;
+	const char *p = value;
+	for (; *p >= '0' && *p <= '7' && mode <= 0777; p++)
+		mode = mode * 8 + (unsigned)(*p - '0');
+	if (!*value || *p || tl_file_mode_set(mode) != 0)
+		return tl_cli_usage_error(prefix,
+		                          "--mode: expected octal permission bits from 0 to "
+		                          "0777 (0600, 0640, 0644), got '%s'",
+		                          value);
+	return 0;
+}
+
+int tl_cli_output_error(const char *prefix, const char *path, int rc)
+{
+	fprintf(stderr, "%s: %s: cannot open for writing: %s\n", prefix, path,
+	        tl_atomic_file_strerror(rc));
+	return 1;
 }
 
 int tl_cli_parse_assume_clock(const char *prefix, const char *option, const char *value,

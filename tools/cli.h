@@ -19,6 +19,25 @@ int tl_cli_option_error(const char *prefix, int opt, char **argv);
  * for it; else 0 (a path that cannot be read is the reader's to report). */
 int tl_cli_reject_directory(const char *prefix, const char *path);
 
+/*
+ * `--mode MODE`, shared by the commands that write files (convert, merge,
+ * record, fps --plot, demo): the permission bits of what they write, octal,
+ * 0 to 0777; without it 0600, private (recorder/atomic_file.h). Put
+ * TL_CLI_MODE_LONG_OPTION in a getopt_long table; tl_cli_parse_mode sets
+ * the mode for every file the process writes afterwards and returns 0, or
+ * reports a usage error for the value as tl_cli_usage_error does and
+ * returns its status (2).
+ */
+#define TL_CLI_OPT_MODE 0x3000 /* clear of every command's own and the filters' */
+/* clang-format off */
+#define TL_CLI_MODE_LONG_OPTION {"mode", required_argument, NULL, TL_CLI_OPT_MODE}
+/* clang-format on */
+int tl_cli_parse_mode(const char *prefix, const char *value);
+
+/* For an output that cannot be written: "PREFIX: PATH: cannot open for
+ * writing: why" on stderr (a planted link or FIFO said in words); 1. */
+int tl_cli_output_error(const char *prefix, const char *path, int rc);
+
 struct tl_import;
 
 /* Reads a --assume-clock value: "boot" or "mono" into *clock and returns

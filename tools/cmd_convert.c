@@ -51,6 +51,7 @@ static const char convert_usage[] =
     "                        anything else json\n"
     "  --assume-clock CLOCK  boot or mono: the clock of an input that names none\n"
     "                        (a kernel's trace, trace-cmd report: they do not say)\n"
+    "  --mode MODE           OUT's permission bits, octal (default 0600: private)\n"
     "  -h, --help            print this help\n"
     "\n" TL_FILTER_USAGE
     "With filters, IN is read as 'timeline slices' reads it, and what passes is\n"
@@ -96,6 +97,7 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"assume-clock", required_argument, NULL, OPT_ASSUME_CLOCK},
+	    TL_CLI_MODE_LONG_OPTION,
 	    {"help", no_argument, NULL, 'h'},
 	    TL_FILTER_LONG_OPTIONS,
 	    {NULL, 0, NULL, 0},
@@ -118,6 +120,10 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 		case OPT_ASSUME_CLOCK:
 			if (tl_cli_parse_assume_clock(CONVERT_PREFIX, "--assume-clock", optarg,
 			                              &args->assume_clock))
+				return 2;
+			break;
+		case TL_CLI_OPT_MODE:
+			if (tl_cli_parse_mode(CONVERT_PREFIX, optarg))
 				return 2;
 			break;
 		case 'h':
@@ -216,11 +222,8 @@ static int write_output(const struct convert_args *args, const tl_output_format 
 	}
 	struct tl_atomic_file out;
 	int rc = tl_atomic_file_open(&out, args->output);
-	if (rc < 0) {
-		fprintf(stderr, CONVERT_PREFIX ": %s: cannot open for writing: %s\n", args->output,
-		        strerror(-rc));
-		return 1;
-	}
+	if (rc < 0)
+		return tl_cli_output_error(CONVERT_PREFIX, args->output, rc);
 	rc = write_source(format, src, out.fd, counts);
 	if (rc < 0)
 		tl_atomic_file_abort(&out);

@@ -7,6 +7,7 @@
  * event it is handed. Under `timeline record` (the file recorder streaming
  * to TIMELINE_FILE) no other file is written unless -o asks for one.
  */
+#include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/demo_engine.h"
 
@@ -71,6 +72,7 @@ static const char demo_usage[] =
     "  --format FMT      json, ftrace, perfetto or binary; by default taken from the\n"
     "                    extension of FILE: .json, .txt/.ftrace/.systrace,\n"
     "                    .perfetto-trace/.pftrace, .bin/.tlsnap\n"
+    "  --mode MODE       FILE's permission bits, octal (default 0600: private)\n"
     "  -h, --help        show this help\n";
 
 /* Set by SIGINT while the engine runs: stop early, still write the trace. */
@@ -148,7 +150,8 @@ static int demo_parse_format(const char *value, enum demo_format *out)
 }
 
 /* Options that take a value, in their long spelling. */
-static const char *const demo_value_options[] = {"--recorder", "--output", "--seconds", "--format"};
+static const char *const demo_value_options[] = {"--recorder", "--output", "--seconds", "--format",
+                                                 "--mode"};
 
 /* Finds arg's long option; *inline_value gets the part after '=', if any. */
 static const char *demo_find_option(const char *arg, const char **inline_value)
@@ -176,6 +179,8 @@ static int demo_apply_option(const char *name, const char *value, struct demo_ar
 		return demo_parse_seconds(value, &args->seconds);
 	if (strcmp(name, "--format") == 0)
 		return demo_parse_format(value, &args->format);
+	if (strcmp(name, "--mode") == 0)
+		return tl_cli_parse_mode("timeline demo", value) ? -EINVAL : 0;
 	args->output = value;
 	return 0;
 }
@@ -374,7 +379,7 @@ static const char *demo_recorder_label(tl_recorder_kind kind)
  * precedence; a bad value is tl_init's to report), else --recorder. */
 static tl_recorder_kind demo_effective_recorder(const struct demo_args *args)
 {
-	const char *env = getenv("TIMELINE_RECORDER");
+	const char *env = secure_getenv("TIMELINE_RECORDER");
 	tl_recorder_kind kind;
 	if (env && *env && demo_parse_recorder_quiet(env, &kind) == 0)
 		return kind;
@@ -496,11 +501,12 @@ static int demo_record_and_write(const struct demo_args *args, tl_recorder_kind 
 	opts.struct_size = sizeof opts;
 	opts.recorder = args->recorder;
 	opts.process_name = DEMO_PROCESS_NAME;
+	opts.file_mode = tl_file_mode(); /* --mode, for the stream too */
 	bool keep_stream = false;
 	if (kind == TL_RECORDER_FILE) {
 		/* TIMELINE_FILE, when set, takes precedence inside tl_init: then
 		 * that file is the stream, and it is kept */
-		const char *env = getenv("TIMELINE_FILE");
+		const char *env = secure_getenv("TIMELINE_FILE");
 		keep_stream = env && *env;
 		if (keep_stream)
 			demo_expand_pid(env, stream, sizeof stream);
@@ -521,7 +527,7 @@ static int demo_record_and_write(const struct demo_args *args, tl_recorder_kind 
 	int rc = tl_init(&opts);
 	if (rc < 0) {
 		/* The environment overrides --recorder inside tl_init: name what failed. */
-		const char *env = getenv("TIMELINE_RECORDER");
+		const char *env = secure_getenv("TIMELINE_RECORDER");
 		bool from_env = env && *env;
 		fprintf(stderr, "timeline demo: %s: cannot start the %s recorder%s: %s\n", path,
 		        from_env ? env : demo_recorder_label(args->recorder),
@@ -626,7 +632,7 @@ static int demo_run_streamed(const struct demo_args *args, const char *pattern)
 	       run.asset_loads);
 	printf("  events   %llu written, %llu dropped\n", (unsigned long long)stats.events_written,
 	       (unsigned long long)stats.events_dropped);
-	const char *instance = getenv("TIMELINE_TRACEFS_INSTANCE");
+	const char *instance = secure_getenv("TIMELINE_TRACEFS_INSTANCE");
 	printf("  output   %s (TIMELINE_FILE: the file recorder's stream%s; no other file "
 	       "without -o)\n",
 	       stream, instance && *instance ? ", merged by the capture around this run" : "");
@@ -659,7 +665,7 @@ static int demo_run_systrace(const struct demo_args *args)
 		        strerror(-rc));
 		return 1;
 	}
-	const char *instance = getenv("TIMELINE_TRACEFS_INSTANCE");
+	const char *instance = secure_getenv("TIMELINE_TRACEFS_INSTANCE");
 	printf("timeline demo: recorded %.2f s with the systrace recorder%s\n", run.seconds,
 	       demo_interrupted ? " (stopped by Ctrl-C)" : "");
 	printf("  frames   %u at %d Hz (%u over budget), %u jobs on %u workers, %u async loads\n",
@@ -713,7 +719,7 @@ int tl_cmd_demo(int argc, char **argv)
 	/* The file recorder with TIMELINE_FILE from the environment (`timeline
 	 * record -- timeline demo`): that file is the trace; no other is
 	 * written unless -o asks for one. */
-	const char *env_file = getenv("TIMELINE_FILE");
+	const char *env_file = secure_getenv("TIMELINE_FILE");
 	if (kind == TL_RECORDER_FILE && env_file && *env_file && !args.output &&
 	    args.format == DEMO_FORMAT_UNSET)
 		return demo_run_streamed(&args, env_file);
@@ -733,10 +739,8 @@ int tl_cmd_demo(int argc, char **argv)
 	 * trace appears whole under its name or not at all. */
 	struct tl_atomic_file out;
 	int rc = tl_atomic_file_open(&out, path);
-	if (rc < 0) {
-		fprintf(stderr, "timeline demo: cannot write %s: %s\n", path, strerror(-rc));
-		return 1;
-	}
+	if (rc < 0)
+		return tl_cli_output_error("timeline demo", path, rc);
 	int status = demo_record_and_write(&args, kind, format, path, &out);
 	tl_shutdown(); /* when it stopped early */
 	tl_atomic_file_abort(&out); /* nothing left to do once committed */

@@ -3,6 +3,7 @@
  * frame-time statistics from `dumpsys SurfaceFlinger --latency` output or
  * from the frame slices of a trace. Formulas: docs/frame.md.
  */
+#include "recorder/atomic_file.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 
@@ -33,6 +34,7 @@ static const char fps_usage[] =
     "options:\n"
     "  --json            one JSON object on standard output instead of the table\n"
     "  --plot OUT.svg    also write a frame-time chart (one panel per result)\n"
+    "  --mode MODE       OUT.svg's permission bits, octal (default 0600: private)\n"
     "  -h, --help        print this help\n"
     "\n"
     "Rows that cannot be used are reported on standard error with their line\n"
@@ -52,6 +54,7 @@ static int parse_args(int argc, char **argv, struct fps_args *args)
 	static const struct option options[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"plot", required_argument, NULL, 'p'},
+	    TL_CLI_MODE_LONG_OPTION,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -65,6 +68,10 @@ static int parse_args(int argc, char **argv, struct fps_args *args)
 			break;
 		case 'p':
 			args->plot = optarg;
+			break;
+		case TL_CLI_OPT_MODE:
+			if (tl_cli_parse_mode(FPS_PREFIX, optarg))
+				return 2;
 			break;
 		case 'h':
 			args->help = 1;
@@ -398,7 +405,7 @@ int tl_cmd_fps(int argc, char **argv)
 		int rc = fps_write_svg(args.plot, &list);
 		if (rc < 0) {
 			fprintf(stderr, FPS_PREFIX ": %s: cannot write the chart: %s\n", args.plot,
-			        strerror(-rc));
+			        tl_atomic_file_strerror(rc));
 			status = 1;
 		}
 	}

@@ -78,6 +78,7 @@ static const char merge_usage[] =
     "  --dedup-window US       how far apart, in microseconds, a capture's event and an\n"
     "                          in-process event may be to be the same (default 100)\n"
     "  --keep-duplicates       keep both copies of an event found in two inputs\n"
+    "  --mode MODE             OUT's permission bits, octal (default 0600: private)\n"
     "  -h, --help              print this help\n";
 
 #define usage_error(...) tl_cli_usage_error(MERGE_PREFIX, __VA_ARGS__)
@@ -104,6 +105,7 @@ static int parse_args(int argc, char **argv, struct merge_args *args)
 	    {"assume-clock", required_argument, NULL, OPT_ASSUME_CLOCK},
 	    {"dedup-window", required_argument, NULL, OPT_DEDUP_WINDOW},
 	    {"keep-duplicates", no_argument, NULL, OPT_KEEP_DUPLICATES},
+	    TL_CLI_MODE_LONG_OPTION,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -124,6 +126,10 @@ static int parse_args(int argc, char **argv, struct merge_args *args)
 		case OPT_ASSUME_CLOCK:
 			if (tl_cli_parse_assume_clock(MERGE_PREFIX, "--assume-clock", optarg,
 			                              &args->assume_clock))
+				return 2;
+			break;
+		case TL_CLI_OPT_MODE:
+			if (tl_cli_parse_mode(MERGE_PREFIX, optarg))
 				return 2;
 			break;
 		case OPT_DEDUP_WINDOW: {
@@ -966,11 +972,8 @@ static int write_output(const struct merge_args *args, const tl_output_format *f
 	} else {
 		struct tl_atomic_file out;
 		rc = tl_atomic_file_open(&out, args->output);
-		if (rc < 0) {
-			fprintf(stderr, MERGE_PREFIX ": %s: cannot open for writing: %s\n",
-			        args->output, strerror(-rc));
-			return 1;
-		}
+		if (rc < 0)
+			return tl_cli_output_error(MERGE_PREFIX, args->output, rc);
 		rc = format->write(model, out.fd, &counts);
 		if (rc < 0)
 			tl_atomic_file_abort(&out);

@@ -77,6 +77,7 @@ static const char record_usage[] =
     "  --clock CLOCK       boot (CLOCK_BOOTTIME, default) or mono (CLOCK_MONOTONIC)\n"
     "  --app-recorder R    file (default: the COMMAND's own events merged in) or\n"
     "                      systrace (it writes atrace markers into the capture)\n"
+    "  --mode MODE         OUT's permission bits, octal (default 0600: private)\n"
     "  -h, --help          print this help\n"
     "\n"
     "Exit status: 0; 1 when recording or writing failed; 2 for a bad option;\n"
@@ -194,6 +195,7 @@ static int parse_args(int argc, char **argv, struct record_args *args)
 	    {"duration", required_argument, NULL, OPT_DURATION},
 	    {"clock", required_argument, NULL, OPT_CLOCK},
 	    {"app-recorder", required_argument, NULL, OPT_APP_RECORDER},
+	    TL_CLI_MODE_LONG_OPTION,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -235,6 +237,10 @@ static int parse_args(int argc, char **argv, struct record_args *args)
 			else
 				status =
 				    usage_error("--clock: expected boot or mono, got '%s'", optarg);
+			break;
+		case TL_CLI_OPT_MODE:
+			if (tl_cli_parse_mode(RECORD_PREFIX, optarg))
+				return 2;
 			break;
 		case OPT_APP_RECORDER:
 			if (strcmp(optarg, "file") == 0)
@@ -546,7 +552,7 @@ static int write_trace(struct record_session *session, const char *app_dir, int 
 /* A private directory for the command's file recorder files. */
 static int make_app_dir(char *dir, size_t size)
 {
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = secure_getenv("TMPDIR");
 	snprintf(dir, size, "%s/timeline-record-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir)) {
 		int e = errno;
@@ -637,8 +643,7 @@ int tl_cmd_record(int argc, char **argv)
 	struct tl_atomic_file out = {.fd = STDOUT_FILENO};
 	int rc = to_stdout ? 0 : tl_atomic_file_open(&out, path);
 	if (rc < 0) {
-		fprintf(stderr, RECORD_PREFIX ": %s: cannot open for writing: %s\n", path,
-		        strerror(-rc));
+		tl_cli_output_error(RECORD_PREFIX, path, rc);
 		goto out_signals;
 	}
 

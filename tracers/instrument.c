@@ -558,7 +558,7 @@ TL_NO_INSTRUMENT void tl_i_instrument_exit(void *function, void *call_site)
 /* A number from the environment; fallback when unset or not a number. */
 static TL_NO_INSTRUMENT uint64_t env_number(const char *name, uint64_t fallback)
 {
-	const char *s = getenv(name);
+	const char *s = secure_getenv(name);
 	if (!s || !*s)
 		return fallback;
 	char *end;
@@ -592,8 +592,8 @@ TL_NO_INSTRUMENT void tl_i_instrument_setup(void)
 		tl_instrument_enable(false);
 	tl_instrument_set_min_duration_ns(env_number("TIMELINE_INSTRUMENT_MIN_NS", 0));
 	tl_instrument_set_max_depth((unsigned)env_number("TIMELINE_INSTRUMENT_MAX_DEPTH", 0));
-	const char *include = getenv("TIMELINE_INSTRUMENT_INCLUDE");
-	const char *exclude = getenv("TIMELINE_INSTRUMENT_EXCLUDE");
+	const char *include = secure_getenv("TIMELINE_INSTRUMENT_INCLUDE");
+	const char *exclude = secure_getenv("TIMELINE_INSTRUMENT_EXCLUDE");
 	if ((include && *include) || (exclude && *exclude))
 		tl_instrument_set_patterns(include, exclude);
 }

@@ -70,6 +70,11 @@ tl_looper *tl_looper_create(const tl_looper_options *opts)
 		errno = EINVAL;
 		return NULL;
 	}
+	int dir_rc = opts->dump_directory ? tl_private_directory(opts->dump_directory) : 0;
+	if (dir_rc) {
+		errno = -dir_rc;
+		return NULL;
+	}
 	struct tl_looper *l = calloc(1, sizeof *l);
 	if (!l) {
 		errno = ENOMEM;

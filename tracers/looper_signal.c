@@ -17,6 +17,7 @@
 #include <timeline/looper.h>
 #include <timeline/timeline.h>
 
+#include "recorder/tracer.h"
 #include "tracers/decimal.h"
 
 #define DIR_MAX 200
@@ -37,6 +38,9 @@ int tl_set_dump_directory(const char *dir)
 {
 	if (!dir || !*dir || strlen(dir) > DIR_MAX)
 		return -EINVAL;
+	int rc = tl_private_directory(dir);
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&install_lock);
 	int next = !atomic_load(&dir_current);
 	memcpy(dirs[next], dir, strlen(dir) + 1);
@@ -62,6 +66,11 @@ static void dump(void)
 	n += tracer_decimal_u64(path + n, atomic_fetch_add(&counter, 1) + 1);
 	n += put_str(path + n, ".tlsnap");
 	path[n] = '\0';
+	/* the directory still ours alone (lstat, async-signal-safe) */
+	if (tl_private_directory(dirs[atomic_load(&dir_current)]) != 0) {
+		atomic_fetch_add(&failures, 1);
+		return;
+	}
 	/* whole or not at all: a temporary file, synced and renamed */
 	if (tl_snapshot_binary(path) != 0) {
 		atomic_fetch_add(&failures, 1);
@@ -93,6 +102,8 @@ int tl_install_dump_signal(int signo)
 		rc = -EBUSY;
 		goto out;
 	}
+	if ((rc = tl_private_directory(dirs[atomic_load(&dir_current)])) != 0)
+		goto out;
 	if (!alt_stack && !(alt_stack = malloc(ALT_STACK_BYTES))) {
 		rc = -ENOMEM;
 		goto out;

@@ -165,7 +165,11 @@ static void report(struct stall *st, int64_t suspended_ns, int64_t cpu_now_ns, c
 		};
 		tl_emit(l->cat, TL_PHASE_INSTANT, TL_EVENT_SCOPE_PROCESS, event, 0, 0, args, 4);
 	}
-	if (anr && !r.doubtful && l->dump_directory) {
+	int dir_rc =
+	    anr && !r.doubtful && l->dump_directory ? tl_private_directory(l->dump_directory) : 0;
+	if (dir_rc)
+		r.dump_error = dir_rc; /* changed since tl_looper_create: nothing written */
+	else if (anr && !r.doubtful && l->dump_directory) {
 		uint64_t n = atomic_fetch_add(&anr_counter, 1) + 1;
 		snprintf(dump_path, sizeof dump_path, "%s/anr-%d-%llu.%s", l->dump_directory,
 		         (int)getpid(), (unsigned long long)n, dump_extension(l->dump_format));

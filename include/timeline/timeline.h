@@ -142,6 +142,18 @@ typedef struct tl_options {
 	 * by the other recorders. */
 	tl_event_callback callback;
 	void *callback_user;
+	/* The permission bits of every file the library creates: snapshots by
+	 * path, the looper's dumps and reports, the file recorder's files
+	 * (0 = 0600, private; TIMELINE_FILE_MODE, octal). Set exactly, the
+	 * umask not applied: 0640 or 0644 to share traces, which hold the
+	 * names and arguments of the program's events (docs/security.md). */
+	unsigned file_mode;
+	/* file recorder: write to this open descriptor (a pipe, a socket, a
+	 * file the caller opened) instead of a file by name; > 0, and then
+	 * file_path and TIMELINE_FILE must be unset and file_max_bytes 0. The
+	 * recorder writes to a duplicate of it, closed at tl_shutdown; the
+	 * caller's stays open. 0 = not set. */
+	int file_fd;
 } tl_options;
 
 /*

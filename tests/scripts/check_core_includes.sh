@@ -12,7 +12,7 @@ set -uo pipefail
 
 # ---- the declared interfaces: edit these lists -----------------------------
 TRACERS_ALLOWED=(recorder/tracer.h recorder/record_view.h recorder/atomic_file.h)
-BACKENDS_ALLOWED=(recorder/recorder.h recorder/atrace_format.h recorder/tracer.h)
+BACKENDS_ALLOWED=(recorder/recorder.h recorder/atrace_format.h recorder/tracer.h recorder/atomic_file.h)
 # -------------------------------------------------------------------------------
 
 root=${1:-"$(dirname "$0")/../.."}

@@ -193,6 +193,7 @@ void tl_test_clear_environment(void)
 	unsetenv("TIMELINE_RECORDER");
 	unsetenv("TIMELINE_BUFFER_KB");
 	unsetenv("TIMELINE_CATEGORIES");
+	unsetenv("TIMELINE_FILE_MODE");
 	for (size_t i = 0; i < CLOCK_PATH_VARIABLES; i++) {
 		if (set[i])
 			setenv(clock_path_variables[i], value[i], 1);
@@ -418,7 +419,8 @@ const char *tl_test_mount_disk(const char *stem, size_t bytes)
 	snprintf(mounted_disk, sizeof mounted_disk, "%s", tl_test_path(stem, ""));
 	assert_int_equal(mkdir(mounted_disk, 0755), 0);
 	char options[64];
-	snprintf(options, sizeof options, "size=%zu", bytes);
+	snprintf(options, sizeof options, "size=%zu,mode=0755",
+	         bytes); /* not 1777, a tmpfs's own */
 	if (mount("tmpfs", mounted_disk, "tmpfs", 0, options) == 0)
 		return mounted_disk;
 	int e = errno;

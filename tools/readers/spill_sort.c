@@ -520,7 +520,7 @@ tl_spill_sort *tl_spill_sort_new(size_t budget, const char *dir)
 	if (!dir) {
 		/* /var/tmp before /tmp: it is for large files, on a disk, where
 		 * /tmp is memory on many systems (a tmpfs) */
-		dir = getenv("TMPDIR");
+		dir = secure_getenv("TMPDIR");
 		if (!dir || !*dir)
 			dir = access("/var/tmp", W_OK | X_OK) == 0 ? "/var/tmp" : "/tmp";
 	}

@@ -12,14 +12,24 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 tools/scripts/install-deps.sh || exit 1
+echo "=== install: $SECONDS s"
 
 jobs=$(nproc)
 status=0
 summary=()
 
+# Each stage says how long it took, in its own line and in the summary.
+stage_start=$SECONDS
+stage_time() { # name: prints and returns (in $stage_took) the time since the last stage
+	stage_took="$((SECONDS - stage_start)) s"
+	stage_start=$SECONDS
+	echo "=== $1: $stage_took"
+}
+
 run_suite() { # name, build dir, cmake options...; TL_CTEST_EXCLUDE: a regex of suites not run
 	local name=$1 dir=$2
 	shift 2
+	stage_start=$SECONDS
 	echo "=== $name"
 	rm -f "$dir.ctest.log" # a stage that fails to build must not count an older run's tests
 	if ! cmake -S . -B "$dir" -DTIMELINE_WERROR=ON "$@" >"$dir.configure.log" 2>&1; then
@@ -42,14 +52,18 @@ run_suite() { # name, build dir, cmake options...; TL_CTEST_EXCLUDE: a regex of 
 	fi
 	local exclude=()
 	[ -z "${TL_CTEST_EXCLUDE:-}" ] || exclude=(-E "$TL_CTEST_EXCLUDE")
+	local built="$((SECONDS - stage_start)) s"
+	local result
 	if "${runner[@]}" ctest --test-dir "$dir" --output-on-failure -j"$jobs" "${exclude[@]}" \
 		>"$dir.ctest.log" 2>&1; then
-		summary+=("$name: $(grep -E 'tests passed' "$dir.ctest.log")")
+		result=$(grep -E 'tests passed' "$dir.ctest.log")
 	else
 		status=1
-		summary+=("$name: $(grep -E 'tests passed|tests failed' "$dir.ctest.log" | tail -1)")
+		result=$(grep -E 'tests passed|tests failed' "$dir.ctest.log" | tail -1)
 	fi
 	cat "$dir.ctest.log"
+	stage_time "$name"
+	summary+=("$name: $result ($stage_took: built in $built)")
 }
 
 # The build without libtracefs must not use it behind the option's back: no
@@ -102,6 +116,7 @@ CC=clang CXX=clang++ run_suite fuzz build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	-DTIMELINE_BUILD_FUZZ=ON -DTIMELINE_BUILD_TESTS=OFF -DTIMELINE_BUILD_BENCH=OFF -DTIMELINE_WERROR=OFF \
 	"-DTIMELINE_SANITIZE=address;undefined" "-DTIMELINE_FUZZ_SECONDS=${FUZZ_SECONDS:-20}"
 
+stage_start=$SECONDS
 if [ -x build/tests/bench/timeline-bench ]; then
 	echo "=== benchmarks (informational)"
 	build/tests/bench/timeline-bench --quick || true
@@ -117,8 +132,11 @@ if [ -x build/tests/bench/timeline-bench-readers ]; then
 	build/tests/bench/timeline-bench-readers --json-mb 10 --ftrace-mb 100 || true
 fi
 
+stage_time benchmarks
+summary+=("benchmarks: $stage_took")
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
+echo "all stages: $SECONDS s"
 # One closing line over the five runs: "tests: N passed, N failed".
 passed=0
 failed=0
