@@ -379,15 +379,20 @@ static int open_cpus(struct record_session *s, char *err, size_t errlen)
 		struct record_cpu *c = &s->cpus[s->ncpus];
 		c->cpu = cpu;
 		c->running = -1;
-		c->fd = tracefs_instance_file_open(s->instance, file, O_RDONLY | O_NONBLOCK);
+		/* Close-on-exec, as the spill file: the command, which may run as
+		 * another user, inherits neither. */
+		c->fd = tracefs_instance_file_open(s->instance, file,
+		                                   O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (c->fd < 0) {
 			int e = errno ? errno : EIO;
 			set_err(err, errlen, "%s/%s: cannot open: %s", s->dir, file, strerror(e));
 			return -e;
 		}
 		c->spill = tmpfile();
-		if (!c->spill) {
+		if (!c->spill || fcntl(fileno(c->spill), F_SETFD, FD_CLOEXEC) != 0) {
 			int e = errno;
+			if (c->spill)
+				fclose(c->spill);
 			close(c->fd);
 			set_err(err, errlen, "cannot create a temporary file: %s", strerror(e));
 			return -e;
