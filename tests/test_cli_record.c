@@ -12,7 +12,9 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +189,12 @@ static int line_has(const char *text, const char *a, const char *b, const char *
 	return 0;
 }
 
+static int compare_gid(const void *a, const void *b)
+{
+	gid_t x = *(const gid_t *)a, y = *(const gid_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static void test_record_help_prints_usage(void **state)
 {
 	(void)state;
@@ -196,6 +204,7 @@ static void test_record_help_prints_usage(void **state)
 	assert_non_null(text);
 	assert_non_null(strstr(text, "usage: timeline record"));
 	assert_non_null(strstr(text, "--buffer-kb"));
+	assert_non_null(strstr(text, "--user USER"));
 	free(text);
 }
 
@@ -974,10 +983,407 @@ static void test_record_without_root_says_needs_root(void **state)
 	free(text);
 }
 
+/* ---- the user the command runs as ----------------------------------------- */
+
+#define AS_NOBODY "setpriv --reuid=nobody --regid=nogroup --clear-groups"
+
+/* nobody's entry in the user database, as the tests expect it applied. */
+static struct nobody_user {
+	uid_t uid;
+	gid_t gid;
+	char home[256], shell[256];
+	char groups[256]; /* "G G ...", sorted, as traced_child writes them */
+} nobody;
+
+/* Fills nobody, or skips the running test, saying why, when the command
+ * cannot run as nobody here. */
+static void require_nobody(void)
+{
+	const char *child = getenv("TL_TRACED_CHILD");
+	if (!child || !*child) {
+		print_message(
+		    "skipped: TL_TRACED_CHILD is not set; run this suite through ctest\n");
+		skip();
+	}
+	struct passwd *pw = getpwnam("nobody");
+	if (!pw) {
+		print_message("skipped: no user 'nobody' in the user database\n");
+		skip();
+	}
+	nobody.uid = pw->pw_uid;
+	nobody.gid = pw->pw_gid;
+	snprintf(nobody.home, sizeof nobody.home, "%s", pw->pw_dir);
+	snprintf(nobody.shell, sizeof nobody.shell, "%s", pw->pw_shell);
+	gid_t groups[64];
+	int n = 64;
+	assert_true(getgrouplist("nobody", nobody.gid, groups, &n) >= 0);
+	qsort(groups, (size_t)n, sizeof *groups, compare_gid);
+	size_t used = 0;
+	for (int i = 0; i < n; i++)
+		used += (size_t)snprintf(nobody.groups + used, sizeof nobody.groups - used, "%s%u",
+		                         i ? " " : "", (unsigned)groups[i]);
+	if (tl_test_run(AS_NOBODY " '%s' --version >/dev/null 2>&1 && " AS_NOBODY " test -x '%s'",
+	                cli, child) != 0) {
+		print_message("skipped: setpriv is missing, or nobody cannot run %s or %s here\n",
+		              cli, child);
+		skip();
+	}
+}
+
+/* A fresh directory owned by nobody. */
+static void make_nobody_dir(char *dir, size_t len)
+{
+	snprintf(dir, len, "%s", tl_test_path("record-user", ""));
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(chown(dir, nobody.uid, nobody.gid), 0);
+}
+
+/* A fresh directory of the given mode (chmod'ed: no umask), owned by root. */
+static void make_dir(char *dir, size_t len, const char *stem, mode_t mode)
+{
+	snprintf(dir, len, "%s", tl_test_path(stem, ""));
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(chmod(dir, mode), 0);
+}
+
+/* A run of `ENV timeline record -o TRACE.json OPTIONS -- traced_child
+ * identity REPORT` in a fresh directory of nobody's, with TMPDIR a fresh
+ * sticky directory, record itself given the supplementary group adm (4),
+ * which the command keeps only when its identity does not change. Run once
+ * per capture, read by several tests. */
+struct identity_capture {
+	int done;
+	char dir[512], tmpdir[512], report[600], trace[512], errors[512];
+	int status;
+	char *text;    /* the report */
+	char *summary; /* record's standard error */
+};
+
+static struct identity_capture nobody_capture, sudo_capture, root_capture;
+
+static const struct identity_capture *capture_identity(struct identity_capture *c, const char *env,
+                                                       const char *options)
+{
+	require_nobody();
+	if (c->done)
+		return c;
+	c->done = 1;
+	make_nobody_dir(c->dir, sizeof c->dir);
+	make_dir(c->tmpdir, sizeof c->tmpdir, "record-tmpdir", 01777);
+	snprintf(c->report, sizeof c->report, "%s/identity.txt", c->dir);
+	snprintf(c->trace, sizeof c->trace, "%s", tl_test_path("record-user", ".json"));
+	snprintf(c->errors, sizeof c->errors, "%s", tl_test_path("record-user", ".err"));
+	c->status = tl_test_run("cd '%s' && %s TMPDIR='%s' setpriv --groups=4 '%s' record -o '%s' "
+	                        "%s -- '%s' identity '%s' 2>'%s'",
+	                        c->dir, env, c->tmpdir, cli, c->trace, options,
+	                        getenv("TL_TRACED_CHILD"), c->report, c->errors);
+	c->text = tl_test_read_file(c->report, NULL);
+	c->summary = tl_test_read_file(c->errors, NULL);
+	printf("%s%s", c->summary ? c->summary : "(no standard error)\n",
+	       c->text ? c->text : "(no report)\n");
+	return c;
+}
+
+/* The rest of the report's line that begins with "KEY ", or "" when there
+ * is none; static storage. */
+static const char *report_item(const struct identity_capture *c, const char *key)
+{
+	static char value[512];
+	value[0] = '\0';
+	size_t k = strlen(key);
+	for (const char *line = c->text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		if (len > k && strncmp(line, key, k) == 0 && line[k] == ' ') {
+			snprintf(value, sizeof value, "%.*s", (int)(len - k - 1), line + k + 1);
+			break;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return value;
+}
+
+static void assert_runs_as_nobody(const struct identity_capture *c)
+{
+	char ids[64];
+	assert_int_equal(c->status, 0);
+	assert_non_null(c->text);
+	snprintf(ids, sizeof ids, "%u %u %u", (unsigned)nobody.uid, (unsigned)nobody.uid,
+	         (unsigned)nobody.uid);
+	assert_string_equal(report_item(c, "uid"), ids);
+	snprintf(ids, sizeof ids, "%u %u %u", (unsigned)nobody.gid, (unsigned)nobody.gid,
+	         (unsigned)nobody.gid);
+	assert_string_equal(report_item(c, "gid"), ids);
+	assert_string_equal(report_item(c, "groups"), nobody.groups);
+}
+
+static const struct identity_capture *capture_as_nobody(void)
+{
+	return capture_identity(&nobody_capture, "", "--user nobody");
+}
+
+/* --user nobody: the command has nobody's uid, gid and groups, and none of
+ * record's (adm). */
+static void test_record_user_runs_the_command_as_that_user(void **state)
+{
+	(void)state;
+	assert_runs_as_nobody(capture_as_nobody());
+}
+
+/* ... with nobody's HOME, USER, LOGNAME and SHELL, in record's directory. */
+static void test_record_user_gives_the_command_the_users_environment(void **state)
+{
+	(void)state;
+	const struct identity_capture *c = capture_as_nobody();
+	assert_int_equal(c->status, 0);
+	assert_string_equal(report_item(c, "home"), nobody.home);
+	assert_string_equal(report_item(c, "user"), "nobody");
+	assert_string_equal(report_item(c, "logname"), "nobody");
+	assert_string_equal(report_item(c, "shell"), nobody.shell);
+	assert_string_equal(report_item(c, "cwd"), c->dir);
+}
+
+/* ... and the directory of its TIMELINE_FILE is nobody's, 0700, removed
+ * once the trace is written. */
+static void test_record_user_gives_the_command_a_directory_of_its_own(void **state)
+{
+	(void)state;
+	const struct identity_capture *c = capture_as_nobody();
+	assert_int_equal(c->status, 0);
+	char expect[64];
+	snprintf(expect, sizeof expect, "%u 700", (unsigned)nobody.uid);
+	assert_string_equal(report_item(c, "appdir"), expect);
+	assert_string_equal(tl_test_dir_entries(c->tmpdir), "");
+}
+
+/* After the change of identity, setuid(0) fails in the command. */
+static void test_record_user_command_cannot_regain_root(void **state)
+{
+	(void)state;
+	const struct identity_capture *c = capture_as_nobody();
+	assert_int_equal(c->status, 0);
+	assert_string_equal(report_item(c, "regain"), strerror(EPERM));
+}
+
+/* The command inherits none of the capture's descriptors: no per-CPU
+ * buffer of the instance, no temporary file. */
+static void test_record_command_inherits_no_descriptor_of_the_capture(void **state)
+{
+	(void)state;
+	const struct identity_capture *c = capture_as_nobody();
+	assert_int_equal(c->status, 0);
+	assert_null(strstr(c->text, "trace_pipe_raw"));
+	assert_null(strstr(c->text, "/tracing/"));
+	assert_null(strstr(c->text, "(deleted)"));
+}
+
+/* A command run as nobody records its own events with the file recorder,
+ * and they are merged into the capture. */
+static void test_record_user_merges_the_commands_own_events(void **state)
+{
+	(void)state;
+	const struct identity_capture *c = capture_as_nobody();
+	assert_int_equal(c->status, 0);
+	assert_string_equal(report_item(c, "recorder"), "file");
+	assert_int_equal(count_items(c->trace, "name=\"identity\""), 1);
+	assert_null(strstr(c->summary, "warning"));
+}
+
+/* Under sudo (SUDO_UID, SUDO_GID) and without --user, the command runs as
+ * the user who ran sudo. */
+static void test_record_runs_the_command_as_the_sudo_user(void **state)
+{
+	(void)state;
+	require_nobody();
+	char env[128];
+	snprintf(env, sizeof env, "SUDO_UID=%u SUDO_GID=%u", (unsigned)nobody.uid,
+	         (unsigned)nobody.gid);
+	const struct identity_capture *c = capture_identity(&sudo_capture, env, "");
+	assert_runs_as_nobody(c);
+	assert_string_equal(report_item(c, "home"), nobody.home);
+	assert_string_equal(report_item(c, "user"), "nobody");
+	assert_int_equal(count_items(c->trace, "name=\"identity\""), 1);
+}
+
+/* --user root, even under sudo: the command keeps record's identity,
+ * groups and environment as they are. */
+static void test_record_user_root_keeps_root(void **state)
+{
+	(void)state;
+	require_nobody();
+	char env[128];
+	snprintf(env, sizeof env, "SUDO_UID=%u SUDO_GID=%u USER=someone", (unsigned)nobody.uid,
+	         (unsigned)nobody.gid);
+	const struct identity_capture *c = capture_identity(&root_capture, env, "--user root");
+	assert_int_equal(c->status, 0);
+	assert_non_null(c->text);
+	assert_string_equal(report_item(c, "uid"), "0 0 0");
+	assert_string_equal(report_item(c, "gid"), "0 0 0");
+	assert_string_equal(report_item(c, "groups"), "4");
+	assert_string_equal(report_item(c, "user"), "someone");
+	assert_string_equal(report_item(c, "regain"), "yes");
+	assert_string_equal(report_item(c, "appdir"), "0 700");
+	assert_int_equal(count_items(c->trace, "name=\"identity\""), 1);
+}
+
+static void test_record_unknown_user_exits_2_with_one_line(void **state)
+{
+	(void)state;
+	static const char *const users[] = {"no-such-user-here", "3999999"};
+	for (size_t i = 0; i < sizeof users / sizeof users[0]; i++) {
+		const char *err = tl_test_path("user", ".err");
+		assert_int_equal(tl_test_run("'%s' record -o /dev/null --user %s -- true 2>'%s'",
+		                             cli, users[i], err),
+		                 2);
+		char *text = tl_test_read_file(err, NULL);
+		assert_non_null(text);
+		printf("%s", text);
+		assert_int_equal(tl_test_count(text, "\n"), 1);
+		char expect[128];
+		snprintf(expect, sizeof expect, "timeline record: --user: no user '%s'", users[i]);
+		assert_non_null(strstr(text, expect));
+		free(text);
+	}
+}
+
+/* Not root, record cannot run the command as another user: one line, 1. */
+static void test_record_user_other_than_self_needs_root(void **state)
+{
+	(void)state;
+	require_nobody();
+	const char *err = tl_test_path("user", ".err");
+	int status =
+	    tl_test_run(AS_NOBODY " '%s' record -o /dev/null --user root -- true 2>'%s'", cli, err);
+	char *text = tl_test_read_file(err, NULL);
+	assert_non_null(text);
+	printf("%s", text);
+	assert_int_equal(status, 1);
+	assert_int_equal(tl_test_count(text, "\n"), 1);
+	assert_non_null(strstr(text, "timeline record: --user root: only root can run the command "
+	                             "as another user"));
+	free(text);
+}
+
+/* A file recorder file of root's, in a directory of root's: "app-1.tl"
+ * holding one "identity" slice, at path. */
+static void make_private_trace(char *dir, size_t len, char *path, size_t path_len)
+{
+	make_dir(dir, len, "record-private", 0700);
+	snprintf(path, path_len, "%s/app-1.tl", dir);
+	assert_int_equal(tl_test_run("TIMELINE_RECORDER=file TIMELINE_FILE='%s' '%s' identity "
+	                             "/dev/null",
+	                             path, getenv("TL_TRACED_CHILD")),
+	                 0);
+	assert_int_equal(count_items(path, "name=\"identity\""), 1);
+}
+
+/* A link the command leaves in its directory is removed, not followed: a
+ * trace of root's it points to is not merged, and is left as it was. */
+static void test_record_user_links_left_by_the_command_are_not_followed(void **state)
+{
+	(void)state;
+	require_nobody();
+	char private_dir[512], private_trace[600], dir[512];
+	make_private_trace(private_dir, sizeof private_dir, private_trace, sizeof private_trace);
+	make_nobody_dir(dir, sizeof dir);
+	const char *trace = tl_test_path("record-user", ".json");
+	const char *err = tl_test_path("record-user", ".err");
+	int status = tl_test_run("cd '%s' && '%s' record -o '%s' --user nobody -- sh -c 'ln -s %s "
+	                         "\"${TIMELINE_FILE%%/*}/app-1.tl\"' 2>'%s'",
+	                         dir, cli, trace, private_trace, err);
+	char *summary = tl_test_read_file(err, NULL);
+	printf("%s", summary ? summary : "(no standard error)\n");
+	free(summary);
+	assert_int_equal(status, 0);
+	assert_int_equal(count_items(trace, "name=\"identity\""), 0);
+	assert_int_equal(count_items(private_trace, "name=\"identity\""), 1);
+}
+
+/* A command that moves its directory away and puts a link to another in
+ * its place: the capture still reads and removes its own directory, never
+ * the one linked. */
+static void test_record_user_moved_directory_is_still_the_one_removed(void **state)
+{
+	(void)state;
+	require_nobody();
+	char private_dir[512], private_trace[600], dir[512], tmpdir[512];
+	make_private_trace(private_dir, sizeof private_dir, private_trace, sizeof private_trace);
+	assert_int_equal(chmod(private_dir, 0755), 0);
+	make_nobody_dir(dir, sizeof dir);
+	make_dir(tmpdir, sizeof tmpdir, "record-tmpdir", 01777);
+	const char *trace = tl_test_path("record-user", ".json");
+	const char *err = tl_test_path("record-user", ".err");
+	int status = tl_test_run(
+	    "cd '%s' && TMPDIR='%s' '%s' record -o '%s' --user nobody -- sh -c "
+	    "'d=\"${TIMELINE_FILE%%/*}\"; mv \"$d\" \"$d.moved\" && ln -s %s \"$d\"' 2>'%s'",
+	    dir, tmpdir, cli, trace, private_dir, err);
+	char *summary = tl_test_read_file(err, NULL);
+	printf("%s", summary ? summary : "(no standard error)\n");
+	free(summary);
+	printf("left in TMPDIR: %s\n", tl_test_dir_entries(tmpdir));
+	assert_int_equal(status, 0);
+	assert_int_equal(count_items(trace, "name=\"identity\""), 0);
+	assert_int_equal(access(private_trace, F_OK), 0);
+	assert_string_equal(tl_test_dir_entries(private_dir), "app-1.tl");
+}
+
+/* A TMPDIR the user cannot reach: the command is not run, one line says
+ * why, exit status 127, nothing left in TMPDIR. */
+static void test_record_user_needs_a_tmpdir_it_can_reach(void **state)
+{
+	(void)state;
+	require_nobody();
+	char tmpdir[512];
+	make_dir(tmpdir, sizeof tmpdir, "record-tmpdir", 0700);
+	const char *err = tl_test_path("record-user", ".err");
+	int status = tl_test_run(
+	    "TMPDIR='%s' '%s' record -o /dev/null --user nobody -- true 2>'%s'", tmpdir, cli, err);
+	char *text = tl_test_read_file(err, NULL);
+	assert_non_null(text);
+	printf("%s", text);
+	assert_int_equal(status, 127);
+	assert_int_equal(tl_test_count(text, "\n"), 1);
+	assert_non_null(strstr(text, "timeline record: cannot run 'true' as nobody: "));
+	assert_non_null(strstr(text, strerror(EACCES)));
+	free(text);
+	assert_string_equal(tl_test_dir_entries(tmpdir), "");
+}
+
+/* --app-recorder systrace as nobody: a warning when nobody cannot write
+ * the instance's trace_marker (tracefs lets only root, unless mounted
+ * otherwise), none when it can. */
+static void test_record_user_says_when_its_markers_cannot_be_written(void **state)
+{
+	(void)state;
+	require_nobody();
+	char dir[512];
+	make_nobody_dir(dir, sizeof dir);
+	const char *err = tl_test_path("record-user", ".err");
+	int status =
+	    tl_test_run("cd '%s' && '%s' record -o /dev/null --app-recorder systrace --user "
+	                "nobody -- sh -c 'test -w " MARKER_OF_INSTANCE " || exit 3' 2>'%s'",
+	                dir, cli, err);
+	char *text = tl_test_read_file(err, NULL);
+	assert_non_null(text);
+	printf("%s", text);
+	const char *warning = "timeline record: warning: nobody cannot write ";
+	if (status == 0) {
+		assert_null(strstr(text, warning));
+	} else {
+		assert_int_equal(status, 3);
+		assert_non_null(strstr(text, warning));
+		assert_non_null(strstr(text, "/trace_marker ("));
+	}
+	free(text);
+}
+
 int main(void)
 {
 	tl_test_require_clock_path();
 	require_root_and_tracefs();
+	/* sudo's: the command would run as the user who ran the suite */
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_record_help_prints_usage),
 	    cmocka_unit_test(test_record_bad_options_exit_2_with_one_line),
@@ -1008,6 +1414,20 @@ int main(void)
 	    cmocka_unit_test(test_record_unwritable_output_is_named),
 	    cmocka_unit_test(test_record_without_tracefs_says_how_to_mount),
 	    cmocka_unit_test(test_record_without_root_says_needs_root),
+	    cmocka_unit_test(test_record_user_runs_the_command_as_that_user),
+	    cmocka_unit_test(test_record_user_gives_the_command_the_users_environment),
+	    cmocka_unit_test(test_record_user_gives_the_command_a_directory_of_its_own),
+	    cmocka_unit_test(test_record_user_command_cannot_regain_root),
+	    cmocka_unit_test(test_record_command_inherits_no_descriptor_of_the_capture),
+	    cmocka_unit_test(test_record_user_merges_the_commands_own_events),
+	    cmocka_unit_test(test_record_runs_the_command_as_the_sudo_user),
+	    cmocka_unit_test(test_record_user_root_keeps_root),
+	    cmocka_unit_test(test_record_unknown_user_exits_2_with_one_line),
+	    cmocka_unit_test(test_record_user_other_than_self_needs_root),
+	    cmocka_unit_test(test_record_user_links_left_by_the_command_are_not_followed),
+	    cmocka_unit_test(test_record_user_moved_directory_is_still_the_one_removed),
+	    cmocka_unit_test(test_record_user_needs_a_tmpdir_it_can_reach),
+	    cmocka_unit_test(test_record_user_says_when_its_markers_cannot_be_written),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

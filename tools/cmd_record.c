@@ -14,10 +14,11 @@
  */
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/record_app_dir.h"
 #include "tools/record_json.h"
 #include "tools/record_session.h"
+#include "tools/record_user.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -49,7 +50,8 @@
 static const char record_usage[] =
     "usage: timeline record [-o FILE] [--format ftrace|json|perfetto] [-e EVENT]...\n"
     "                       [--buffer-kb N] [--duration S] [--clock boot|mono]\n"
-    "                       [--app-recorder file|systrace] [-- COMMAND [ARGS...]]\n"
+    "                       [--app-recorder file|systrace] [--user USER]\n"
+    "                       [-- COMMAND [ARGS...]]\n"
     "\n"
     "Records the kernel's trace in a private tracefs instance: trace_marker\n"
     "writes (the systrace recorder's events, atrace), sched_switch, sched_waking\n"
@@ -58,6 +60,9 @@ static const char record_usage[] =
     "recorder (TIMELINE_RECORDER=file), and they are merged into the trace with\n"
     "their args, flows, categories and full thread names, on the capture's clock.\n"
     "Without a COMMAND, records the whole system until --duration or Ctrl-C.\n"
+    "The COMMAND runs as the user who ran sudo (SUDO_UID) or the one --user\n"
+    "names, with that user's groups, HOME, USER, LOGNAME and SHELL, in the\n"
+    "current directory; run without sudo, as root.\n"
     "Needs root and a mounted tracefs.\n"
     "\n"
     "options:\n"
@@ -77,6 +82,8 @@ static const char record_usage[] =
     "  --clock CLOCK       boot (CLOCK_BOOTTIME, default) or mono (CLOCK_MONOTONIC)\n"
     "  --app-recorder R    file (default: the COMMAND's own events merged in) or\n"
     "                      systrace (it writes atrace markers into the capture)\n"
+    "  --user USER         run the COMMAND as USER, a name or a uid ('root' keeps\n"
+    "                      root); default: the user who ran sudo, else unchanged\n"
     "  --mode MODE         OUT's permission bits, octal (default 0600: private)\n"
     "  -h, --help          print this help\n"
     "\n"
@@ -100,6 +107,7 @@ struct record_args {
 	double duration; /* 0: none */
 	enum record_clock clock;
 	bool app_markers; /* the command records with systrace, not the file recorder */
+	const char *user; /* --user, or NULL */
 	char **command;   /* NULL-terminated, or NULL */
 	int help;
 };
@@ -182,6 +190,7 @@ enum {
 	OPT_DURATION,
 	OPT_CLOCK,
 	OPT_APP_RECORDER,
+	OPT_USER,
 };
 
 /* Returns 0, or the exit status of a usage error (already reported). */
@@ -195,6 +204,7 @@ static int parse_args(int argc, char **argv, struct record_args *args)
 	    {"duration", required_argument, NULL, OPT_DURATION},
 	    {"clock", required_argument, NULL, OPT_CLOCK},
 	    {"app-recorder", required_argument, NULL, OPT_APP_RECORDER},
+	    {"user", required_argument, NULL, OPT_USER},
 	    TL_CLI_MODE_LONG_OPTION,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -250,6 +260,9 @@ static int parse_args(int argc, char **argv, struct record_args *args)
 			else
 				status = usage_error(
 				    "--app-recorder: expected file or systrace, got '%s'", optarg);
+			break;
+		case OPT_USER:
+			args->user = optarg;
 			break;
 		case 'h':
 			args->help = 1;
@@ -322,12 +335,38 @@ struct record_child {
 	int signalled; /* a stop was forwarded */
 };
 
+/* Why the child did not exec, sent through the pipe. */
+enum start_failure_kind {
+	START_EXEC,     /* exec failed */
+	START_IDENTITY, /* taking the user's identity failed: what says which call */
+	START_APP_DIR,  /* the user cannot write to the command's own directory */
+};
+
+struct start_failure {
+	int kind;
+	int err;
+	char what[256];
+};
+
+/* In the child: says what failed to the parent, and exits 127. */
+static _Noreturn void start_fail(int pipe_fd, int kind, int err, const char *what)
+{
+	struct start_failure f = {.kind = kind, .err = err};
+	snprintf(f.what, sizeof f.what, "%s", what ? what : "");
+	ssize_t w = write(pipe_fd, &f, sizeof f);
+	(void)w;
+	_exit(127);
+}
+
 /*
- * Forks and runs args->command with the recorder's environment. A failed
- * exec is reported through a close-on-exec pipe. Returns 0, or -errno with
- * the problem reported (the child, if any, reaped).
+ * Forks and runs command with the recorder's environment, as user (when
+ * user->change), its own events going to app (NULL: it writes atrace
+ * markers into session's instance instead). A failure before the exec is
+ * reported through a close-on-exec pipe. Returns 0, or -errno with the
+ * problem reported (the child, if any, reaped).
  */
-static int start_command(char **command, const char *instance, const char *app_dir,
+static int start_command(char **command, const struct record_session *session,
+                         const struct record_app_dir *app, const struct record_user *user,
                          struct record_child *child)
 {
 	int pipefd[2];
@@ -348,11 +387,11 @@ static int start_command(char **command, const char *instance, const char *app_d
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
-		setenv("TIMELINE_TRACEFS_INSTANCE", instance, 1);
-		if (app_dir) {
+		setenv("TIMELINE_TRACEFS_INSTANCE", record_session_instance(session), 1);
+		if (app) {
 			/* its own events, whole, one file per process */
 			char file[4096 + 16];
-			snprintf(file, sizeof file, "%s/app-%%p.tl", app_dir);
+			snprintf(file, sizeof file, "%s/app-%%p.tl", app->path);
 			setenv("TIMELINE_RECORDER", "file", 1);
 			setenv("TIMELINE_FILE", file, 1);
 			/* a command may start many processes: each a 4 MiB pool,
@@ -361,27 +400,54 @@ static int start_command(char **command, const char *instance, const char *app_d
 		} else {
 			setenv("TIMELINE_RECORDER", "systrace", 1);
 		}
+		if (user->change) {
+			const char *step = "";
+			int rc = record_user_become(user, &step);
+			if (rc != 0)
+				start_fail(pipefd[1], START_IDENTITY, rc < 0 ? -rc : 0, step);
+			record_user_setenv(user);
+			if (app && access(app->path, W_OK | X_OK) != 0)
+				start_fail(pipefd[1], START_APP_DIR, errno, app->path);
+			char marker[4096 + 16];
+			snprintf(marker, sizeof marker, "%s/trace_marker",
+			         record_session_dir(session));
+			if (!app && access(marker, W_OK) != 0)
+				fprintf(stderr,
+				        RECORD_PREFIX
+				        ": warning: %s cannot write %s (%s): the "
+				        "command's markers will not be in the capture\n",
+				        user->name, marker, strerror(errno));
+		}
 		execvp(command[0], command);
-		int e = errno;
-		ssize_t w = write(pipefd[1], &e, sizeof e);
-		(void)w;
-		_exit(127);
+		start_fail(pipefd[1], START_EXEC, errno, NULL);
 	}
 	close(pipefd[1]);
-	int e = 0;
+	struct start_failure f;
 	ssize_t n;
 	do
-		n = read(pipefd[0], &e, sizeof e);
+		n = read(pipefd[0], &f, sizeof f);
 	while (n < 0 && errno == EINTR);
 	close(pipefd[0]);
 	child->pid = pid;
-	if (n == (ssize_t)sizeof e) {
-		fprintf(stderr, RECORD_PREFIX ": cannot run '%s': %s\n", command[0], strerror(e));
+	if (n == (ssize_t)sizeof f) {
+		f.what[sizeof f.what - 1] = '\0';
+		if (f.kind == START_EXEC)
+			fprintf(stderr, RECORD_PREFIX ": cannot run '%s': %s\n", command[0],
+			        strerror(f.err));
+		else if (f.kind == START_IDENTITY)
+			fprintf(stderr, RECORD_PREFIX ": cannot run '%s' as %s: %s%s%s\n",
+			        command[0], user->name, f.what, f.err ? ": " : "",
+			        f.err ? strerror(f.err) : "");
+		else
+			fprintf(stderr,
+			        RECORD_PREFIX ": cannot run '%s' as %s: %s: %s (its own events go "
+			                      "there: set TMPDIR to a directory %s can reach)\n",
+			        command[0], user->name, f.what, strerror(f.err), user->name);
 		while (waitpid(pid, &child->status, 0) < 0 && errno == EINTR)
 			;
 		child->pid = 0;
 		child->exited = 1;
-		return -e;
+		return f.err ? -f.err : -EPERM;
 	}
 	return 0;
 }
@@ -547,39 +613,45 @@ static int write_trace(struct record_session *session, const char *app_dir, int 
 	return rc;
 }
 
-/* ---- the command's own events ---------------------------------------------------- */
+/* ---- who runs the command, and where it writes its own events --------------------- */
 
-/* A private directory for the command's file recorder files. */
-static int make_app_dir(char *dir, size_t size)
+/* The user the command runs as (record_user.h). 0, or the exit status of
+ * an error (reported): 2 for an unknown user, 1 when it cannot be taken. */
+static int choose_user(const char *spec, struct record_user *user)
 {
-	const char *tmp = secure_getenv("TMPDIR");
-	snprintf(dir, size, "%s/timeline-record-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
-		int e = errno;
-		fprintf(stderr, RECORD_PREFIX ": cannot make a directory for the command's own events "
-		                "in %s: %s\n",
-		        tmp && *tmp ? tmp : "/tmp", strerror(e));
-		return -e;
+	int rc = spec ? record_user_find(user, spec) : record_user_of_sudo(user);
+	if (rc == -ENOENT)
+		return usage_error("--user: no user '%s' in the user database", spec);
+	if (rc == -EINVAL)
+		fprintf(stderr,
+		        RECORD_PREFIX ": warning: SUDO_UID '%s' names no user: the command runs as "
+		                      "root (--user says who)\n",
+		        secure_getenv("SUDO_UID"));
+	if (rc == 0 || rc == -EINVAL)
+		rc = record_user_prepare(user);
+	if (rc == -EPERM)
+		fprintf(stderr,
+		        RECORD_PREFIX ": --user %s: only root can run the command as another user "
+		                      "(this is uid %u)\n",
+		        spec ? spec : "", (unsigned)geteuid());
+	else if (rc < 0)
+		fprintf(stderr, RECORD_PREFIX ": cannot read the user database: %s\n",
+		        strerror(-rc));
+	if (rc < 0) {
+		record_user_free(user);
+		return 1;
 	}
 	return 0;
 }
 
-/* Removes the directory and its files. */
-static void remove_app_dir(const char *dir)
+/* record_app_dir_make, its failure said on stderr. */
+static int make_app_dir(struct record_app_dir *app, const struct record_user *user)
 {
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *ent;
-		while ((ent = readdir(d)) != NULL) {
-			if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
-				continue;
-			char path[4096];
-			snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
-			unlink(path);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
+	char err[RECORD_ERR_MAX];
+	int rc = record_app_dir_make(app, user, err, sizeof err);
+	if (rc < 0)
+		fprintf(stderr, RECORD_PREFIX ": %s\n", err);
+	return rc;
 }
 
 static void install_signals(struct sigaction *old)
@@ -614,6 +686,9 @@ int tl_cmd_record(int argc, char **argv)
 		fputs(record_usage, stdout);
 		return 0;
 	}
+	struct record_user user = {0};
+	if ((args.command || args.user) && (status = choose_user(args.user, &user)) != 0)
+		return status;
 	enum record_format format = args.format;
 	if (format == RECORD_FORMAT_UNSET)
 		format = args.output ? format_from_path(args.output) : RECORD_FORMAT_FTRACE;
@@ -633,7 +708,8 @@ int tl_cmd_record(int argc, char **argv)
 
 	struct record_session *session = NULL;
 	struct record_child child = {0};
-	char app_dir[4096] = ""; /* the command's file recorder files */
+	struct record_app_dir app = RECORD_APP_DIR_NONE; /* the command's file recorder files */
+	char app_dir[64] = ""; /* app as the capture reads it, once reclaimed */
 	char err[RECORD_ERR_MAX] = "";
 	status = 1;
 
@@ -663,10 +739,9 @@ int tl_cmd_record(int argc, char **argv)
 		goto out_session;
 	}
 	int64_t start_ns = now_ns();
-	if (args.command &&
-	    ((!args.app_markers && make_app_dir(app_dir, sizeof app_dir) < 0) ||
-	     start_command(args.command, record_session_instance(session),
-	                   args.app_markers ? NULL : app_dir, &child) < 0)) {
+	if (args.command && ((!args.app_markers && make_app_dir(&app, &user) < 0) ||
+	                     start_command(args.command, session, args.app_markers ? NULL : &app,
+	                                   &user, &child) < 0)) {
 		status = 127;
 		goto out_session;
 	}
@@ -680,6 +755,11 @@ int tl_cmd_record(int argc, char **argv)
 		fputs("\r\033[K", stderr);
 	if (rc < 0)
 		goto out_child;
+	if (app.fd >= 0 &&
+	    record_app_dir_reclaim(&app, app_dir, sizeof app_dir, err, sizeof err) < 0) {
+		fprintf(stderr, RECORD_PREFIX ": %s\n", err);
+		goto out_child;
+	}
 
 	if (record_session_stop(session, err, sizeof err) < 0) {
 		fprintf(stderr, RECORD_PREFIX ": %s\n", err);
@@ -713,12 +793,12 @@ out_child:
 	}
 out_session:
 	record_session_close(session);
-	if (app_dir[0])
-		remove_app_dir(app_dir);
+	record_app_dir_remove(&app);
 out_output:
 	if (!to_stdout)
 		tl_atomic_file_abort(&out); /* no half-written trace left behind */
 out_signals:
 	restore_signals(old_signals);
+	record_user_free(&user);
 	return status;
 }

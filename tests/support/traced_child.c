@@ -11,15 +11,30 @@
  *                          2000 bytes, a forked child with its own slice, and
  *                          a slice left open when it exits. Prints its pid
  *                          and the child's as "pids PARENT CHILD".
+ *   traced_child identity FILE
+ *                          writes to FILE who it runs as and what it was
+ *                          given, one item a line: "uid R E S", "gid R E S",
+ *                          "groups G..." (sorted), "home", "user", "logname"
+ *                          and "shell" from the environment, "cwd DIR",
+ *                          "appdir UID MODE" (the directory of TIMELINE_FILE,
+ *                          or "appdir none"), "regain yes" when setuid(0)
+ *                          succeeds (else "regain " and why not), and "fd N
+ *                          TARGET" for each descriptor above 2 it inherited;
+ *                          then records one slice, "identity", with the
+ *                          recorder its environment chose ("recorder NAME").
  *
  * Exits 0, or 1 with the problem on stderr.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <grp.h>
+#include <limits.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -107,12 +122,101 @@ static int events(void)
 	_exit(0);
 }
 
+static int compare_gid(const void *a, const void *b)
+{
+	gid_t x = *(const gid_t *)a, y = *(const gid_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void put_env(FILE *out, const char *label, const char *name)
+{
+	const char *v = getenv(name);
+	fprintf(out, "%s %s\n", label, v ? v : "(unset)");
+}
+
+static int identity(const char *path)
+{
+	/* the descriptors first, before this program opens any */
+	char fds[8192] = "";
+	size_t used = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *ent;
+	while (d && (ent = readdir(d)) != NULL) {
+		int fd = atoi(ent->d_name);
+		if (ent->d_name[0] == '.' || fd <= 2 || fd == dirfd(d))
+			continue;
+		char link[64], target[PATH_MAX] = "";
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, target, sizeof target - 1);
+		target[n > 0 ? n : 0] = '\0';
+		int w = snprintf(fds + used, sizeof fds - used, "fd %d %s\n", fd, target);
+		if (w > 0 && (size_t)w < sizeof fds - used)
+			used += (size_t)w;
+	}
+	if (d)
+		closedir(d);
+
+	FILE *out = fopen(path, "we");
+	if (!out) {
+		fprintf(stderr, "traced_child: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	uid_t ruid, euid, suid;
+	gid_t rgid, egid, sgid;
+	getresuid(&ruid, &euid, &suid);
+	getresgid(&rgid, &egid, &sgid);
+	fprintf(out, "uid %u %u %u\ngid %u %u %u\ngroups", (unsigned)ruid, (unsigned)euid,
+	        (unsigned)suid, (unsigned)rgid, (unsigned)egid, (unsigned)sgid);
+	gid_t groups[256];
+	int n = getgroups(256, groups);
+	qsort(groups, n > 0 ? (size_t)n : 0, sizeof *groups, compare_gid);
+	for (int i = 0; i < n; i++)
+		fprintf(out, " %u", (unsigned)groups[i]);
+	fputc('\n', out);
+	put_env(out, "home", "HOME");
+	put_env(out, "user", "USER");
+	put_env(out, "logname", "LOGNAME");
+	put_env(out, "shell", "SHELL");
+	char cwd[PATH_MAX];
+	fprintf(out, "cwd %s\n", getcwd(cwd, sizeof cwd) ? cwd : "(unknown)");
+	const char *file = getenv("TIMELINE_FILE");
+	struct stat st;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", file ? file : "");
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	if (slash && stat(dir, &st) == 0)
+		fprintf(out, "appdir %u %o\n", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	else
+		fprintf(out, "appdir none\n");
+	if (setuid(0) == 0)
+		fprintf(out, "regain yes\n");
+	else
+		fprintf(out, "regain %s\n", strerror(errno));
+	fputs(fds, out);
+
+	int rc = tl_init(NULL);
+	fprintf(out, "recorder %s\n", rc == 0 ? tl_recorder_name() : strerror(-rc));
+	fclose(out);
+	if (rc == 0) {
+		{
+			TL_TRACE_EVENT0("it", "identity");
+		}
+		tl_shutdown();
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "flood") == 0)
 		return flood(strtol(argv[2], NULL, 10));
 	if (argc == 2 && strcmp(argv[1], "events") == 0)
 		return events();
-	fprintf(stderr, "usage: traced_child flood N | traced_child events\n");
+	if (argc == 3 && strcmp(argv[1], "identity") == 0)
+		return identity(argv[2]);
+	fprintf(stderr, "usage: traced_child flood N | traced_child events | traced_child identity "
+	                "FILE\n");
 	return 2;
 }
