@@ -126,7 +126,7 @@ const char *tl_function_name_resolve(uint32_t id)
 	name = atomic_load_explicit(&names[id], memory_order_acquire);
 	if (!name) {
 		if (!symbolizer)
-			symbolizer = tl_symbolizer_new();
+			symbolizer = tl_symbolizer_new(NULL);
 		if (!maps_cover(address))
 			maps_read();
 		char buf[NAME_MAX_BYTES];
@@ -370,7 +370,7 @@ int tl_function_symbols_each(tl_function_symbol_fn *fn, void *ctx)
 {
 	pthread_mutex_lock(&lock);
 	if (!symbolizer)
-		symbolizer = tl_symbolizer_new();
+		symbolizer = tl_symbolizer_new(NULL);
 	int rc = -ENOTSUP;
 	if (symbolizer) {
 		rc = 0;

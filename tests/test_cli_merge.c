@@ -569,7 +569,7 @@ static void test_merge_names_the_line_and_column_of_malformed_json(void **state)
 	char *err;
 	assert_int_equal(merge(&err, "%s %s -o -", json, bad), 1);
 	char want[600];
-	snprintf(want, sizeof want, "timeline merge: %s: 2:11: ", bad);
+	snprintf(want, sizeof want, "timeline merge: %s:2:11: ", bad); /* as slices says it */
 	assert_has(err, want);
 	assert_int_equal(tl_test_count(err, "\n"), 1);
 	free(err);
@@ -683,7 +683,7 @@ static void test_merge_reads_a_file_recorders_rotation_as_one_input(void **state
 	const char *set[] = {older, file};
 	tl_model whole;
 	char msg[256];
-	assert_int_equal(tl_model_read_binary_files(set, 2, &whole, msg, sizeof msg), 0);
+	assert_int_equal(tl_model_read_binary_files(set, 2, NULL, &whole, msg, sizeof msg), 0);
 	size_t slices = tl_test_count_events(&whole, TL_PHASE_BEGIN, "rotated");
 	tl_model_free(&whole);
 

@@ -427,7 +427,8 @@ static void assert_prints_the_same_streamed(const conformance_case *c, const cha
 	assert_non_null(p);
 	tl_import imp;
 	tl_read_error err = {0};
-	int rc = tl_import_read_file_to(c->input, tl_import_printer_sink(p), &imp, NULL, &err);
+	int rc =
+	    tl_import_read_file_to(c->input, tl_import_printer_sink(p), NULL, &imp, NULL, &err);
 	if (rc)
 		fail_msg("%s: streamed import failed (%d): %s", c->name, rc, err.message);
 	char *printed = NULL;

@@ -912,8 +912,9 @@ static void test_a_forked_child_leaves_the_parents_file_alone(void **state)
 	tl_model_free(&m);
 }
 
-/* Cut at any byte, a file reads without error (past its header), keeps
- * the names, and holds a growing prefix of the events. */
+/* Cut at any byte past its first event, a file reads without error, keeps
+ * the names, and holds a growing prefix of the events; cut before it, it
+ * holds nothing to read: an error that names the cut. */
 static void test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk(void **state)
 {
 	(void)state;
@@ -928,16 +929,25 @@ static void test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk(void **sta
 	char *whole = tl_test_read_file(file_path, &len);
 	assert_non_null(whole);
 	size_t previous = 0;
+	int read_any = 0;
 	for (size_t cut = 64; cut <= len; cut += len / 97 + 1) {
 		tl_model m;
 		char err[256] = "";
-		assert_int_equal(tl_model_read_binary(whole, cut, &m, err, sizeof err), 0);
+		int rc = tl_model_read_binary(whole, cut, &m, err, sizeof err);
+		if (rc != 0) {
+			assert_int_equal(rc, -ENODATA);
+			assert_false(read_any);
+			assert_non_null(strstr(err, "before any event"));
+			continue;
+		}
+		read_any = 1;
 		assert_true(m.nevents >= previous);
 		previous = m.nevents;
 		if (m.nevents)
 			assert_true(thread_named(&m, "cut writer"));
 		tl_model_free(&m);
 	}
+	assert_true(read_any);
 	free(whole);
 }
 
@@ -1026,7 +1036,7 @@ static void test_rotation_keeps_the_newest_files_which_read_as_one(void **state)
 	const char *set[] = {p2, p1, file_path};
 	tl_model all;
 	char err[256] = "";
-	assert_int_equal(tl_model_read_binary_files(set, 3, &all, err, sizeof err), 0);
+	assert_int_equal(tl_model_read_binary_files(set, 3, NULL, &all, err, sizeof err), 0);
 	assert_true(all.complete);
 	size_t sum = 0;
 	for (size_t i = 0; i < 3; i++) {
@@ -1526,10 +1536,9 @@ int main(void)
 	        test_flush_writes_partly_filled_blocks_and_nothing_twice, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_snapshot_request_writes_the_partly_filled_blocks,
 	                                    setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_a_files_times_are_the_trace_clocks, setup,
+	    cmocka_unit_test_setup_teardown(test_a_files_times_are_the_trace_clocks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_keeps_the_trace_clocks_times, setup,
 	                                    teardown),
-	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_keeps_the_trace_clocks_times,
-	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_a_killed_writers_file_still_converts, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_a_writer_killed_mid_run_converts_with_the_cli,
@@ -1544,10 +1553,10 @@ int main(void)
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_without_shutdown_ends_the_file_whole, setup,
 	                                    teardown),
-	    cmocka_unit_test_setup_teardown(test_a_forked_child_leaves_the_parents_file_alone,
+	    cmocka_unit_test_setup_teardown(test_a_forked_child_leaves_the_parents_file_alone, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk,
 	                                    setup, teardown),
-	    cmocka_unit_test_setup_teardown(
-	        test_a_file_cut_anywhere_reads_up_to_its_last_whole_chunk, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_zero_bytes_at_a_files_end_are_read_for_what_they_are, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rotation_keeps_the_newest_files_which_read_as_one,

@@ -209,6 +209,49 @@ static void test_ftrace_file_skips_headers_and_counts_failures(void **state)
 	tl_ftrace_text_free(&t);
 }
 
+/* The last line, without '\n', is not read (as Perfetto does not): counted
+ * with its number, for the warning. */
+static void test_ftrace_unterminated_last_line_is_counted_with_its_number(void **state)
+{
+	(void)state;
+	const char text[] = "# tracer: nop\n"
+	                    "  a-1 (1) [0] 1.0: print: B|1|x\n"
+	                    "\n"
+	                    "  a-1 (1) [0] 2.0: print: E|1";
+	tl_ftrace_text t;
+	assert_int_equal(tl_ftrace_text_read(text, sizeof text - 1, 0, &t, NULL), 0);
+	assert_int_equal(t.nlines, 1);
+	assert_int_equal(t.unterminated, 1);
+	assert_int_equal(t.unterminated_line, 4);
+	tl_ftrace_text_free(&t);
+}
+
+/* Blanks, a comment, or the HTML after the trace data, left without '\n',
+ * are nothing any reading would keep: not counted. */
+static void test_ftrace_unterminated_blanks_comment_or_html_are_not_counted(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		size_t nlines;
+	} cases[] = {
+	    {"# tracer: nop\n  a-1 (1) [0] 1.0: print: B|1|x\n  \t ", 1},
+	    {"# tracer: nop\n  a-1 (1) [0] 1.0: print: B|1|x\n# the end", 1},
+	    {"<!doctype html>\n<html>\n<script class=\"trace-data\" type=\"application/text\">\n"
+	     "{}\n</script>\n</html>",
+	     0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tl_ftrace_text t;
+		const char *text = cases[i].text;
+		assert_int_equal(tl_ftrace_text_read(text, strlen(text), 0, &t, NULL), 0);
+		assert_int_equal(t.nlines, cases[i].nlines);
+		assert_int_equal(t.unterminated, 0);
+		assert_int_equal(t.unterminated_line, 0);
+		tl_ftrace_text_free(&t);
+	}
+}
+
 static void test_ftrace_file_keeps_the_first_failing_line(void **state)
 {
 	(void)state;
@@ -340,6 +383,8 @@ int main(void)
 	    cmocka_unit_test(test_trace_cmd_instance_name_is_not_the_task),
 	    cmocka_unit_test(test_ftrace_sniff),
 	    cmocka_unit_test(test_ftrace_file_skips_headers_and_counts_failures),
+	    cmocka_unit_test(test_ftrace_unterminated_last_line_is_counted_with_its_number),
+	    cmocka_unit_test(test_ftrace_unterminated_blanks_comment_or_html_are_not_counted),
 	    cmocka_unit_test(test_ftrace_file_keeps_the_first_failing_line),
 	    cmocka_unit_test(test_trace_cmd_report_after_its_cpus_line),
 	    cmocka_unit_test(test_ftrace_clock_from_the_timeline_comment),

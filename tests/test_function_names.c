@@ -232,12 +232,12 @@ static void test_stripped_file_is_named_from_its_debug_file(void **state)
 	m.build_id = id;
 	m.build_id_len = id_len;
 	char name[512];
-	tl_symbolizer *s = tl_symbolizer_new();
+	tl_symbolizer *s = tl_symbolizer_new(NULL);
 	tl_function_name(s, &m, 1, (uintptr_t)local, name, sizeof name);
 	assert_non_null(strstr(name, "libnames_plugin.so+0x")); /* not in /usr/lib/debug */
 	tl_symbolizer_free(s);
-	s = tl_symbolizer_new();
-	assert_int_equal(tl_symbolizer_set_debug_root(s, root), 0);
+	tl_symbol_options options = {.debug_dirs = {root}, .ndebug_dirs = 1};
+	s = tl_symbolizer_new(&options);
 	tl_function_name(s, &m, 1, (uintptr_t)local, name, sizeof name);
 	assert_string_equal(name, "names_plugin_local");
 	tl_symbolizer_free(s);
@@ -253,7 +253,7 @@ static void test_file_with_another_build_id_keeps_module_offset(void **state)
 	static const uint8_t other[20] = {0xde, 0xad, 0xbe, 0xef};
 	m.build_id = other;
 	m.build_id_len = sizeof other;
-	tl_symbolizer *s = tl_symbolizer_new();
+	tl_symbolizer *s = tl_symbolizer_new(NULL);
 	char name[512], want[600];
 	uint64_t address = (uintptr_t)static_function;
 	tl_function_name(s, &m, 1, address, name, sizeof name);
@@ -268,7 +268,7 @@ static void test_missing_file_keeps_module_offset(void **state)
 	(void)state;
 	const char *path = "/nonexistent/dir/libgone.so";
 	tl_mapping m = {0x1000, 0x3000, 0x2000, path, strlen(path), NULL, 0};
-	tl_symbolizer *s = tl_symbolizer_new();
+	tl_symbolizer *s = tl_symbolizer_new(NULL);
 	char name[64];
 	assert_int_equal(tl_function_name(s, &m, 1, 0x1010, name, sizeof name), 17);
 	assert_string_equal(name, "libgone.so+0x2010");
@@ -289,7 +289,7 @@ static void test_long_name_is_cut_to_the_buffer(void **state)
 	skip_without_symbols();
 	char path[1024];
 	tl_mapping m = own_mapping(path, sizeof path);
-	tl_symbolizer *s = tl_symbolizer_new();
+	tl_symbolizer *s = tl_symbolizer_new(NULL);
 	char name[7];
 	assert_int_equal(tl_function_name(s, &m, 1, (uintptr_t)static_function, name, sizeof name),
 	                 6);

@@ -223,7 +223,7 @@ static void keeper_free(keeper *k)
 static void read_to(const char *path, const tl_import_sink *sink, tl_import *imp)
 {
 	tl_read_error err = {0};
-	int rc = tl_import_read_file_to(path, sink, imp, NULL, &err);
+	int rc = tl_import_read_file_to(path, sink, NULL, imp, NULL, &err);
 	if (rc)
 		fail_msg("%s: %d: %zu:%zu: %s", path, rc, err.line, err.column, err.message);
 }
@@ -428,7 +428,7 @@ static void test_a_sink_error_stops_the_import_with_that_error(void **state)
 	tl_import imp;
 	tl_read_error err = {0};
 	assert_int_equal(
-	    tl_import_read_file_to(write_text("stream-fail", 200), &sink, &imp, NULL, &err),
+	    tl_import_read_file_to(write_text("stream-fail", 200), &sink, NULL, &imp, NULL, &err),
 	    -ENOSPC);
 	assert_int_equal(k.nslices, 9);
 	keeper_free(&k);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "recorder/export/snapshot_read.h"
 #include "recorder/export/trace_model.h"
 #include "recorder/record.h"
 #include "recorder/snapshot_format.h"
@@ -576,6 +577,65 @@ static void test_read_binary_reads_stats(void **state)
 	tl_model_free(&m);
 }
 
+/* A THREAD_DROPS chunk of each thread's count (u32 tid, u32 0, u64). */
+static void put_drops(struct snap *s, const uint32_t *tids, const uint64_t *dropped, uint32_t n)
+{
+	chunk_begin(s, TL_CHUNK_THREAD_DROPS);
+	put_u32(s, n);
+	put_u32(s, 0);
+	for (uint32_t i = 0; i < n; i++) {
+		put_u32(s, tids[i]);
+		put_u32(s, 0);
+		put_u64(s, dropped[i]);
+	}
+	chunk_end(s);
+}
+
+/* Each THREAD_DROPS chunk gives each thread's count so far: the latest
+ * one of a thread replaces its earlier, in the order threads first came;
+ * many threads, each once per chunk. */
+static void test_read_binary_keeps_each_threads_latest_drop_count(void **state)
+{
+	(void)state;
+	struct snap s = {0};
+	snap_header(&s, TL_SNAPSHOT_VERSION, 0, 1);
+	enum { THREADS = 5000 };
+	uint32_t *tids = malloc(THREADS * sizeof *tids);
+	uint64_t *dropped = malloc(THREADS * sizeof *dropped);
+	assert_true(tids && dropped);
+	for (uint32_t i = 0; i < THREADS; i++) {
+		tids[i] = 100 + 3 * i;
+		dropped[i] = i % 4;
+	}
+	put_drops(&s, tids, dropped, THREADS);
+	/* later: the even threads' counts again, larger, from the last */
+	for (uint32_t i = 0; i < THREADS / 2; i++) {
+		tids[i] = 100 + 3 * (THREADS - 2 - 2 * i);
+		dropped[i] = 10 + (THREADS - 2 - 2 * i) % 4;
+	}
+	put_drops(&s, tids, dropped, THREADS / 2);
+	put_end(&s);
+
+	tl_snapshot_read r;
+	tl_model m;
+	assert_int_equal(tl_snapshot_read_open(&r, s.buf, s.len, &m, NULL, 0), 0);
+	assert_int_equal(r.ndrops, THREADS);
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < THREADS; i++) {
+		uint64_t want = i % 4 + (i % 2 ? 0 : 10);
+		assert_int_equal(r.drops[i].tid, 100 + 3 * i);
+		assert_int_equal(r.drops[i].dropped, want);
+		total += want;
+	}
+	assert_int_equal(r.thread_drops_total, total);
+	assert_int_equal(m.stats.events_dropped, total);
+	tl_snapshot_read_close(&r);
+	tl_model_free(&m);
+	free(tids);
+	free(dropped);
+	free(s.buf);
+}
+
 static void test_read_binary_skips_unknown_chunks(void **state)
 {
 	(void)state;
@@ -707,6 +767,35 @@ static void test_read_binary_keeps_events_of_truncated_file(void **state)
 	assert_non_null(strstr(err, "truncated"));
 	tl_model_free(&m);
 	free(std.s.buf);
+}
+
+/* Cut before any event - right after its header, or after its metadata -
+ * a file holds nothing to read: an error that names where it was cut
+ * (the reader would otherwise give an empty trace without a word). */
+static void test_read_binary_cut_before_any_event_is_an_error_naming_the_cut(void **state)
+{
+	(void)state;
+	struct snap s = {0};
+	snap_header(&s, TL_SNAPSHOT_VERSION, 0, 1);
+	tl_model m;
+	char err[256];
+	assert_int_equal(tl_model_read_binary(s.buf, s.len, &m, err, sizeof err), -ENODATA);
+	assert_string_equal(err, "snapshot is truncated at byte 32 of 32 (no END chunk), before "
+	                         "any event: nothing could be read");
+	put_thread(&s, 100, "main");
+	size_t threads_end = s.len;
+	assert_int_equal(tl_model_read_binary(s.buf, s.len, &m, err, sizeof err), -ENODATA);
+	char want[160];
+	snprintf(want, sizeof want, "snapshot is truncated at byte %zu of %zu", threads_end,
+	         threads_end);
+	assert_non_null(strstr(err, want));
+	/* whole, the same file is an empty trace */
+	put_end(&s);
+	assert_int_equal(tl_model_read_binary(s.buf, s.len, &m, err, sizeof err), 0);
+	assert_int_equal(m.nevents, 0);
+	assert_int_equal(m.complete, 1);
+	tl_model_free(&m);
+	free(s.buf);
 }
 
 static void test_read_binary_keeps_whole_records_of_a_cut_block(void **state)
@@ -1141,12 +1230,14 @@ static void test_read_binary_survives_corruption_of_every_byte(void **state)
 				tl_model_free(&m);
 				accepted++;
 			} else {
-				assert_int_equal(rc, -EINVAL);
+				/* refused, or with nothing left to read before a cut */
+				assert_true(rc == -EINVAL || rc == -ENODATA);
 				assert_true(err[0] != '\0');
 				rejected++;
 			}
 		}
 	}
+	size_t first_read = 0; /* the shortest cut that reads */
 	for (size_t cut = 0; cut < len; cut++) {
 		/* An exact-size heap copy, so reading past the end is caught. */
 		uint8_t *part = malloc(cut ? cut : 1);
@@ -1154,17 +1245,21 @@ static void test_read_binary_survives_corruption_of_every_byte(void **state)
 		memcpy(part, orig, cut);
 		tl_model m;
 		int rc = tl_model_read_binary(part, cut, &m, NULL, 0);
-		/* A file cut anywhere after its header keeps what it holds. */
-		if (cut >= TL_SNAPSHOT_HEADER_BYTES) {
-			assert_int_equal(rc, 0);
+		/* A file cut after its first event keeps what it holds; cut
+		 * before, it holds nothing to read: an error. */
+		if (rc == 0) {
+			if (!first_read)
+				first_read = cut;
 			assert_int_equal(m.complete, 0);
 			check_model_shape(&m);
 			tl_model_free(&m);
 		} else {
-			assert_int_equal(rc, -EINVAL);
+			assert_int_equal(rc, cut < TL_SNAPSHOT_HEADER_BYTES ? -EINVAL : -ENODATA);
+			assert_int_equal(first_read, 0);
 		}
 		free(part);
 	}
+	assert_true(first_read > TL_SNAPSHOT_HEADER_BYTES);
 	assert_true(accepted > 0);
 	assert_true(rejected > 0);
 	free(copy);
@@ -1351,6 +1446,101 @@ static void test_model_intern_keeps_strings_across_growth(void **state)
 	tl_model_free(&m);
 }
 
+/* A thread is its tid and its pid: one of the model's own (0, or
+ * model->pid) is renamed, one of another process is another entry. */
+static void test_model_thread_set_renames_the_entry_of_its_pid_and_tid(void **state)
+{
+	(void)state;
+	tl_model m = {.pid = 100};
+	assert_int_equal(tl_model_thread_set(&m, 5, "a", 1), 0);
+	assert_int_equal(tl_model_thread_set_in(&m, 200, 5, "b", 1), 0);
+	assert_int_equal(tl_model_thread_set_in(&m, 100, 5, "c", 1), 0);
+	assert_int_equal(m.nthreads, 2);
+	assert_string_equal(m.threads[0].name, "c");
+	assert_int_equal(m.threads[0].pid, 0);
+	assert_string_equal(m.threads[1].name, "b");
+	assert_int_equal(m.threads[1].pid, 200);
+	assert_ptr_equal(tl_model_thread_find(&m, 0, 5), &m.threads[0]);
+	assert_ptr_equal(tl_model_thread_find(&m, 100, 5), &m.threads[0]);
+	assert_ptr_equal(tl_model_thread_find(&m, 200, 5), &m.threads[1]);
+	assert_null(tl_model_thread_find(&m, 300, 5));
+	assert_null(tl_model_thread_find(&m, 100, 6));
+	/* by tid alone: the first entry of that tid */
+	assert_string_equal(tl_model_thread_name(&m, 5), "c");
+	assert_null(tl_model_thread_name(&m, 6));
+	tl_model_free(&m);
+}
+
+static void test_model_finds_threads_and_processes_across_growth(void **state)
+{
+	(void)state;
+	tl_model m = {.pid = 1};
+	char name[32];
+	for (uint32_t i = 0; i < 50000; i++) {
+		snprintf(name, sizeof name, "t%u", i);
+		assert_int_equal(tl_model_thread_set_in(&m, 1000 + i % 7, i, name, strlen(name)),
+		                 0);
+		snprintf(name, sizeof name, "p%u", i % 7);
+		assert_int_equal(tl_model_process_set(&m, 1000 + i % 7, name, strlen(name)), 0);
+	}
+	/* renamed, from the last */
+	for (uint32_t i = 50000; i-- > 0;) {
+		snprintf(name, sizeof name, "r%u", i);
+		assert_int_equal(tl_model_thread_set_in(&m, 1000 + i % 7, i, name, strlen(name)),
+		                 0);
+	}
+	assert_int_equal(m.nthreads, 50000);
+	assert_int_equal(m.nprocesses, 7);
+	for (uint32_t i = 0; i < 50000; i++) {
+		snprintf(name, sizeof name, "r%u", i);
+		const tl_model_thread *t = tl_model_thread_find(&m, 1000 + i % 7, i);
+		assert_ptr_equal(t, &m.threads[i]);
+		assert_string_equal(t->name, name);
+		assert_string_equal(tl_model_thread_name(&m, i), name);
+		assert_null(tl_model_thread_find(&m, 1000 + (i + 1) % 7, i));
+	}
+	assert_string_equal(tl_model_process_name(&m, 1003), "p3");
+	assert_null(tl_model_process_name(&m, 1007));
+	tl_model_free(&m);
+}
+
+/* model->process_name names model->pid, unless an entry of it does. */
+static void test_model_process_name_takes_an_entry_before_the_process_name(void **state)
+{
+	(void)state;
+	tl_model m = {.pid = 100, .process_name = "game"};
+	assert_string_equal(tl_model_process_name(&m, 100), "game");
+	assert_null(tl_model_process_name(&m, 200));
+	assert_int_equal(tl_model_process_set(&m, 200, "other", 5), 0);
+	assert_int_equal(tl_model_process_set(&m, 100, "main", 4), 0);
+	assert_int_equal(tl_model_process_set(&m, 200, "renamed", 7), 0);
+	assert_int_equal(m.nprocesses, 2);
+	assert_string_equal(tl_model_process_name(&m, 100), "main");
+	assert_string_equal(tl_model_process_name(&m, 200), "renamed");
+	tl_model_free(&m);
+}
+
+/* A model whose arrays were set by hand (no index): searched the same. */
+static void test_model_lookups_search_arrays_set_by_hand(void **state)
+{
+	(void)state;
+	tl_model_thread threads[] = {{7, "seven", 0}, {8, "eight", 300}, {7, "other", 300}};
+	tl_model_process processes[] = {{300, "three"}};
+	tl_model m = {
+	    .pid = 100, .threads = threads, .nthreads = 3, .processes = processes, .nprocesses = 1};
+	assert_string_equal(tl_model_thread_name(&m, 7), "seven");
+	assert_ptr_equal(tl_model_thread_find(&m, 300, 7), &threads[2]);
+	assert_ptr_equal(tl_model_thread_find(&m, 100, 7), &threads[0]);
+	assert_null(tl_model_thread_find(&m, 300, 9));
+	assert_string_equal(tl_model_process_name(&m, 300), "three");
+	assert_null(tl_model_process_name(&m, 100));
+	/* interning gives the model an arena: its index covers none of them */
+	assert_non_null(tl_model_intern(&m, "x", 1));
+	assert_string_equal(tl_model_thread_name(&m, 8), "eight");
+	assert_string_equal(tl_model_process_name(&m, 300), "three");
+	tl_model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1369,12 +1559,14 @@ int main(void)
 	    cmocka_unit_test(test_read_binary_decodes_args_of_every_type),
 	    cmocka_unit_test(test_read_binary_decodes_scope_and_ids),
 	    cmocka_unit_test(test_read_binary_reads_stats),
+	    cmocka_unit_test(test_read_binary_keeps_each_threads_latest_drop_count),
 	    cmocka_unit_test(test_read_binary_skips_unknown_chunks),
 	    cmocka_unit_test(test_read_binary_takes_timestamps_as_ns_without_ticks),
 	    cmocka_unit_test(test_read_binary_converts_large_tick_values),
 	    cmocka_unit_test(test_read_binary_offsets_ticks_from_a_single_pair),
 	    cmocka_unit_test(test_read_binary_rejects_clock_pairs_out_of_order),
 	    cmocka_unit_test(test_read_binary_keeps_events_of_truncated_file),
+	    cmocka_unit_test(test_read_binary_cut_before_any_event_is_an_error_naming_the_cut),
 	    cmocka_unit_test(test_read_binary_keeps_whole_records_of_a_cut_block),
 	    cmocka_unit_test(test_read_binary_keeps_records_before_an_undecodable_one),
 	    cmocka_unit_test(test_read_binary_unpacks_a_packed_run_into_the_records_it_stands_for),
@@ -1398,6 +1590,10 @@ int main(void)
 	    cmocka_unit_test(test_read_binary_reads_back_what_the_library_recorded),
 	    cmocka_unit_test(test_model_intern_keeps_one_copy_per_string),
 	    cmocka_unit_test(test_model_intern_keeps_strings_across_growth),
+	    cmocka_unit_test(test_model_thread_set_renames_the_entry_of_its_pid_and_tid),
+	    cmocka_unit_test(test_model_finds_threads_and_processes_across_growth),
+	    cmocka_unit_test(test_model_process_name_takes_an_entry_before_the_process_name),
+	    cmocka_unit_test(test_model_lookups_search_arrays_set_by_hand),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

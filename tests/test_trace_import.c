@@ -11,6 +11,7 @@
 
 #include <timeline/trace_event.h>
 
+#include "recorder/snapshot_format.h"
 #include "tools/readers/trace_import.h"
 
 static void import_text(const char *text, tl_import *imp)
@@ -191,6 +192,36 @@ static void test_import_json_flow_v1_non_hex_id_is_invalid(void **state)
 	tl_import_free(&imp);
 }
 
+/* A counter value no format written can hold, a string "inf" or "nan"
+ * (or beyond a double), is counted, not imported. */
+static void test_import_json_counter_value_that_is_not_finite_is_counted(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json("[{\"ph\":\"C\",\"name\":\"c\",\"pid\":1,\"ts\":1,"
+	            "\"args\":{\"a\":\"inf\",\"b\":\"-nan\",\"c\":\"1e400\",\"d\":\"1e300\"}}]",
+	            &imp);
+	assert_int_equal(imp.ncounters, 1);
+	assert_string_equal(imp.tracks[imp.counters[0].track].name, "c d");
+	assert_int_equal(imp.stats[TL_STAT_JSON_COUNTER_INVALID_VALUE], 3);
+	tl_import_free(&imp);
+}
+
+static void test_import_json_flow_id_beyond_64_bits_is_invalid(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":5,"
+	            "\"bind_id\":\"0x1234567890abcdef1\",\"flow_out\":true},"
+	            "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":9,\"dur\":5,"
+	            "\"bind_id\":\"0x234567890abcdef1\",\"flow_in\":true}]",
+	            &imp);
+	/* 17 hex digits were 16 once cut: not the same flow, not a flow at all */
+	assert_int_equal(imp.nflows, 0);
+	assert_int_equal(imp.stats[TL_STAT_FLOW_INVALID_ID], 1);
+	tl_import_free(&imp);
+}
+
 static void test_import_json_flow_v1_bp_e_binds_enclosing(void **state)
 {
 	(void)state;
@@ -205,6 +236,40 @@ static void test_import_json_flow_v1_bp_e_binds_enclosing(void **state)
 	assert_int_equal(imp.nflows, 1);
 	assert_string_equal(imp.slices[imp.flows[0].out].name, "a");
 	assert_string_equal(imp.slices[imp.flows[0].in].name, "b");
+	tl_import_free(&imp);
+}
+
+/* A v1 flow end without "bp":"e" waits for the next slice of its thread:
+ * each thread's own, in the order the ends came, however many other
+ * threads wait. */
+static void test_import_json_flow_v1_end_binds_the_next_slice_of_its_thread(void **state)
+{
+	(void)state;
+	tl_import imp;
+	import_json(
+	    "[{\"ph\":\"X\",\"name\":\"a1\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
+	    "{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"c\",\"pid\":1,\"tid\":1,\"ts\":1.5,\"id\":1},"
+	    "{\"ph\":\"X\",\"name\":\"a2\",\"pid\":1,\"tid\":1,\"ts\":3,\"dur\":1},"
+	    "{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"c\",\"pid\":1,\"tid\":1,\"ts\":3.5,\"id\":2},"
+	    "{\"ph\":\"X\",\"name\":\"a3\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1},"
+	    "{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"c\",\"pid\":1,\"tid\":1,\"ts\":5.5,\"id\":3},"
+	    "{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"c\",\"pid\":1,\"tid\":1,\"ts\":5.6,\"id\":4},"
+	    "{\"ph\":\"f\",\"name\":\"f\",\"cat\":\"c\",\"pid\":1,\"tid\":4,\"ts\":9,\"id\":4},"
+	    "{\"ph\":\"f\",\"name\":\"f\",\"cat\":\"c\",\"pid\":1,\"tid\":2,\"ts\":10,\"id\":1},"
+	    "{\"ph\":\"f\",\"name\":\"f\",\"cat\":\"c\",\"pid\":1,\"tid\":3,\"ts\":11,\"id\":2},"
+	    "{\"ph\":\"f\",\"name\":\"f\",\"cat\":\"c\",\"pid\":1,\"tid\":2,\"ts\":12,\"id\":3},"
+	    "{\"ph\":\"X\",\"name\":\"on3\",\"pid\":1,\"tid\":3,\"ts\":20,\"dur\":1},"
+	    "{\"ph\":\"X\",\"name\":\"on2\",\"pid\":1,\"tid\":2,\"ts\":21,\"dur\":1},"
+	    "{\"ph\":\"X\",\"name\":\"later\",\"pid\":1,\"tid\":2,\"ts\":22,\"dur\":1}]",
+	    &imp);
+	/* tid 4's end waits on: none binds twice */
+	assert_int_equal(imp.nflows, 3);
+	/* tid 3's end, then tid 2's two in the order they came */
+	static const char *const out[] = {"a2", "a1", "a3"}, *const in[] = {"on3", "on2", "on2"};
+	for (size_t i = 0; i < 3; i++) {
+		assert_string_equal(imp.slices[imp.flows[i].out].name, out[i]);
+		assert_string_equal(imp.slices[imp.flows[i].in].name, in[i]);
+	}
 	tl_import_free(&imp);
 }
 
@@ -688,6 +753,148 @@ static void test_read_file_keeps_the_first_line_that_could_not_be_read_and_the_c
 	tl_import_free(&imp);
 }
 
+/* The number of the last line, left without '\n' and not read, whether
+ * the text is streamed from a file or read whole. */
+static void test_read_file_keeps_the_number_of_an_unterminated_last_line(void **state)
+{
+	(void)state;
+	static const char text[] =
+	    "# tracer: nop\n" LINE(7, 10, "1.0", "B|10|kept") LINE_TEXT(7, 10, "2.0", "E|10");
+	tl_import imp;
+	import_text(text, &imp);
+	assert_int_equal(imp.unterminated_line, 3);
+	assert_int_equal(imp.stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE], 1);
+	tl_import_free(&imp);
+	const char *path = tl_test_path("import-unterminated", ".txt");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	tl_read_error err = {0};
+	assert_int_equal(tl_import_read_file(path, &imp, NULL, &err), 0);
+	assert_int_equal(imp.unterminated_line, 3);
+	assert_int_equal(imp.nslices, 1);
+	assert_int_equal(imp.slices[0].dur, -1); /* its end was the line not read */
+	tl_import_free(&imp);
+	unlink(path);
+}
+
+/* Reads bytes written to a file: the format the importer finds, or the
+ * error's message. */
+static int read_bytes_of_file(const void *bytes, size_t len, tl_trace_format *format,
+                              tl_read_error *err)
+{
+	const char *path = tl_test_path("import-format", ".bin");
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	tl_import imp;
+	memset(err, 0, sizeof *err);
+	int rc = tl_import_read_file(path, &imp, format, err);
+	if (rc == 0)
+		tl_import_free(&imp);
+	unlink(path);
+	return rc;
+}
+
+/* A snapshot is told by its magic, before any text rule: one whose
+ * thread is named "# tracer" is no ftrace text, and one that is damaged
+ * gets the snapshot reader's error, not "not a trace". */
+static void test_format_of_a_snapshot_is_told_by_its_magic_first(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("import-magic", ".tl");
+	tl_options o = {.struct_size = sizeof o, .recorder = TL_RECORDER_RING};
+	assert_int_equal(tl_init(&o), 0);
+	tl_thread_set_name("# tracer: nop");
+	TL_TRACE_EVENT_INSTANT0("imp", "one", TL_EVENT_SCOPE_THREAD);
+	assert_int_equal(tl_snapshot_binary(path), 0);
+	tl_shutdown();
+	size_t len;
+	char *data = tl_test_read_file(path, &len);
+	assert_non_null(data);
+	unlink(path);
+	assert_int_equal(tl_trace_format_sniff(data, len), TL_TRACE_FORMAT_BINARY);
+	tl_trace_format format;
+	tl_read_error err;
+	assert_int_equal(read_bytes_of_file(data, len, &format, &err), 0);
+	assert_int_equal(format, TL_TRACE_FORMAT_BINARY);
+	/* a chunk type and size made nonsense: the snapshot's own error */
+	memset(data + TL_SNAPSHOT_HEADER_BYTES, 0xff, 16);
+	assert_int_equal(read_bytes_of_file(data, len, &format, &err), -ENODATA);
+	assert_int_equal(format, TL_TRACE_FORMAT_BINARY);
+	assert_non_null(strstr(err.message, "snapshot is truncated at byte 32"));
+	free(data);
+}
+
+/* A file that starts with a Trace.packet tag and holds bytes text does
+ * not is a Perfetto trace, as Perfetto tells one, even when its first
+ * packet does not parse: the Perfetto reader's error names the byte. */
+static void test_format_of_a_damaged_perfetto_trace_is_perfetto(void **state)
+{
+	(void)state;
+	/* a packet whose first field has wire type 7, which protobuf has not */
+	static const char damaged[] = "\x0a\x06\x0f\x01\x68\x01\x50\x01";
+	tl_trace_format format;
+	tl_read_error err;
+	assert_int_equal(tl_trace_format_sniff(damaged, sizeof damaged - 1),
+	                 TL_TRACE_FORMAT_PERFETTO);
+	assert_int_equal(read_bytes_of_file(damaged, sizeof damaged - 1, &format, &err), -EINVAL);
+	assert_int_equal(format, TL_TRACE_FORMAT_PERFETTO);
+	assert_non_null(strstr(err.message, "byte "));
+	/* a line feed and then text is no Perfetto trace */
+	static const char text[] = "\nnot a trace\n";
+	assert_int_equal(tl_trace_format_sniff(text, sizeof text - 1), TL_TRACE_FORMAT_UNKNOWN);
+	assert_int_equal(read_bytes_of_file(text, sizeof text - 1, &format, &err), -EINVAL);
+	assert_non_null(strstr(err.message, "not a trace"));
+}
+
+/* A file of nothing, or nothing but white space, is said to be that. */
+static void test_read_file_of_nothing_or_white_space_says_so(void **state)
+{
+	(void)state;
+	tl_trace_format format;
+	tl_read_error err;
+	assert_int_equal(read_bytes_of_file("", 0, &format, &err), -EINVAL);
+	assert_string_equal(err.message, "empty file: it holds no events");
+	static const char *const blanks[] = {" \n", "\n\n\t\r\n", "   \n  \n"};
+	for (size_t i = 0; i < sizeof blanks / sizeof blanks[0]; i++) {
+		assert_int_equal(read_bytes_of_file(blanks[i], strlen(blanks[i]), &format, &err),
+		                 -EINVAL);
+		char want[80];
+		snprintf(want, sizeof want,
+		         "nothing but white space (%zu bytes): it holds no events",
+		         strlen(blanks[i]));
+		assert_string_equal(err.message, want);
+		assert_int_equal(format, TL_TRACE_FORMAT_UNKNOWN);
+	}
+}
+
+/* A snapshot read in part says what it lost in err, the read succeeding. */
+static void test_read_file_notes_what_a_truncated_snapshot_lost(void **state)
+{
+	(void)state;
+	const char *path = tl_test_path("import-truncated", ".tl");
+	tl_options o = {.struct_size = sizeof o, .recorder = TL_RECORDER_RING};
+	assert_int_equal(tl_init(&o), 0);
+	for (int i = 0; i < 50; i++)
+		TL_TRACE_EVENT_INSTANT0("imp", "one", TL_EVENT_SCOPE_THREAD);
+	assert_int_equal(tl_snapshot_binary(path), 0);
+	tl_shutdown();
+	size_t len;
+	char *data = tl_test_read_file(path, &len);
+	assert_non_null(data);
+	unlink(path);
+	tl_trace_format format;
+	tl_read_error err;
+	assert_int_equal(read_bytes_of_file(data, len - 16, &format, &err), 0);
+	assert_non_null(strstr(err.message, "snapshot is truncated"));
+	assert_int_equal(read_bytes_of_file(data, len, &format, &err), 0);
+	assert_string_equal(err.message, "");
+	free(data);
+}
+
 /* Everything an import holds, printed; malloc'd. */
 static char *import_printed(const tl_import *imp)
 {
@@ -1089,7 +1296,10 @@ int main(void)
 	    cmocka_unit_test(test_import_json_async_float_id_is_dropped),
 	    cmocka_unit_test(test_import_json_flow_v1_non_hex_id_is_invalid),
 	    cmocka_unit_test(test_import_json_flow_v1_bp_e_binds_enclosing),
+	    cmocka_unit_test(test_import_json_flow_v1_end_binds_the_next_slice_of_its_thread),
 	    cmocka_unit_test(test_import_json_flow_v2_without_direction_is_counted),
+	    cmocka_unit_test(test_import_json_counter_value_that_is_not_finite_is_counted),
+	    cmocka_unit_test(test_import_json_flow_id_beyond_64_bits_is_invalid),
 	    cmocka_unit_test(test_import_move_to_model_builds_the_same_model),
 	    cmocka_unit_test(test_import_to_model_keeps_each_process),
 	    cmocka_unit_test(test_import_to_model_flow_survives_export_and_import),
@@ -1098,6 +1308,11 @@ int main(void)
 	    cmocka_unit_test(test_import_reads_a_snapshot_as_its_model),
 	    cmocka_unit_test(test_import_reads_a_snapshot_without_events),
 	    cmocka_unit_test(test_import_snapshot_refuses_what_is_not_a_snapshot),
+	    cmocka_unit_test(test_read_file_keeps_the_number_of_an_unterminated_last_line),
+	    cmocka_unit_test(test_format_of_a_snapshot_is_told_by_its_magic_first),
+	    cmocka_unit_test(test_format_of_a_damaged_perfetto_trace_is_perfetto),
+	    cmocka_unit_test(test_read_file_of_nothing_or_white_space_says_so),
+	    cmocka_unit_test(test_read_file_notes_what_a_truncated_snapshot_lost),
 	    cmocka_unit_test(test_import_model_keeps_the_snapshot_clock),
 	    cmocka_unit_test(test_import_clock_is_the_one_the_timeline_comment_names),
 	    cmocka_unit_test(test_import_clock_of_text_that_does_not_name_it_is_unknown),

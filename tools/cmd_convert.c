@@ -12,7 +12,6 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -55,7 +54,8 @@ static const char convert_usage[] =
     "  -h, --help            print this help\n"
     "\n" TL_FILTER_USAGE
     "With filters, IN is read as 'timeline slices' reads it, and what passes is\n"
-    "written: whole slices, with their args and the flows whose both ends pass.\n";
+    "written: whole slices, with their args and the flows whose both ends pass.\n"
+    "\n" TL_CLI_SYMBOL_USAGE;
 
 /* What is written: a model, or a binary snapshot read as it is exported. */
 struct convert_source {
@@ -86,6 +86,7 @@ struct convert_args {
 	tl_trace_clock assume_clock;    /* of an input that names none */
 	int help;
 	tl_filter filter;
+	tl_symbol_options symbols; /* which files name a snapshot's functions */
 };
 
 enum { OPT_ASSUME_CLOCK = 0x2000 }; /* clear of the filters' TL_FILTER_OPT_* */
@@ -100,6 +101,7 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 	    TL_CLI_MODE_LONG_OPTION,
 	    {"help", no_argument, NULL, 'h'},
 	    TL_FILTER_LONG_OPTIONS,
+	    TL_CLI_SYMBOL_LONG_OPTIONS,
 	    {NULL, 0, NULL, 0},
 	};
 	optind = 1;
@@ -133,6 +135,12 @@ static int parse_args(int argc, char **argv, struct convert_args *args)
 			if (tl_filter_is_option(opt)) {
 				if ((rc = tl_filter_option(&args->filter, CONVERT_PREFIX, opt,
 				                           optarg)))
+					return rc;
+				break;
+			}
+			if (tl_cli_is_symbol_option(opt)) {
+				if ((rc = tl_cli_symbol_option(CONVERT_PREFIX, opt, optarg,
+				                               &args->symbols)))
 					return rc;
 				break;
 			}
@@ -252,28 +260,22 @@ static bool is_binary_snapshot(const char *path)
 /*
  * Reads IN into a model: a snapshot directly, text, JSON or a Perfetto
  * trace through the importer; then keeps what passes filter. Same contract
- * as tl_model_read_binary_file; err gets "LINE:COLUMN: reason" for
- * malformed text. Returns 1, the problem reported, when no line of a text
- * could be read (a warning is printed when some could not), 1 or 2 as
- * tl_filter_import does. An imported trace that names no clock is taken to
- * be on assume_clock (TL_TRACE_CLOCK_UNKNOWN: left unknown); a snapshot
- * always names its own.
+ * as tl_model_read_binary_file for a snapshot. Returns 1, the problem
+ * reported, when the importer fails (tl_cli_read_error) or nothing could be
+ * read (a warning is printed when some could not:
+ * tl_cli_report_unread), 1 or 2 as tl_filter_import does. An
+ * imported trace that names no clock is taken to be on assume_clock
+ * (TL_TRACE_CLOCK_UNKNOWN: left unknown); a snapshot always names its own.
+ * A snapshot's functions are named from the files symbols allows.
  */
 static int read_input(const char *path, tl_filter *filter, tl_trace_clock assume_clock,
-                      tl_model *model, char *err, size_t errlen)
+                      const tl_symbol_options *symbols, tl_model *model, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return -errno;
-	char head[4096];
-	size_t n = fread(head, 1, sizeof head, f);
-	fclose(f);
-	tl_trace_format format = tl_json_sniff(head, n)          ? TL_TRACE_FORMAT_JSON
-	                         : tl_perfetto_sniff(head, n)    ? TL_TRACE_FORMAT_PERFETTO
-	                         : tl_ftrace_text_sniff(head, n) ? TL_TRACE_FORMAT_FTRACE
-	                                                         : TL_TRACE_FORMAT_BINARY;
-	if (format == TL_TRACE_FORMAT_BINARY) {
-		int rc = tl_model_read_binary_file(path, model, err, errlen);
+	/* the format as the importer tells it (tl_trace_format_sniff): a
+	 * snapshot by its magic, the rest by the importer, whose errors name
+	 * the format the file is */
+	if (is_binary_snapshot(path)) {
+		int rc = tl_model_read_binary_files(&path, 1, symbols, model, err, errlen);
 		int status = rc == 0 ? tl_filter_model(filter, CONVERT_PREFIX, model) : 0;
 		if (status)
 			tl_model_free(model);
@@ -282,15 +284,10 @@ static int read_input(const char *path, tl_filter *filter, tl_trace_clock assume
 
 	tl_import imp;
 	tl_read_error rerr = {0};
-	int rc = tl_import_read_file(path, &imp, NULL, &rerr);
-	if (rc < 0) {
-		if (rerr.line)
-			snprintf(err, errlen, "%zu:%zu: %s", rerr.line, rerr.column, rerr.message);
-		else
-			snprintf(err, errlen, "%s", rerr.message);
-		return rc;
-	}
-	if (tl_cli_report_unread_lines(CONVERT_PREFIX, path, &imp)) {
+	int rc = tl_import_read_file_to(path, NULL, symbols, &imp, NULL, &rerr);
+	if (rc < 0)
+		return tl_cli_read_error(CONVERT_PREFIX, path, rc, &rerr);
+	if (tl_cli_report_unread(CONVERT_PREFIX, path, &imp)) {
 		tl_import_free(&imp);
 		return 1;
 	}
@@ -339,6 +336,7 @@ static int convert_binary(const struct convert_args *args, const tl_output_forma
 		free(data);
 		return 1;
 	}
+	reader.symbols = &args->symbols;
 	struct convert_source src = {.reader = &reader};
 	tl_export_counts counts = {0};
 	int status = write_output(args, format, &src, &counts);
@@ -402,7 +400,8 @@ int tl_cmd_convert(int argc, char **argv)
 				return 1;
 			}
 		}
-		rc = tl_model_read_binary_files(args.inputs, args.ninputs, &model, err, sizeof err);
+		rc = tl_model_read_binary_files(args.inputs, args.ninputs, &args.symbols, &model,
+		                                err, sizeof err);
 		args.input = args.inputs[args.ninputs - 1];
 		status = rc == 0 ? tl_filter_model(&args.filter, CONVERT_PREFIX, &model) : 0;
 		if (status) {
@@ -410,8 +409,8 @@ int tl_cmd_convert(int argc, char **argv)
 			return status;
 		}
 	} else {
-		rc = read_input(args.input, &args.filter, args.assume_clock, &model, err,
-		                sizeof err);
+		rc = read_input(args.input, &args.filter, args.assume_clock, &args.symbols, &model,
+		                err, sizeof err);
 	}
 	if (rc > 0)
 		return rc;

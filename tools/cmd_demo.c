@@ -476,7 +476,7 @@ static int demo_convert_stream(const char *stream, enum demo_format format, int 
 	set[n] = stream;
 	tl_model model;
 	char err[256] = "";
-	int rc = tl_model_read_binary_files(set, n + 1, &model, err, sizeof err);
+	int rc = tl_model_read_binary_files(set, n + 1, NULL, &model, err, sizeof err);
 	if (rc < 0)
 		return rc;
 	rc = format == DEMO_FORMAT_FTRACE     ? tl_export_ftrace(&model, fd, NULL)

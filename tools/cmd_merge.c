@@ -79,7 +79,8 @@ static const char merge_usage[] =
     "                          in-process event may be to be the same (default 100)\n"
     "  --keep-duplicates       keep both copies of an event found in two inputs\n"
     "  --mode MODE             OUT's permission bits, octal (default 0600: private)\n"
-    "  -h, --help              print this help\n";
+    "  -h, --help              print this help\n"
+    "\n" TL_CLI_SYMBOL_USAGE;
 
 #define usage_error(...) tl_cli_usage_error(MERGE_PREFIX, __VA_ARGS__)
 
@@ -92,6 +93,7 @@ struct merge_args {
 	int64_t window_ns;
 	int keep_duplicates;
 	int help;
+	tl_symbol_options symbols; /* which files name a snapshot's functions */
 };
 
 enum { OPT_ASSUME_CLOCK = 256, OPT_DEDUP_WINDOW, OPT_KEEP_DUPLICATES };
@@ -107,6 +109,7 @@ static int parse_args(int argc, char **argv, struct merge_args *args)
 	    {"keep-duplicates", no_argument, NULL, OPT_KEEP_DUPLICATES},
 	    TL_CLI_MODE_LONG_OPTION,
 	    {"help", no_argument, NULL, 'h'},
+	    TL_CLI_SYMBOL_LONG_OPTIONS,
 	    {NULL, 0, NULL, 0},
 	};
 	optind = 1;
@@ -148,8 +151,13 @@ static int parse_args(int argc, char **argv, struct merge_args *args)
 		case 'h':
 			args->help = 1;
 			return 0;
-		default: /* ':' or '?' */
-			return tl_cli_option_error(MERGE_PREFIX, opt, argv);
+		default:
+			if (tl_cli_is_symbol_option(opt)) {
+				if (tl_cli_symbol_option(MERGE_PREFIX, opt, optarg, &args->symbols))
+					return 2;
+				break;
+			}
+			return tl_cli_option_error(MERGE_PREFIX, opt, argv); /* ':' or '?' */
 		}
 	}
 	args->inputs = argv + optind;
@@ -198,7 +206,8 @@ static int is_binary_snapshot(const char *path)
 
 /* "PATH.2,PATH.1,PATH": a file recorder's rotation, read as one snapshot.
  * Returns 0, 1 (reported), or -errno / -EINVAL with err filled. */
-static int read_rotation(struct merge_input *in, char *err, size_t errlen)
+static int read_rotation(struct merge_input *in, const tl_symbol_options *symbols, char *err,
+                         size_t errlen)
 {
 	char *copy = strdup(in->path);
 	const char **paths = calloc(strlen(in->path) + 1, sizeof *paths);
@@ -223,7 +232,7 @@ static int read_rotation(struct merge_input *in, char *err, size_t errlen)
 		paths[n++] = p;
 	}
 	if (rc == 0)
-		rc = tl_model_read_binary_files(paths, n, &in->model, err, errlen);
+		rc = tl_model_read_binary_files(paths, n, symbols, &in->model, err, errlen);
 	free(paths);
 	free(copy);
 	return rc;
@@ -393,20 +402,22 @@ static int read_input(struct merge_input *in, const struct merge_args *args)
 	if (access(in->path, F_OK) != 0 && strchr(in->path, ',')) {
 		in->kind = "binary snapshot";
 		in->in_process = 1;
-		rc = read_rotation(in, err, sizeof err);
+		rc = read_rotation(in, &args->symbols, err, sizeof err);
 	} else if (tl_cli_reject_directory(MERGE_PREFIX, in->path)) {
 		return 1;
 	} else if (is_binary_snapshot(in->path)) {
 		in->kind = "binary snapshot";
 		in->in_process = 1;
-		rc = tl_model_read_binary_file(in->path, &in->model, err, sizeof err);
+		rc = tl_model_read_binary_files(&in->path, 1, &args->symbols, &in->model, err,
+		                                sizeof err);
 	} else {
 		tl_trace_format format;
 		tl_read_error rerr = {0};
-		rc = tl_import_read_file(in->path, &in->imp, &format, &rerr);
+		rc = tl_import_read_file_to(in->path, NULL, &args->symbols, &in->imp, &format,
+		                            &rerr);
 		if (rc == 0) {
 			in->have_import = 1;
-			if (tl_cli_report_unread_lines(MERGE_PREFIX, in->path, &in->imp))
+			if (tl_cli_report_unread(MERGE_PREFIX, in->path, &in->imp))
 				return 1;
 			in->kind = format == TL_TRACE_FORMAT_JSON       ? "Chrome JSON"
 			           : format == TL_TRACE_FORMAT_PERFETTO ? "Perfetto"
@@ -420,11 +431,8 @@ static int read_input(struct merge_input *in, const struct merge_args *args)
 			                 in->imp.clock && in->imp.clock_values.known;
 			in->from_import = 1;
 			rc = tl_import_to_model(&in->imp, &in->model);
-		} else if (rerr.line) {
-			snprintf(err, sizeof err, "%zu:%zu: %s", rerr.line, rerr.column,
-			         rerr.message);
 		} else {
-			snprintf(err, sizeof err, "%s", rerr.message);
+			return tl_cli_read_error(MERGE_PREFIX, in->path, rc, &rerr);
 		}
 	}
 	if (rc > 0)
@@ -846,12 +854,8 @@ static int merge_names(tl_model *out, const struct merge_input *in, size_t ninpu
 			for (size_t k = 0; k < m->nthreads; k++) {
 				const tl_model_thread *t = &m->threads[k];
 				uint32_t pid = tl_model_thread_pid(m, t);
-				int known = 0;
-				for (size_t o = 0; o < out->nthreads && !known; o++)
-					known = out->threads[o].tid == t->tid &&
-					        tl_model_thread_pid(out, &out->threads[o]) == pid &&
-					        out->threads[o].name[0];
-				if (!known && t->name[0] &&
+				const tl_model_thread *had = tl_model_thread_find(out, pid, t->tid);
+				if (!(had && had->name[0]) && t->name[0] &&
 				    tl_model_thread_set_in(out, pid, t->tid, t->name,
 				                           strlen(t->name)))
 					return -ENOMEM;

@@ -38,7 +38,7 @@ static const char slices_usage[] =
     "  -m, --markers      FILE holds one trace_marker payload per line, written as a\n"
     "                     JSON string literal; print how each one parses\n"
     "  -h, --help         print this help\n"
-    "\n" TL_FILTER_USAGE;
+    "\n" TL_FILTER_USAGE "\n" TL_CLI_SYMBOL_USAGE;
 
 #define usage_error(...) tl_cli_usage_error(SLICES_PREFIX, __VA_ARGS__)
 
@@ -219,7 +219,8 @@ static bool process_passes(void *ctx, const tl_import *imp, const tl_import_proc
  * (memory: what is open, and the printer's sorters), in the order and
  * bytes of the whole import, filtered as tl_filter_import filters it.
  */
-static int print_streamed(const char *path, tl_filter *filter, unsigned kinds)
+static int print_streamed(const char *path, tl_filter *filter, unsigned kinds,
+                          const tl_symbol_options *symbols)
 {
 	tl_import_printer *printer = tl_import_printer_new(kinds);
 	if (!printer) {
@@ -231,7 +232,7 @@ static int print_streamed(const char *path, tl_filter *filter, unsigned kinds)
 		tl_import_printer_filter(printer);
 	tl_import imp;
 	if (tl_cli_read_import_to(SLICES_PREFIX, path, NULL, 0, tl_import_printer_sink(printer),
-	                          &imp)) {
+	                          symbols, &imp)) {
 		tl_import_printer_free(printer);
 		return 1;
 	}
@@ -267,9 +268,11 @@ int tl_cmd_slices(int argc, char **argv)
 	    {"markers", no_argument, NULL, 'm'},
 	    {"help", no_argument, NULL, 'h'},
 	    TL_FILTER_LONG_OPTIONS,
+	    TL_CLI_SYMBOL_LONG_OPTIONS,
 	    {NULL, 0, NULL, 0},
 	};
 	tl_filter filter = {0};
+	tl_symbol_options symbols = {0};
 	unsigned kinds = TL_PRINT_DEFAULT;
 	int stats = 0, markers = 0, opt, rc;
 	optind = 1;
@@ -295,6 +298,12 @@ int tl_cmd_slices(int argc, char **argv)
 					return rc;
 				break;
 			}
+			if (tl_cli_is_symbol_option(opt)) {
+				if ((rc = tl_cli_symbol_option(SLICES_PREFIX, opt, optarg,
+				                               &symbols)))
+					return rc;
+				break;
+			}
 			return tl_cli_option_error(SLICES_PREFIX, opt, argv); /* ':' or '?' */
 		}
 	}
@@ -311,7 +320,7 @@ int tl_cmd_slices(int argc, char **argv)
 		return run_markers(path);
 
 	kinds |= stats ? TL_PRINT_STAT : 0;
-	if ((rc = print_streamed(path, &filter, kinds)))
+	if ((rc = print_streamed(path, &filter, kinds, &symbols)))
 		return rc;
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, SLICES_PREFIX ": writing: %s\n", strerror(errno));

@@ -54,7 +54,7 @@ static const char stats_usage[] =
     "                     instance and per counter track, told apart by the first\n"
     "                     column\n"
     "  -h, --help         print this help\n"
-    "\n" TL_FILTER_USAGE;
+    "\n" TL_FILTER_USAGE "\n" TL_CLI_SYMBOL_USAGE;
 
 #define usage_error(...) tl_cli_usage_error(STATS_PREFIX, __VA_ARGS__)
 
@@ -67,6 +67,7 @@ typedef struct stats_args {
 	stats_format format;
 	size_t worst;
 	tl_filter filter;
+	tl_symbol_options symbols; /* which files name a snapshot's functions */
 } stats_args;
 
 /* One slice that passed the filters. */
@@ -966,6 +967,7 @@ static int parse_args(int argc, char **argv, stats_args *args)
 	    {"csv", no_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    TL_FILTER_LONG_OPTIONS,
+	    TL_CLI_SYMBOL_LONG_OPTIONS, /* --symbols, --debug-dir */
 	    {NULL, 0, NULL, 0},
 	};
 	int opt, rc;
@@ -1004,6 +1006,12 @@ static int parse_args(int argc, char **argv, stats_args *args)
 					return rc;
 				break;
 			}
+			if (tl_cli_is_symbol_option(opt)) {
+				if ((rc = tl_cli_symbol_option(STATS_PREFIX, opt, optarg,
+				                               &args->symbols)))
+					return rc;
+				break;
+			}
 			return tl_cli_option_error(STATS_PREFIX, opt, argv);
 		}
 	}
@@ -1031,7 +1039,7 @@ int tl_cmd_stats(int argc, char **argv)
 	if (tl_cli_reject_directory(STATS_PREFIX, args.input))
 		return 1;
 	tl_import imp;
-	if (tl_cli_read_import(STATS_PREFIX, args.input, &imp))
+	if (tl_cli_read_import(STATS_PREFIX, args.input, &args.symbols, &imp))
 		return 1;
 	rc = tl_filter_resolve(&args.filter, STATS_PREFIX, &imp);
 	if (rc) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recorder/hash_map.h"
 #include "tools/cli.h"
 #include "tools/readers/trace_import.h"
 
@@ -275,25 +276,27 @@ bool tl_filter_thread_passes(const tl_filter *f, const tl_import_thread *t)
 	       (!f->npids || any_id(f->pids, f->npids, t->pid));
 }
 
-/* Whether a process record passes, given the threads that passed (all of
- * imp's when kept_threads, else those that pass). */
+/* Whether a process record passes, given the threads that passed: those
+ * of imp that pass, or when kept_pids is not NULL, the pids of the threads
+ * kept. */
 static bool process_passes(const tl_filter *f, const tl_import *imp, uint32_t pid,
-                           bool kept_threads)
+                           const tl_id_map *kept_pids)
 {
 	if (f->npids && !any_id(f->pids, f->npids, pid))
 		return false;
 	if (!f->ntids)
 		return true;
+	if (kept_pids)
+		return tl_id_map_get(kept_pids, pid) != NULL;
 	for (size_t i = 0; i < imp->nthreads; i++)
-		if (imp->threads[i].pid == pid &&
-		    (kept_threads || tl_filter_thread_passes(f, &imp->threads[i])))
+		if (imp->threads[i].pid == pid && tl_filter_thread_passes(f, &imp->threads[i]))
 			return true;
 	return false;
 }
 
 bool tl_filter_process_passes(const tl_filter *f, const tl_import *imp, uint32_t pid)
 {
-	return process_passes(f, imp, pid, false);
+	return process_passes(f, imp, pid, NULL);
 }
 
 int tl_filter_import(tl_filter *f, const char *prefix, tl_import *imp)
@@ -366,14 +369,24 @@ int tl_filter_import(tl_filter *f, const char *prefix, tl_import *imp)
 		if (imp->tracks[i].thread != TL_IMPORT_NONE)
 			imp->tracks[i].thread = thread_at[imp->tracks[i].thread];
 
+	tl_id_map kept_pids = {0};
+	bool nomem = false;
+	for (size_t i = 0; f->ntids && i < imp->nthreads && !nomem; i++)
+		nomem = !tl_id_map_add(&kept_pids, imp->threads[i].pid, 0, NULL);
 	n = 0;
-	for (size_t i = 0; i < imp->nprocesses; i++)
-		if (process_passes(f, imp, imp->processes[i].pid, true))
+	for (size_t i = 0; i < imp->nprocesses && !nomem; i++)
+		if (process_passes(f, imp, imp->processes[i].pid, &kept_pids))
 			imp->processes[n++] = imp->processes[i];
-	imp->nprocesses = n;
+	if (!nomem)
+		imp->nprocesses = n;
+	tl_id_map_free(&kept_pids);
 
 	free(slice_at);
 	free(thread_at);
+	if (nomem) {
+		fprintf(stderr, "%s: out of memory\n", prefix);
+		return 1;
+	}
 	if (!was_empty && tl_import_is_empty(imp))
 		fprintf(stderr, "%s: warning: nothing passes the filters\n", prefix);
 	return 0;

@@ -51,8 +51,8 @@ void fps_series_list_free(fps_series_list *list);
 int fps_read_trace(const char *path, char *data, size_t len, fps_series_list *out);
 
 /* Whether data, a file's first bytes (64 KiB, or all of a shorter file),
- * is a trace fps_read_trace may read (binary snapshot, Chrome JSON, ftrace
- * text). */
+ * is a trace fps_read_trace may read: one the importer tells the format of
+ * (tl_trace_format_sniff), so that its errors are that format's. */
 bool fps_trace_sniff(const char *data, size_t len);
 
 /* Writes the SVG chart of every series (one panel each), whole or not at

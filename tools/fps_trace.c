@@ -24,10 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/snapshot_format.h"
 #include "tools/cli.h"
-#include "tools/readers/ftrace_text.h"
-#include "tools/readers/json_reader.h"
 #include "tools/readers/trace_import.h"
 
 #define FPS_PREFIX "timeline fps"
@@ -62,15 +59,9 @@ void fps_series_list_free(fps_series_list *list)
 	memset(list, 0, sizeof *list);
 }
 
-static bool is_binary(const char *data, size_t len)
-{
-	return len >= TL_SNAPSHOT_MAGIC_LEN &&
-	       memcmp(data, TL_SNAPSHOT_MAGIC, TL_SNAPSHOT_MAGIC_LEN) == 0;
-}
-
 bool fps_trace_sniff(const char *data, size_t len)
 {
-	return is_binary(data, len) || tl_json_sniff(data, len) || tl_ftrace_text_sniff(data, len);
+	return tl_trace_format_sniff(data, len) != TL_TRACE_FORMAT_UNKNOWN;
 }
 
 /* "frame <digits>" */
@@ -321,7 +312,7 @@ int fps_read_trace(const char *path, char *data, size_t len, fps_series_list *ou
 	                       .restart = forget_frames,
 	                       .what = "keeping the frames"};
 	tl_import imp;
-	if (tl_cli_read_import_to(FPS_PREFIX, path, data, len, &sink, &imp)) {
+	if (tl_cli_read_import_to(FPS_PREFIX, path, data, len, &sink, NULL, &imp)) {
 		free(fs.frames);
 		free(fs.periods);
 		return 1;

@@ -258,12 +258,12 @@ static int read_app_models(const char *dir, tl_model **models, char *err, size_t
 			set[i - first] = paths[i - first];
 		}
 		char why[256] = "";
-		int read = tl_model_read_binary_files(set, (size_t)(last - first), &(*models)[n],
-		                                      why, sizeof why);
+		int read = tl_model_read_binary_files(set, (size_t)(last - first), NULL,
+		                                      &(*models)[n], why, sizeof why);
 		free(paths);
 		free(set);
 		const char *name = files[last - 1].name;
-		if (read < 0) {
+		if (read < 0 && read != -ENODATA) {
 			/* a process killed before its file had a header: nothing to add */
 			if ((*models)[n].nevents == 0)
 				continue;
@@ -276,6 +276,8 @@ static int read_app_models(const char *dir, tl_model **models, char *err, size_t
 			        "timeline record: warning: the command's own events (%s%s): %s; "
 			        "merging what was read\n",
 			        name, last - first > 1 ? " and its rotation" : "", why);
+		if (read == -ENODATA)
+			continue; /* killed after its header, before its first event: said */
 		n++;
 	}
 	free(files);

@@ -61,6 +61,7 @@
 #include "recorder/export/proto_write.h"
 #include "recorder/export/slice_stream.h"
 #include "recorder/export/trace_model.h"
+#include "recorder/hash_map.h"
 
 /* ------------------------------------------------------------------------ */
 /* Hashes: interning, track uuids, flow ids */
@@ -127,25 +128,12 @@ static uint64_t flow_uuid(const char *cat, const char *name, uint64_t id)
 /* ------------------------------------------------------------------------ */
 /* Interned strings and described tracks */
 
-typedef struct intern_slot {
-	char *s; /* a copy; NULL: free */
-	size_t len;
-	uint64_t hash;
-	uint64_t iid;
-} intern_slot;
-
-/* Strings of one InternedData kind; iids count from 1. */
+/* Strings of one InternedData kind, each a malloc'd copy to its iid;
+ * iids count from 1. */
 typedef struct intern_table {
-	intern_slot *slots;
-	size_t cap, used;
+	tl_str_map iids;
 	uint64_t next_iid;
 } intern_table;
-
-/* A set of track uuids already described (0 is never stored). */
-typedef struct uuid_set {
-	uint64_t *slots;
-	size_t cap, used;
-} uuid_set;
 
 enum { KIND_CATEGORY, KIND_NAME, KIND_ANNOTATION, KIND_COUNT };
 
@@ -182,7 +170,7 @@ typedef struct pf_writer {
 	intern_table strings[KIND_COUNT];
 	pending_string pending[PENDING_MAX];
 	size_t npending;
-	uuid_set described;
+	tl_id_map described; /* the track uuids already described */
 	/* the track of the last thread whose event was written */
 	uint32_t track_pid, track_tid;
 	uint64_t track_uuid;
@@ -215,33 +203,15 @@ static uint64_t intern_hash(const char *s, size_t len)
 static uint64_t intern(pf_writer *w, int kind, const char *s)
 {
 	intern_table *t = &w->strings[kind];
-	if ((t->used + 1) * 2 > t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		intern_slot *slots = calloc(cap, sizeof *slots);
-		if (!slots) {
-			w->err = -ENOMEM;
-			return 0;
-		}
-		for (size_t i = 0; i < t->cap; i++) {
-			if (!t->slots[i].s)
-				continue;
-			size_t j = (size_t)t->slots[i].hash & (cap - 1);
-			while (slots[j].s)
-				j = (j + 1) & (cap - 1);
-			slots[j] = t->slots[i];
-		}
-		free(t->slots);
-		t->slots = slots;
-		t->cap = cap;
-	}
 	size_t len = strlen(s);
 	uint64_t hash = intern_hash(s, len);
-	size_t i = (size_t)hash & (t->cap - 1);
-	for (; t->slots[i].s; i = (i + 1) & (t->cap - 1)) {
-		const intern_slot *slot = &t->slots[i];
-		if (slot->hash == hash && slot->len == len && memcmp(slot->s, s, len) == 0)
-			return slot->iid;
+	tl_str_slot *slot = tl_str_map_place(&t->iids, s, len, hash);
+	if (!slot) {
+		w->err = -ENOMEM;
+		return 0;
 	}
+	if (slot->key)
+		return slot->value;
 	/* a copy: a streamed event's strings last until the next event */
 	char *copy = malloc(len + 1);
 	if (!copy) {
@@ -249,8 +219,7 @@ static uint64_t intern(pf_writer *w, int kind, const char *s)
 		return 0;
 	}
 	memcpy(copy, s, len + 1);
-	t->slots[i] = (intern_slot){copy, len, hash, ++t->next_iid};
-	t->used++;
+	tl_str_map_fill(&t->iids, slot, copy, len, hash, ++t->next_iid);
 	if (w->npending < PENDING_MAX)
 		w->pending[w->npending++] = (pending_string){kind, t->next_iid, copy};
 	return t->next_iid;
@@ -265,37 +234,15 @@ static uint64_t intern_category(pf_writer *w, const char *cat)
 	return w->category_iid;
 }
 
-/* Adds uuid to the set; 1 when it was new. */
+/* Adds uuid to the described tracks; 1 when it was new. */
 static int describe_once(pf_writer *w, uint64_t uuid)
 {
-	uuid_set *set = &w->described;
-	if ((set->used + 1) * 2 > set->cap) {
-		size_t cap = set->cap ? set->cap * 2 : 64;
-		uint64_t *slots = calloc(cap, sizeof *slots);
-		if (!slots) {
-			w->err = -ENOMEM;
-			return 0;
-		}
-		for (size_t i = 0; i < set->cap; i++) {
-			if (!set->slots[i])
-				continue;
-			size_t j = (size_t)tl_mix64(set->slots[i]) & (cap - 1);
-			while (slots[j])
-				j = (j + 1) & (cap - 1);
-			slots[j] = set->slots[i];
-		}
-		free(set->slots);
-		set->slots = slots;
-		set->cap = cap;
+	int added;
+	if (!tl_id_map_add(&w->described, uuid, 0, &added)) {
+		w->err = -ENOMEM;
+		return 0;
 	}
-	size_t i = (size_t)tl_mix64(uuid) & (set->cap - 1);
-	for (; set->slots[i]; i = (i + 1) & (set->cap - 1)) {
-		if (set->slots[i] == uuid)
-			return 0;
-	}
-	set->slots[i] = uuid;
-	set->used++;
-	return 1;
+	return added;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -850,12 +797,12 @@ static int writer_init(pf_writer *w, const tl_model *model, int fd)
 static void writer_free(pf_writer *w)
 {
 	for (int kind = 0; kind < KIND_COUNT; kind++) {
-		intern_table *t = &w->strings[kind];
-		for (size_t i = 0; i < t->cap; i++)
-			free(t->slots[i].s);
-		free(t->slots);
+		tl_str_map *iids = &w->strings[kind].iids;
+		for (size_t i = 0; i < iids->cap; i++)
+			free((char *)iids->slots[i].key);
+		tl_str_map_free(iids);
 	}
-	free(w->described.slots);
+	tl_id_map_free(&w->described);
 	free(w->out);
 	tl_proto_free(&w->packet);
 }
@@ -1167,7 +1114,7 @@ out_free:
  * slice the JSON writes as one X, or a close at the snapshot); per flow
  * event, 64 bytes until the plan (and 8 while it is grouped), then 24; the
  * interned strings (a copy of each distinct category, name and argument
- * key) and the described tracks (8 bytes each).
+ * key) and the described tracks (16 bytes each).
  */
 
 /* What a slice's BEGIN needs from its close; kept for the slices that need

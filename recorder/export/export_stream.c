@@ -275,11 +275,13 @@ static void copy_item(void *dst, const void *src, size_t size)
 		memcpy((unsigned char *)dst + i, (const unsigned char *)src + i, 8);
 }
 
+/* Grows a queue's array (from 16 items: a trace of many short threads
+ * holds one queue per thread). */
 static int queue_grow(unsigned char **array, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)
 		return 0;
-	size_t new_cap = *cap ? *cap * 2 : 256;
+	size_t new_cap = *cap ? *cap * 2 : 16;
 	while (new_cap < need)
 		new_cap *= 2;
 	unsigned char *grown = new_cap <= SIZE_MAX / size ? realloc(*array, new_cap * size) : NULL;

@@ -7,7 +7,8 @@
  * still to come can go before it.
  *
  * What they hold besides the input: per thread being read, its open slices,
- * when it has COMPLETE events its look-ahead (24 KiB) and the COMPLETE
+ * when it has COMPLETE events its look-ahead (24 KiB, less for a thread of
+ * fewer than 512 events) and the COMPLETE
  * events read ahead that have not opened, a window of items
  * waiting for their place, and what the survey keeps (slice_stream.h: 8
  * bytes per 256 events, 32 per COMPLETE event spanning more than that); for

@@ -1,7 +1,8 @@
 /*
  * The trace model's memory: one arena per model holding its strings
- * (interned: each distinct string is stored once) and its growable event
- * and thread arrays. tl_model_free() releases everything at once.
+ * (interned: each distinct string is stored once), its growable event,
+ * thread and process arrays and their indexes (a thread by pid and tid, a
+ * process by pid). tl_model_free() releases everything at once.
  */
 #include "recorder/export/trace_model.h"
 
@@ -9,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recorder/hash_map.h"
+
 /* Strings are carved from chunks of this size; longer ones get their own. */
 #define TL_ARENA_CHUNK_BYTES (64 * 1024)
 #define TL_ARENA_EVENTS_MIN 256
 #define TL_ARENA_THREADS_MIN 16
-#define TL_ARENA_TABLE_MIN 256
 
 /* A model holds one event per event of the trace: keep it to a cache line
  * (its args are out of line, docs/reading.md). */
@@ -26,17 +28,9 @@ struct tl_arena_chunk {
 	char bytes[];
 };
 
-struct tl_interned {
-	const char *str; /* NULL: free slot */
-	size_t len;
-	uint64_t hash;
-};
-
 struct tl_model_arena {
 	struct tl_arena_chunk *chunks; /* newest first; strings go to the head */
-	struct tl_interned *table;     /* open addressing, power-of-two size */
-	size_t table_size;
-	size_t table_used;
+	tl_str_map strings;            /* every string interned, to itself */
 	/* The arrays the arena allocated; the model's pointers refer to them. */
 	tl_model_event *events;
 	size_t events_cap;
@@ -44,6 +38,15 @@ struct tl_model_arena {
 	size_t threads_cap;
 	tl_model_process *processes;
 	size_t processes_cap;
+	/* Indexes into threads[0..threads_indexed) and
+	 * processes[0..processes_indexed): a thread by thread_key, the first
+	 * thread of each tid, a process by pid. A model whose arrays were set
+	 * by other hands is searched instead (threads_indexed). */
+	tl_id_map thread_by_key;
+	tl_id_map thread_by_tid;
+	tl_id_map process_by_pid;
+	size_t threads_indexed;
+	size_t processes_indexed;
 };
 
 
@@ -74,17 +77,6 @@ static void *grow_array(void *array, size_t *cap, size_t need, size_t elem_size,
 	if (grown)
 		*cap = new_cap;
 	return grown;
-}
-
-/* FNV-1a, 64 bits. */
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
 }
 
 /*
@@ -133,29 +125,6 @@ static char *arena_store(struct tl_model_arena *arena, const char *s, size_t len
 	return dst;
 }
 
-static int table_grow(struct tl_model_arena *arena)
-{
-	size_t size = arena->table_size ? arena->table_size * 2 : TL_ARENA_TABLE_MIN;
-	if (size > SIZE_MAX / sizeof(struct tl_interned))
-		return -ENOMEM;
-	struct tl_interned *table = calloc(size, sizeof *table);
-	if (!table)
-		return -ENOMEM;
-	for (size_t i = 0; i < arena->table_size; i++) {
-		const struct tl_interned *e = &arena->table[i];
-		if (!e->str)
-			continue;
-		size_t j = (size_t)e->hash & (size - 1);
-		while (table[j].str)
-			j = (j + 1) & (size - 1);
-		table[j] = *e;
-	}
-	free(arena->table);
-	arena->table = table;
-	arena->table_size = size;
-	return 0;
-}
-
 const char *tl_model_intern(tl_model *model, const char *s, size_t len)
 {
 	if (!s && len)
@@ -165,22 +134,16 @@ const char *tl_model_intern(tl_model *model, const char *s, size_t len)
 	struct tl_model_arena *arena = arena_of(model);
 	if (!arena)
 		return NULL;
-	if ((arena->table_used + 1) * 2 > arena->table_size && table_grow(arena) < 0)
+	uint64_t hash = tl_hash_bytes(s, len);
+	tl_str_slot *slot = tl_str_map_place(&arena->strings, s, len, hash);
+	if (!slot)
 		return NULL;
-
-	uint64_t hash = hash_bytes(s, len);
-	size_t mask = arena->table_size - 1;
-	size_t i = (size_t)hash & mask;
-	for (; arena->table[i].str; i = (i + 1) & mask) {
-		const struct tl_interned *e = &arena->table[i];
-		if (e->hash == hash && e->len == len && memcmp(e->str, s, len) == 0)
-			return e->str;
-	}
+	if (slot->key)
+		return slot->key;
 	char *copy = arena_store(arena, s, len);
 	if (!copy)
 		return NULL;
-	arena->table[i] = (struct tl_interned){copy, len, hash};
-	arena->table_used++;
+	tl_str_map_fill(&arena->strings, slot, copy, len, hash, 0);
 	return copy;
 }
 
@@ -256,6 +219,61 @@ int tl_model_thread_set(tl_model *model, uint32_t tid, const char *name, size_t 
 	return tl_model_thread_set_in(model, 0, tid, name, len);
 }
 
+/* A thread's key in thread_by_key: its pid as the model stores it (0 for
+ * model->pid) and its tid. */
+static uint64_t thread_key(uint32_t stored_pid, uint32_t tid)
+{
+	return (uint64_t)stored_pid << 32 | tid;
+}
+
+/* Whether the arena's indexes cover the model's threads: tl_model_thread_set_in
+ * made the array, and no insertion into an index failed. */
+static int threads_indexed(const tl_model *model)
+{
+	const struct tl_model_arena *arena = model->arena;
+	return arena && model->threads == arena->threads &&
+	       model->nthreads == arena->threads_indexed;
+}
+
+/* The same for the processes (tl_model_process_set). */
+static int processes_indexed(const tl_model *model)
+{
+	const struct tl_model_arena *arena = model->arena;
+	return arena && model->processes == arena->processes &&
+	       model->nprocesses == arena->processes_indexed;
+}
+
+/* The entry of thread tid whose stored pid is stored_pid, or NULL. */
+static tl_model_thread *find_thread(const tl_model *model, uint32_t stored_pid, uint32_t tid)
+{
+	if (threads_indexed(model)) {
+		const uint64_t *i =
+		    tl_id_map_get(&model->arena->thread_by_key, thread_key(stored_pid, tid));
+		return i ? &model->threads[*i] : NULL;
+	}
+	for (size_t i = 0; i < model->nthreads; i++) {
+		if (model->threads[i].tid == tid && model->threads[i].pid == stored_pid)
+			return &model->threads[i];
+	}
+	return NULL;
+}
+
+/* Indexes thread entry i, just appended; an index that cannot grow is
+ * given up (lookups then search the array). */
+static void index_thread(tl_model *model, size_t i)
+{
+	struct tl_model_arena *arena = model->arena;
+	const tl_model_thread *t = &model->threads[i];
+	if (arena->threads_indexed != i)
+		return;
+	if (tl_id_map_put(&arena->thread_by_key, thread_key(t->pid, t->tid), i) ||
+	    !tl_id_map_add(&arena->thread_by_tid, t->tid, i, NULL)) {
+		arena->threads_indexed = SIZE_MAX;
+		return;
+	}
+	arena->threads_indexed = i + 1;
+}
+
 int tl_model_thread_set_in(tl_model *model, uint32_t pid, uint32_t tid, const char *name,
                            size_t len)
 {
@@ -264,11 +282,10 @@ int tl_model_thread_set_in(tl_model *model, uint32_t pid, uint32_t tid, const ch
 		return -ENOMEM;
 	if (pid == model->pid)
 		pid = 0;
-	for (size_t i = 0; i < model->nthreads; i++) {
-		if (model->threads[i].tid == tid && model->threads[i].pid == pid) {
-			model->threads[i].name = copy;
-			return 0;
-		}
+	tl_model_thread *known = find_thread(model, pid, tid);
+	if (known) {
+		known->name = copy;
+		return 0;
 	}
 	struct tl_model_arena *arena = model->arena;
 	tl_model_thread *threads =
@@ -278,8 +295,28 @@ int tl_model_thread_set_in(tl_model *model, uint32_t pid, uint32_t tid, const ch
 		return -ENOMEM;
 	arena->threads = threads;
 	model->threads = threads;
-	model->threads[model->nthreads++] = (tl_model_thread){tid, copy, pid};
+	model->threads[model->nthreads] = (tl_model_thread){tid, copy, pid};
+	index_thread(model, model->nthreads++);
 	return 0;
+}
+
+const tl_model_thread *tl_model_thread_find(const tl_model *model, uint32_t pid, uint32_t tid)
+{
+	return find_thread(model, pid == model->pid ? 0 : pid, tid);
+}
+
+/* The entry of process pid, or NULL. */
+static tl_model_process *find_process(const tl_model *model, uint32_t pid)
+{
+	if (processes_indexed(model)) {
+		const uint64_t *i = tl_id_map_get(&model->arena->process_by_pid, pid);
+		return i ? &model->processes[*i] : NULL;
+	}
+	for (size_t i = 0; i < model->nprocesses; i++) {
+		if (model->processes[i].pid == pid)
+			return &model->processes[i];
+	}
+	return NULL;
 }
 
 int tl_model_process_set(tl_model *model, uint32_t pid, const char *name, size_t len)
@@ -287,11 +324,10 @@ int tl_model_process_set(tl_model *model, uint32_t pid, const char *name, size_t
 	const char *copy = tl_model_intern(model, name, len);
 	if (!copy)
 		return -ENOMEM;
-	for (size_t i = 0; i < model->nprocesses; i++) {
-		if (model->processes[i].pid == pid) {
-			model->processes[i].name = copy;
-			return 0;
-		}
+	tl_model_process *known = find_process(model, pid);
+	if (known) {
+		known->name = copy;
+		return 0;
 	}
 	struct tl_model_arena *arena = model->arena;
 	tl_model_process *processes =
@@ -301,16 +337,19 @@ int tl_model_process_set(tl_model *model, uint32_t pid, const char *name, size_t
 		return -ENOMEM;
 	arena->processes = processes;
 	model->processes = processes;
-	model->processes[model->nprocesses++] = (tl_model_process){pid, copy};
+	size_t i = model->nprocesses++;
+	model->processes[i] = (tl_model_process){pid, copy};
+	if (arena->processes_indexed == i)
+		arena->processes_indexed =
+		    tl_id_map_put(&arena->process_by_pid, pid, i) ? SIZE_MAX : i + 1;
 	return 0;
 }
 
 const char *tl_model_process_name(const tl_model *model, uint32_t pid)
 {
-	for (size_t i = 0; i < model->nprocesses; i++) {
-		if (model->processes[i].pid == pid)
-			return model->processes[i].name;
-	}
+	const tl_model_process *p = find_process(model, pid);
+	if (p)
+		return p->name;
 	if (pid == model->pid && model->process_name)
 		return model->process_name;
 	return NULL;
@@ -318,6 +357,10 @@ const char *tl_model_process_name(const tl_model *model, uint32_t pid)
 
 const char *tl_model_thread_name(const tl_model *model, uint32_t tid)
 {
+	if (threads_indexed(model)) {
+		const uint64_t *i = tl_id_map_get(&model->arena->thread_by_tid, tid);
+		return i ? model->threads[*i].name : NULL;
+	}
 	for (size_t i = 0; i < model->nthreads; i++) {
 		if (model->threads[i].tid == tid)
 			return model->threads[i].name;
@@ -337,10 +380,13 @@ void tl_model_free(tl_model *model)
 			free(chunk);
 			chunk = next;
 		}
-		free(arena->table);
+		tl_str_map_free(&arena->strings);
 		free(arena->events);
 		free(arena->threads);
 		free(arena->processes);
+		tl_id_map_free(&arena->thread_by_key);
+		tl_id_map_free(&arena->thread_by_tid);
+		tl_id_map_free(&arena->process_by_pid);
 		free(arena);
 	}
 	memset(model, 0, sizeof *model);

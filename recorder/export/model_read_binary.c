@@ -51,12 +51,15 @@ static int read_thread_events(tl_snapshot_read *r, tl_snapshot_thread *t)
 	return rc;
 }
 
-int tl_model_read_binary(const void *data, size_t len, tl_model *out, char *err, size_t errlen)
+/* tl_model_read_binary, function records named as symbols allows. */
+static int read_binary(const void *data, size_t len, const tl_symbol_options *symbols,
+                       tl_model *out, char *err, size_t errlen)
 {
 	tl_snapshot_read r;
 	int rc = tl_snapshot_read_open(&r, data, len, out, err, errlen);
 	if (rc < 0)
 		return rc;
+	r.symbols = symbols;
 	for (size_t i = 0; i < r.nthreads && rc == 0; i++)
 		rc = read_thread_events(&r, &r.threads[i]);
 	if (rc == 0)
@@ -69,35 +72,31 @@ int tl_model_read_binary(const void *data, size_t len, tl_model *out, char *err,
 	return rc;
 }
 
-int tl_model_read_binary_files(const char *const *paths, size_t n, tl_model *out, char *err,
-                               size_t errlen)
+int tl_model_read_binary(const void *data, size_t len, tl_model *out, char *err, size_t errlen)
+{
+	return read_binary(data, len, NULL, out, err, errlen);
+}
+
+int tl_model_read_binary_files(const char *const *paths, size_t n, const tl_symbol_options *symbols,
+                               tl_model *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	void *data;
 	size_t len, failed;
 	int rc = tl_snapshot_load_files(paths, n, &data, &len, &failed);
 	if (rc < 0) {
-		if (err && errlen)
+		if (err && errlen && n > 1)
 			snprintf(err, errlen, "%s: %s", paths[failed], strerror(-rc));
+		else if (err && errlen)
+			snprintf(err, errlen, "%s", strerror(-rc));
 		return rc;
 	}
-	rc = tl_model_read_binary(data, len, out, err, errlen);
+	rc = read_binary(data, len, symbols, out, err, errlen);
 	free(data);
 	return rc;
 }
 
 int tl_model_read_binary_file(const char *path, tl_model *out, char *err, size_t errlen)
 {
-	memset(out, 0, sizeof *out);
-	void *data;
-	size_t len, failed;
-	int rc = tl_snapshot_load_files(&path, 1, &data, &len, &failed);
-	if (rc < 0) {
-		if (err && errlen)
-			snprintf(err, errlen, "%s", strerror(-rc));
-		return rc;
-	}
-	rc = tl_model_read_binary(data, len, out, err, errlen);
-	free(data);
-	return rc;
+	return tl_model_read_binary_files(&path, 1, NULL, out, err, errlen);
 }

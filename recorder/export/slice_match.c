@@ -550,16 +550,6 @@ void tl_arg_list_collect(tl_arg_list *out, const tl_model_event *a, const tl_mod
 /* ------------------------------------------------------------------------ */
 /* Flows */
 
-uint64_t tl_mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
 uint64_t tl_flow_bind_id(uint64_t flow_id, unsigned scope, uint32_t pid)
 {
 	if ((scope & TL_EVENT_SCOPE_MASK) == TL_EVENT_SCOPE_GLOBAL)

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "recorder/export/trace_model.h"
+#include "recorder/hash_map.h"
 
 #define TL_MATCH_MAX_DEPTH 512
 /* No index: the indices kept are of model events, fewer than UINT32_MAX
@@ -196,9 +197,6 @@ typedef struct tl_flow_ref {
 	int64_t ts_ns; /* the time it is written at */
 	const tl_model_event *event;
 } tl_flow_ref;
-
-/* splitmix64's finaliser: a bijection of 64-bit words that mixes every bit. */
-uint64_t tl_mix64(uint64_t x);
 
 /* The id a flow is written with (formats.md, "Flows"): a global id as it
  * is, a process-scoped one mixed with the pid (never 0). */

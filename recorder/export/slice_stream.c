@@ -99,7 +99,7 @@ void tl_slice_stream_keep(const tl_slice_stream *s, tl_kept_recs *k)
 	}
 	if (s->ring)
 		for (uint64_t p = s->ring_head; p < s->ring_tail; p++)
-			tl_kept_recs_add(k, s->ring[p % TL_STREAM_RING].rec);
+			tl_kept_recs_add(k, s->ring[p % s->ring_cap].rec);
 	for (size_t i = 0; i < s->nheld; i++)
 		tl_kept_recs_add(k, s->held[i].rec);
 	if (s->ops->keep)
@@ -316,7 +316,7 @@ static int64_t begin_end_ns(tl_slice_stream *s, const tl_cursor_event *e)
 	size_t depth = 1;
 	/* the events read ahead into the ring, then those after them */
 	for (uint64_t at = s->ring_head; s->ring && at < s->ring_tail; at++) {
-		const tl_cursor_event *next = &s->ring[at % TL_STREAM_RING];
+		const tl_cursor_event *next = &s->ring[at % s->ring_cap];
 		if (next->phase == TL_PHASE_BEGIN) {
 			depth++;
 		} else if (next->phase == TL_PHASE_END && --depth == 0) {
@@ -397,7 +397,7 @@ static inline int next_event(tl_slice_stream *s, tl_cursor_event *e)
 		return tl_event_cursor_next(&s->cursor, e);
 	uint64_t until = (s->ring_head / TL_STREAM_SEGMENT + 2) * TL_STREAM_SEGMENT;
 	while (!s->ring_ended && s->ring_tail < until) {
-		tl_cursor_event *read = &s->ring[s->ring_tail % TL_STREAM_RING];
+		tl_cursor_event *read = &s->ring[s->ring_tail % s->ring_cap];
 		if (!tl_event_cursor_next(&s->cursor, read)) {
 			s->ring_ended = 1;
 			break;
@@ -412,7 +412,7 @@ static inline int next_event(tl_slice_stream *s, tl_cursor_event *e)
 	}
 	if (s->ring_head == s->ring_tail)
 		return 0;
-	*e = s->ring[s->ring_head++ % TL_STREAM_RING];
+	*e = s->ring[s->ring_head++ % s->ring_cap];
 	return 1;
 }
 
@@ -614,7 +614,12 @@ int tl_slice_stream_init(tl_slice_stream *s, tl_snapshot_read *r, const tl_threa
 	int rc = tl_event_cursor_init(&s->cursor, r, survey->thread, 0);
 	far_test_init(&s->ahead_test);
 	if (rc == 0 && survey->ncompletes > survey->nfar) {
-		s->ring = malloc(TL_STREAM_RING * sizeof *s->ring);
+		/* the events it holds at once: up to two segments, and no more
+		 * than the thread has (a short thread's ring is small) */
+		s->ring_cap = TL_STREAM_RING;
+		while (s->ring_cap / 2 >= survey->nevents && s->ring_cap > 1)
+			s->ring_cap /= 2;
+		s->ring = malloc(s->ring_cap * sizeof *s->ring);
 		if (!s->ring)
 			rc = -ENOMEM;
 	}

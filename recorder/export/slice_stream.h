@@ -26,7 +26,8 @@
  *     opened, slice closed, other event and flow bound, with the item's
  *     position in the thread's processing order (tl_match_item.order).
  *     Memory: the open slices, the BEGINs waiting for their END, and, when
- *     the thread has COMPLETE events, the look-ahead's ring (24 KiB) and
+ *     the thread has COMPLETE events, the look-ahead's ring (24 KiB; for a
+ *     thread of fewer events, room for them only) and
  *     the COMPLETE events it read that have not opened yet.
  *
  * A file recorder's packed blocks are unpacked as the cursors enter them.
@@ -179,7 +180,8 @@ typedef struct tl_slice_stream {
 	 * far: the cursor reads up to two segments ahead of the matching into
 	 * a ring of events, and the COMPLETE events that are not far are held
 	 * by (start, end decreasing, position) until they open */
-	tl_cursor_event *ring; /* TL_STREAM_RING events; NULL: no look-ahead */
+	tl_cursor_event *ring; /* ring_cap events; NULL: no look-ahead */
+	size_t ring_cap;       /* TL_STREAM_RING, or less for a thread of fewer events */
 	uint64_t ring_head;    /* the position of the next event to match */
 	uint64_t ring_tail;    /* the position of the next event to read */
 	int ring_ended;        /* the cursor gave its last event */

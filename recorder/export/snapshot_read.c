@@ -240,17 +240,21 @@ static int read_thread_drops(tl_snapshot_read *r, struct cursor *c, size_t offse
 		take_u32(c, &tid);
 		take_u32(c, &reserved);
 		take_u64(c, &dropped);
-		size_t k = 0;
-		while (k < r->ndrops && r->drops[k].tid != tid)
-			k++;
-		if (k == r->ndrops) {
-			struct tl_snapshot_drops *grown =
-			    realloc(r->drops, (k + 1) * sizeof *grown);
+		if (r->ndrops == r->drops_cap) {
+			size_t cap = r->drops_cap ? 2 * r->drops_cap : 64;
+			struct tl_snapshot_drops *grown = realloc(r->drops, cap * sizeof *grown);
 			if (!grown)
 				return NO_MEMORY(r);
 			r->drops = grown;
-			r->drops[r->ndrops++] = (struct tl_snapshot_drops){tid, 0};
+			r->drops_cap = cap;
 		}
+		int added;
+		uint64_t *at = tl_id_map_add(&r->drops_by_tid, tid, r->ndrops, &added);
+		if (!at)
+			return NO_MEMORY(r);
+		size_t k = (size_t)*at;
+		if (added)
+			r->drops[r->ndrops++] = (struct tl_snapshot_drops){tid, 0};
 		r->thread_drops_total += dropped - r->drops[k].dropped;
 		r->drops[k].dropped = dropped;
 	}
@@ -323,7 +327,7 @@ const char *tl_snapshot_read_function(tl_snapshot_read *r, uint32_t id)
 	if (f->name)
 		return f->name;
 	if (!r->symbolizer_made) {
-		r->symbolizer = tl_symbolizer_new();
+		r->symbolizer = tl_symbolizer_new(r->symbols);
 		r->symbolizer_made = 1;
 	}
 	size_t n = tl_function_name(r->symbolizer, r->mappings, r->nmappings, f->address, name,
@@ -739,6 +743,15 @@ static int list_threads(tl_snapshot_read *r)
 	return 0;
 }
 
+/* Whether a thread has a record that decodes (list_threads has run). */
+static int has_any_event(const tl_snapshot_read *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].has_events)
+			return 1;
+	return 0;
+}
+
 int tl_snapshot_read_open(tl_snapshot_read *r, const void *input, size_t len, tl_model *model,
                           char *err, size_t errlen)
 {
@@ -803,6 +816,11 @@ int tl_snapshot_read_open(tl_snapshot_read *r, const void *input, size_t len, tl
 			qsort(r->functions, r->nfunctions, sizeof *r->functions, by_function_id);
 		rc = list_threads(r);
 	}
+	if (rc == 0 && !m->complete && !has_any_event(r))
+		rc = FAIL(r, -ENODATA,
+		          "snapshot is truncated at byte %zu of %zu (no END chunk), before any "
+		          "event: nothing could be read",
+		          r->whole_end - r->file_start, r->file_len);
 	if (rc < 0) {
 		tl_snapshot_read_close(r);
 		tl_model_free(model);
@@ -838,6 +856,7 @@ void tl_snapshot_read_close(tl_snapshot_read *r)
 	free(r->threads);
 	free(r->pairs);
 	free(r->drops);
+	tl_id_map_free(&r->drops_by_tid);
 	free(r->categories);
 	free(r->blocks);
 	free(r->aligned);
@@ -855,7 +874,7 @@ void tl_snapshot_read_close(tl_snapshot_read *r)
 	r->categories = NULL;
 	r->blocks = NULL;
 	r->aligned = NULL;
-	r->nthreads = r->npairs = r->ndrops = r->ncategories = r->nblocks = 0;
+	r->nthreads = r->npairs = r->ndrops = r->drops_cap = r->ncategories = r->nblocks = 0;
 }
 
 const char *tl_snapshot_read_category(const tl_snapshot_read *r, unsigned index)

@@ -32,6 +32,7 @@
 #include "recorder/clock.h"
 #include "recorder/export/symbolize.h"
 #include "recorder/export/trace_model.h"
+#include "recorder/hash_map.h"
 #include "recorder/record_view.h"
 
 /* A BLOCK or NESTED_BLOCK chunk. */
@@ -113,12 +114,15 @@ typedef struct tl_snapshot_read {
 
 	uint64_t *aligned; /* the input copied, when it was not 8-byte aligned */
 
-	/* THREAD_DROPS: each thread's latest count, and their sum */
+	/* THREAD_DROPS: each thread's latest count, in order of first
+	 * mention (drops_by_tid: its index), and their sum */
 	struct tl_snapshot_drops {
 		uint32_t tid;
 		uint64_t dropped;
 	} * drops;
 	size_t ndrops;
+	size_t drops_cap;
+	tl_id_map drops_by_tid;
 	uint64_t thread_drops_total;
 
 	/* FUNCTIONS: function records' ids, sorted by id once the chunks are
@@ -138,6 +142,11 @@ typedef struct tl_snapshot_read {
 	 * is missing: names by module and offset */
 	tl_symbolizer *symbolizer;
 	int symbolizer_made;
+	/* Which files it may open (NULL: the defaults): the caller's, set
+	 * after tl_snapshot_read_open and before the first function name,
+	 * and outliving the reader. A snapshot from elsewhere names paths of
+	 * its writer's choosing. */
+	const tl_symbol_options *symbols;
 	const char *function_category;
 
 	/* The events read by the cursors asked to count them
@@ -165,8 +174,9 @@ typedef struct tl_snapshot_read {
 /*
  * Reads the snapshot's chunks: the metadata into *model (zeroed first; free
  * it with tl_model_free), the blocks into r. On failure returns -EINVAL (not
- * a snapshot, bad version, corrupt chunk) or -ENOMEM with a one-line reason
- * in err (may be NULL), and r needs no close. err must stay valid until
+ * a snapshot, bad version, corrupt chunk), -ENODATA (a file cut before any
+ * of its events: nothing to read, the offset named) or -ENOMEM with a
+ * one-line reason in err (may be NULL), and r needs no close. err must stay valid until
  * tl_snapshot_read_close: tl_snapshot_read_finish writes into it.
  */
 int tl_snapshot_read_open(tl_snapshot_read *r, const void *data, size_t len, tl_model *model,

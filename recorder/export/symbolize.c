@@ -10,7 +10,6 @@
  */
 #include "recorder/export/symbolize.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,8 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The Itanium C++ ABI's demangler (libstdc++), declared here so that this
@@ -26,8 +27,6 @@
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 #define BUILD_ID_MAX 64
-#define DEBUG_ROOT "/usr/lib/debug"
-#define DEBUG_ROOT_MAX 512
 
 struct segment {
 	uint64_t offset, size, vaddr; /* PT_LOAD: p_offset, p_filesz, p_vaddr */
@@ -56,7 +55,7 @@ struct module {
 
 struct tl_symbolizer {
 	struct module *modules;
-	char debug_root[DEBUG_ROOT_MAX];
+	tl_symbol_options options;
 };
 
 bool tl_symbolizer_available(void)
@@ -64,22 +63,17 @@ bool tl_symbolizer_available(void)
 	return true;
 }
 
-tl_symbolizer *tl_symbolizer_new(void)
+tl_symbolizer *tl_symbolizer_new(const tl_symbol_options *options)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
 	tl_symbolizer *s = calloc(1, sizeof(tl_symbolizer));
-	if (s)
-		strcpy(s->debug_root, DEBUG_ROOT);
+	if (s && options) {
+		s->options = *options;
+		if (s->options.ndebug_dirs > TL_SYMBOL_DEBUG_DIRS_MAX)
+			s->options.ndebug_dirs = TL_SYMBOL_DEBUG_DIRS_MAX;
+	}
 	return s;
-}
-
-int tl_symbolizer_set_debug_root(tl_symbolizer *s, const char *dir)
-{
-	if (!s || !dir || strlen(dir) >= sizeof s->debug_root)
-		return -EINVAL;
-	strcpy(s->debug_root, dir);
-	return 0;
 }
 
 static void module_free(struct module *m)
@@ -104,13 +98,33 @@ void tl_symbolizer_free(tl_symbolizer *s)
 	free(s);
 }
 
-/* Opens an ELF file for reading into slot i of m, all of it mapped (or
- * read) so that its descriptor is closed at once. */
-static Elf *module_open(struct module *m, int i, const char *path)
+/* Whether st is a file to read symbols from: a regular one, not too big. */
+static bool readable_file(const struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return S_ISREG(st->st_mode) && (uint64_t)st->st_size <= TL_SYMBOL_FILE_MAX;
+}
+
+/*
+ * Opens an ELF file for reading into slot i of m, all of it mapped (or
+ * read) so that its descriptor is closed at once. Anything but a regular
+ * file of at most TL_SYMBOL_FILE_MAX bytes is not opened: its type is
+ * looked up first (opening a FIFO or a device may block, or act), then
+ * checked on the descriptor, which is closed unread should the path have
+ * changed in between. follow: the last component may be a symbolic link.
+ */
+static Elf *module_open(struct module *m, int i, const char *path, bool follow)
+{
+	struct stat st;
+	if ((follow ? stat(path, &st) : lstat(path, &st)) != 0 || !readable_file(&st))
+		return NULL;
+	int fd =
+	    open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 	if (fd < 0)
 		return NULL;
+	if (fstat(fd, &st) != 0 || !readable_file(&st)) {
+		close(fd);
+		return NULL;
+	}
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	bool ok = elf && elf_kind(elf) == ELF_K_ELF && elf_cntl(elf, ELF_C_FDREAD) == 0;
 	if (ok)
@@ -226,27 +240,37 @@ static int by_address(const void *pa, const void *pb)
 	return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
-/* The debug file of a build-id, <root>/.build-id/xx/rest.debug, opened into
- * slot 1; NULL when none. */
+/* The debug file of a build-id, DIR/.build-id/xx/rest.debug in the first
+ * debug directory that has it with that build-id, opened into slot 1;
+ * NULL when none. */
 static Elf *open_debug_file(const tl_symbolizer *s, struct module *m, const uint8_t *id, size_t len)
 {
 	if (len < 2)
 		return NULL;
-	char path[DEBUG_ROOT_MAX + sizeof "/.build-id/" + 2 * BUILD_ID_MAX + 8];
-	char *p = path + sprintf(path, "%s/.build-id/", s->debug_root);
+	char name[sizeof "/.build-id/" + 2 * BUILD_ID_MAX + 8];
+	char *p = name + sprintf(name, "/.build-id/");
 	for (size_t i = 0; i < len; i++) {
 		p += sprintf(p, "%02x", id[i]);
 		if (i == 0)
 			*p++ = '/';
 	}
 	strcpy(p, ".debug");
-	Elf *elf = module_open(m, 1, path);
-	uint8_t found[BUILD_ID_MAX];
-	if (elf && (elf_build_id(elf, found) != len || memcmp(found, id, len) != 0)) {
-		elf_end(elf);
-		m->elves[1] = elf = NULL;
+	size_t ndirs = s->options.ndebug_dirs;
+	for (size_t d = 0; d < (ndirs ? ndirs : 1); d++) {
+		const char *dir = ndirs ? s->options.debug_dirs[d] : TL_SYMBOL_DEFAULT_DEBUG_DIR;
+		char path[PATH_MAX];
+		if ((size_t)snprintf(path, sizeof path, "%s%s", dir, name) >= sizeof path)
+			continue;
+		Elf *elf = module_open(m, 1, path, true);
+		uint8_t found[BUILD_ID_MAX];
+		if (elf && elf_build_id(elf, found) == len && memcmp(found, id, len) == 0)
+			return elf;
+		if (elf) {
+			elf_end(elf);
+			m->elves[1] = NULL;
+		}
 	}
-	return elf;
+	return NULL;
 }
 
 /* Reads the module's segments and symbols: from the file when its
@@ -254,7 +278,9 @@ static Elf *open_debug_file(const tl_symbolizer *s, struct module *m, const uint
  * does not match. */
 static void module_load(const tl_symbolizer *s, struct module *m)
 {
-	Elf *file = module_open(m, 0, m->path);
+	if (s->options.no_files)
+		return;
+	Elf *file = module_open(m, 0, m->path, false);
 	bool file_matches = false;
 	uint8_t id[BUILD_ID_MAX];
 	size_t id_len = 0;
@@ -280,6 +306,13 @@ static void module_load(const tl_symbolizer *s, struct module *m)
 	if (m->nsymbols)
 		qsort(m->symbols, m->nsymbols, sizeof *m->symbols, by_address);
 	m->usable = true;
+}
+
+/* Whether the mapping names a file to look up: an absolute path ("[vdso]"
+ * and anonymous memory do not), with no NUL byte in it. */
+static bool names_a_file(const tl_mapping *mp)
+{
+	return mp->path_len && mp->path[0] == '/' && !memchr(mp->path, '\0', mp->path_len);
 }
 
 /* The module of a mapping, loaded on first use; NULL without memory. */
@@ -384,7 +417,7 @@ static size_t module_name(const struct module *m, uint64_t file_offset, char *bu
 size_t tl_symbolizer_each_function(tl_symbolizer *s, const tl_mapping *mp, tl_symbol_fn *fn,
                                    void *ctx)
 {
-	if (!s || !mp->path_len || mp->path[0] != '/')
+	if (!s || !names_a_file(mp))
 		return 0;
 	struct module *m = module_get(s, mp);
 	if (!m || !m->usable)
@@ -424,21 +457,15 @@ bool tl_symbolizer_available(void)
 	return false;
 }
 
-tl_symbolizer *tl_symbolizer_new(void)
+tl_symbolizer *tl_symbolizer_new(const tl_symbol_options *options)
 {
+	(void)options;
 	return NULL;
 }
 
 void tl_symbolizer_free(tl_symbolizer *s)
 {
 	(void)s;
-}
-
-int tl_symbolizer_set_debug_root(tl_symbolizer *s, const char *dir)
-{
-	(void)s;
-	(void)dir;
-	return -ENOTSUP;
 }
 
 size_t tl_symbolizer_each_function(tl_symbolizer *s, const tl_mapping *mp, tl_symbol_fn *fn,
@@ -469,7 +496,7 @@ size_t tl_function_name(tl_symbolizer *s, const tl_mapping *mappings, size_t nma
 	} else {
 		uint64_t file_offset = address - mp->start + mp->offset;
 #ifdef TL_HAVE_LIBELF
-		if (s && mp->path[0] == '/') {
+		if (s && names_a_file(mp)) {
 			struct module *m = module_get(s, mp);
 			size_t len = m ? module_name(m, file_offset, buf, size) : 0;
 			if (len)

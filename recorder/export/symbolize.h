@@ -8,9 +8,19 @@
  *
  * A module is looked up by the mapping's path; its build-id must match the
  * mapping's (when the mapping has one), else, and when the file has no
- * .symtab, the separate debug file /usr/lib/debug/.build-id/xx/rest.debug
- * (xx/rest: the build-id in hexadecimal) is read. Each module is opened once per symbolizer and
- * kept open until tl_symbolizer_free.
+ * .symtab, the separate debug file DIR/.build-id/xx/rest.debug (xx/rest:
+ * the build-id in hexadecimal; DIR each debug directory in turn,
+ * /usr/lib/debug by default) is read. Each module is opened once per
+ * symbolizer and kept open until tl_symbolizer_free.
+ *
+ * The paths come from a trace, which may be another's: only a regular file
+ * of at most TL_SYMBOL_FILE_MAX bytes is read. A FIFO, a device, a socket
+ * or a directory is never opened (its type is looked up first, then
+ * checked again on the descriptor, opened O_NONBLOCK | O_NOCTTY), and the
+ * mapped path's last component must not be a symbolic link (the kernel's
+ * mapping paths never are). A debug file may be one: distributions link
+ * .build-id/xx/rest.debug to the debug file; its path holds no byte of the
+ * trace but the build-id's hexadecimal.
  */
 #ifndef TIMELINE_SYMBOLIZE_H
 #define TIMELINE_SYMBOLIZE_H
@@ -34,19 +44,34 @@ typedef struct tl_mapping {
 
 typedef struct tl_symbolizer tl_symbolizer;
 
+/* A larger file (mapped or debug) is not read: its functions keep
+ * module+0xoffset. */
+#define TL_SYMBOL_FILE_MAX ((uint64_t)4 << 30)
+#define TL_SYMBOL_DEBUG_DIRS_MAX 8
+#define TL_SYMBOL_DEFAULT_DEBUG_DIR "/usr/lib/debug"
+
+/* Which files a symbolizer may open; all zero: the defaults. */
+typedef struct tl_symbol_options {
+	/* Open no file: every name is module+0xoffset (a trace from
+	 * elsewhere, whose paths name files it should not make a reader
+	 * open). */
+	bool no_files;
+	/* Where debug files are looked for by build-id, in this order,
+	 * instead of TL_SYMBOL_DEFAULT_DEBUG_DIR (none: that one alone). The
+	 * strings are the caller's: they must outlive the symbolizer. */
+	const char *debug_dirs[TL_SYMBOL_DEBUG_DIRS_MAX];
+	size_t ndebug_dirs;
+} tl_symbol_options;
+
 /* Whether this build reads symbol tables (built with elfutils). */
 bool tl_symbolizer_available(void);
 
-/* A symbolizer with an empty module cache; NULL without memory or without
- * elfutils (tl_function_name then names by module and offset). Free with
- * tl_symbolizer_free. One thread at a time. */
-tl_symbolizer *tl_symbolizer_new(void);
+/* A symbolizer with an empty module cache, opening what options allow
+ * (copied; NULL: the defaults); NULL without memory or without elfutils
+ * (tl_function_name then names by module and offset, and no file is
+ * opened). Free with tl_symbolizer_free. One thread at a time. */
+tl_symbolizer *tl_symbolizer_new(const tl_symbol_options *options);
 void tl_symbolizer_free(tl_symbolizer *s);
-
-/* Where debug files are looked for by build-id, instead of /usr/lib/debug
- * (a tree of another machine's debug files; tests). 0, -EINVAL for a path
- * too long, -ENOTSUP without elfutils. Before the first name. */
-int tl_symbolizer_set_debug_root(tl_symbolizer *s, const char *dir);
 
 /*
  * Writes the name of the function at `address` into buf (size bytes,

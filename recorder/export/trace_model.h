@@ -95,8 +95,9 @@ typedef struct tl_model {
 
 /*
  * Reads a binary snapshot held in memory. On failure returns -EINVAL (not a
- * snapshot, bad version, corrupt chunk) or -ENOMEM and writes a one-line
- * reason into err (may be NULL). On success the caller owns *out and frees
+ * snapshot, bad version, corrupt chunk), -ENODATA (cut before any of its
+ * events: nothing to read) or -ENOMEM and writes a one-line reason into
+ * err (may be NULL). On success the caller owns *out and frees
  * it with tl_model_free().
  */
 int tl_model_read_binary(const void *data, size_t len, tl_model *out, char *err, size_t errlen);
@@ -104,9 +105,16 @@ int tl_model_read_binary(const void *data, size_t len, tl_model *out, char *err,
 /* Reads a whole file with tl_model_read_binary. Same returns, plus -errno. */
 int tl_model_read_binary_file(const char *path, tl_model *out, char *err, size_t errlen);
 
-/* Reads files that continue one another (a file recorder's rotation, oldest
- * first) as one trace. Same returns; err names the file that failed. */
-int tl_model_read_binary_files(const char *const *paths, size_t n, tl_model *out, char *err,
+/*
+ * Reads files that continue one another (a file recorder's rotation, oldest
+ * first), or one file, as one trace, its function records named from the
+ * files symbols allows (recorder/export/symbolize.h; NULL: the defaults,
+ * as the readers above name them). Same returns; err names the file that
+ * failed when there are several.
+ */
+struct tl_symbol_options;
+int tl_model_read_binary_files(const char *const *paths, size_t n,
+                               const struct tl_symbol_options *symbols, tl_model *out, char *err,
                                size_t errlen);
 
 void tl_model_free(tl_model *model);
@@ -133,12 +141,19 @@ tl_model_event *tl_model_event_append(tl_model *model);
  */
 int tl_model_event_args_alloc(tl_model *model, tl_model_event *e, unsigned n);
 
-/* Adds thread tid, or renames it; 0 or -ENOMEM. */
+/* Adds thread tid, or renames it; 0 or -ENOMEM. The model indexes its
+ * threads and processes as these functions add them: each lookup below
+ * takes the same time however many the model holds (a model whose arrays
+ * were set by hand is searched). */
 int tl_model_thread_set(tl_model *model, uint32_t tid, const char *name, size_t len);
 
 /* The same for thread tid of process pid (0: model->pid). */
 int tl_model_thread_set_in(tl_model *model, uint32_t pid, uint32_t tid, const char *name,
                            size_t len);
+
+/* The entry of thread tid of process pid (0: model->pid), as
+ * tl_model_thread_set_in adds it, or NULL. Valid until threads are added. */
+const tl_model_thread *tl_model_thread_find(const tl_model *model, uint32_t pid, uint32_t tid);
 
 /* Adds process pid with a name, or renames it; 0 or -ENOMEM. */
 int tl_model_process_set(tl_model *model, uint32_t pid, const char *name, size_t len);

@@ -349,9 +349,9 @@ static long long print_slices(const char *path)
 	FILE *out = fopen("/dev/null", "w");
 	tl_import imp;
 	tl_read_error err = {0};
-	int rc = p && out
-	             ? tl_import_read_file_to(path, tl_import_printer_sink(p), &imp, NULL, &err)
-	             : -ENOMEM;
+	int rc = p && out ? tl_import_read_file_to(path, tl_import_printer_sink(p), NULL, &imp,
+	                                           NULL, &err)
+	                  : -ENOMEM;
 	long long items = 0;
 	if (rc == 0) {
 		rc = tl_import_printer_write(p, &imp, NULL, out);

@@ -56,7 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tl_import_printer *p = tl_import_printer_new(KINDS);
 	if (!p)
 		abort();
-	int rc_streamed = tl_import_read_file_to(path, tl_import_printer_sink(p), &imp, NULL, NULL);
+	int rc_streamed =
+	    tl_import_read_file_to(path, tl_import_printer_sink(p), NULL, &imp, NULL, NULL);
 	if (rc_streamed == 0) {
 		FILE *mem = open_memstream(&streamed, &streamed_len);
 		if (!mem || tl_import_printer_write(p, &imp, NULL, mem) != 0)

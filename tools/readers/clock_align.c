@@ -1,7 +1,7 @@
 /*
- * Traces on one timeline (clock_align.h): a small graph of clocks, and the
- * cheapest path from each trace's clock to the timeline's (Dijkstra on a
- * few nodes).
+ * Traces on one timeline (clock_align.h): a graph of clocks, and the
+ * cheapest path from each trace's clock to the timeline's (Dijkstra, with a
+ * heap: a trace may record many processes, each a node).
  */
 #include "tools/readers/clock_align.h"
 
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "recorder/export/slice_match.h"
+#include "recorder/hash_map.h"
 
 /* How far off each kind of link may be. */
 #define VALUES_ERROR_NS 1000
@@ -44,8 +45,16 @@ typedef struct graph {
 	size_t ntraces;
 	uint32_t *procs; /* the process of each process node */
 	size_t nprocs, procs_cap;
+	tl_id_map proc_by_pid; /* index in procs */
+	tl_id_map linked;      /* (trace, pid) of each LINK_PROCESS */
+	struct tid_index {
+		tl_id_map pid_by_tid;
+		int made;
+	} * tids; /* per trace with a model, made at first use */
 	link *links;
 	size_t nlinks, links_cap;
+	size_t *adjacent; /* the links at each node, in order: at_node[n].. */
+	size_t *at_node;  /* [node_count + 1] */
 	int nomem;
 	/* the last search */
 	int64_t *dist;
@@ -88,16 +97,20 @@ static void *grow(graph *g, void *array, size_t *cap, size_t need, size_t elem)
 /* The node of process pid's trace clock, made on first use. */
 static size_t process_node(graph *g, uint32_t pid)
 {
-	for (size_t i = 0; i < g->nprocs; i++) {
-		if (g->procs[i] == pid)
-			return TL_ALIGN_CLOCKS + g->ntraces + i;
-	}
-	uint32_t *procs = grow(g, g->procs, &g->procs_cap, g->nprocs + 1, sizeof *procs);
-	if (!procs)
+	int added;
+	uint64_t *i = tl_id_map_add(&g->proc_by_pid, pid, g->nprocs, &added);
+	if (!i) {
+		g->nomem = 1;
 		return NO_LINK;
-	g->procs = procs;
-	g->procs[g->nprocs++] = pid;
-	return TL_ALIGN_CLOCKS + g->ntraces + g->nprocs - 1;
+	}
+	if (added) {
+		uint32_t *procs = grow(g, g->procs, &g->procs_cap, g->nprocs + 1, sizeof *procs);
+		if (!procs)
+			return NO_LINK;
+		g->procs = procs;
+		g->procs[g->nprocs++] = pid;
+	}
+	return TL_ALIGN_CLOCKS + g->ntraces + (size_t)*i;
 }
 
 static void add_link(graph *g, link l)
@@ -136,29 +149,74 @@ static int model_has(const tl_model *m, uint32_t pid, uint32_t tid, uint32_t *fo
 	return 0;
 }
 
+/* Trace i's model by tid (not 0): the pid of its first thread entry of
+ * that tid, else of its first event (as model_has finds them). Made at
+ * first use; NULL when memory ran out. */
+static const tl_id_map *pid_of_tid(graph *g, size_t trace)
+{
+	if (!g->tids) {
+		g->tids = calloc(g->ntraces, sizeof *g->tids);
+		if (!g->tids) {
+			g->nomem = 1;
+			return NULL;
+		}
+	}
+	tl_id_map *map = &g->tids[trace].pid_by_tid;
+	const tl_model *m = g->traces[trace].model;
+	if (g->tids[trace].made)
+		return map;
+	g->tids[trace].made = 1;
+	for (size_t i = 0; i < m->nthreads; i++) {
+		if (m->threads[i].tid &&
+		    !tl_id_map_add(map, m->threads[i].tid, tl_model_thread_pid(m, &m->threads[i]),
+		                   NULL))
+			g->nomem = 1;
+	}
+	for (size_t i = 0; i < m->nevents; i++) {
+		if (m->events[i].tid && !tl_id_map_add(map, m->events[i].tid,
+		                                       tl_model_event_pid(m, &m->events[i]), NULL))
+			g->nomem = 1;
+	}
+	return map;
+}
+
 /* The process that wrote a clock sync: the one the trace names, else the
  * one whose thread tid an in-process trace records, else tid itself (the
  * thread that starts a recorder is most often the main thread). */
-static uint32_t writer_pid(const graph *g, const tl_import_clock_sync *c)
+static uint32_t writer_pid(graph *g, const tl_import_clock_sync *c)
 {
 	if (c->pid)
 		return c->pid;
 	uint32_t pid;
 	for (size_t i = 0; i < g->ntraces; i++) {
 		const tl_model *m = g->traces[i].model;
-		if (m && model_has(m, 0, c->tid, &pid))
-			return pid;
+		if (!m)
+			continue;
+		if (!c->tid) {
+			if (model_has(m, 0, 0, &pid))
+				return pid;
+			continue;
+		}
+		const tl_id_map *map = pid_of_tid(g, i);
+		const uint64_t *found = map ? tl_id_map_get(map, c->tid) : NULL;
+		if (found)
+			return (uint32_t)*found;
 	}
 	return c->tid;
 }
 
 /* Links process pid's trace clock to the clock of the in-process trace
- * that records it; *last skips the same pid in a row. */
-static void link_process(graph *g, size_t trace, uint32_t pid, uint32_t *last)
+ * that records it, once. */
+static void link_process(graph *g, size_t trace, uint32_t pid)
 {
-	if (!pid || pid == *last)
+	int added;
+	if (!pid || !tl_id_map_add(&g->linked, (uint64_t)trace << 32 | pid, 0, &added)) {
+		if (pid)
+			g->nomem = 1;
 		return;
-	*last = pid;
+	}
+	if (!added)
+		return;
 	add_link(g, (link){.a = home(g, trace),
 	                   .b = process_node(g, pid),
 	                   .kind = LINK_PROCESS,
@@ -169,12 +227,11 @@ static void link_process(graph *g, size_t trace, uint32_t pid, uint32_t *last)
 /* Every process an in-process trace records. */
 static void link_processes(graph *g, size_t trace, const tl_model *m)
 {
-	uint32_t last = 0;
-	link_process(g, trace, m->pid, &last);
+	link_process(g, trace, m->pid);
 	for (size_t i = 0; i < m->nthreads; i++)
-		link_process(g, trace, tl_model_thread_pid(m, &m->threads[i]), &last);
+		link_process(g, trace, tl_model_thread_pid(m, &m->threads[i]));
 	for (size_t i = 0; i < m->nevents; i++)
-		link_process(g, trace, tl_model_event_pid(m, &m->events[i]), &last);
+		link_process(g, trace, tl_model_event_pid(m, &m->events[i]));
 }
 
 static void build(graph *g)
@@ -217,12 +274,91 @@ static void build(graph *g)
 	}
 }
 
+/* The links at each node, in link order (a link between a node and
+ * itself once): g->adjacent[g->at_node[n] .. g->at_node[n + 1]). */
+static void list_adjacent(graph *g)
+{
+	size_t n = node_count(g);
+	g->at_node = calloc(n + 1, sizeof *g->at_node);
+	g->adjacent = calloc(2 * g->nlinks + 1, sizeof *g->adjacent);
+	if (!g->at_node || !g->adjacent) {
+		g->nomem = 1;
+		return;
+	}
+	for (size_t k = 0; k < g->nlinks; k++) {
+		g->at_node[g->links[k].a + 1]++;
+		if (g->links[k].b != g->links[k].a)
+			g->at_node[g->links[k].b + 1]++;
+	}
+	for (size_t i = 0; i < n; i++)
+		g->at_node[i + 1] += g->at_node[i];
+	size_t *fill = malloc((n + 1) * sizeof *fill);
+	if (!fill) {
+		g->nomem = 1;
+		return;
+	}
+	memcpy(fill, g->at_node, (n + 1) * sizeof *fill);
+	for (size_t k = 0; k < g->nlinks; k++) {
+		g->adjacent[fill[g->links[k].a]++] = k;
+		if (g->links[k].b != g->links[k].a)
+			g->adjacent[fill[g->links[k].b]++] = k;
+	}
+	free(fill);
+}
+
+/* A node reached at a distance, waiting in search's heap. */
+typedef struct reached {
+	int64_t dist;
+	size_t node;
+} reached;
+
+/* Whether a is taken before b: the nearer, the lower node among equals
+ * (the node a scan in node order would take). */
+static int reached_before(const reached *a, const reached *b)
+{
+	return a->dist != b->dist ? a->dist < b->dist : a->node < b->node;
+}
+
+static void heap_push(reached *heap, size_t *n, reached r)
+{
+	size_t i = (*n)++;
+	while (i > 0 && reached_before(&r, &heap[(i - 1) / 2])) {
+		heap[i] = heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	heap[i] = r;
+}
+
+static reached heap_pop(reached *heap, size_t *n)
+{
+	reached top = heap[0], last = heap[--*n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && reached_before(&heap[c + 1], &heap[c]))
+			c++;
+		if (!reached_before(&heap[c], &last))
+			break;
+		heap[i] = heap[c];
+		i = c;
+	}
+	if (*n)
+		heap[i] = last;
+	return top;
+}
+
 /* Dijkstra from node `from`: the cheapest path, in summed bounds, to every node. */
 static void search(graph *g, size_t from)
 {
 	size_t n = node_count(g);
 	char *done = calloc(n, 1);
-	if (!done) {
+	/* each link lowers a node's distance at most once from each end */
+	reached *heap = malloc((2 * g->nlinks + 1) * sizeof *heap);
+	if (!done || !heap) {
+		free(done);
+		free(heap);
 		g->nomem = 1;
 		return;
 	}
@@ -232,17 +368,16 @@ static void search(graph *g, size_t from)
 	}
 	g->dist[from] = 0;
 	g->offset[from] = 0;
-	for (;;) {
-		size_t u = NO_LINK;
-		for (size_t i = 0; i < n; i++) {
-			if (!done[i] && g->dist[i] != UNREACHED &&
-			    (u == NO_LINK || g->dist[i] < g->dist[u]))
-				u = i;
-		}
-		if (u == NO_LINK)
-			break;
+	size_t nheap = 0;
+	heap_push(heap, &nheap, (reached){0, from});
+	while (nheap) {
+		reached r = heap_pop(heap, &nheap);
+		size_t u = r.node;
+		if (done[u] || r.dist != g->dist[u])
+			continue; /* reached again, nearer */
 		done[u] = 1;
-		for (size_t k = 0; k < g->nlinks; k++) {
+		for (size_t j = g->at_node[u]; j < g->at_node[u + 1]; j++) {
+			size_t k = g->adjacent[j];
 			const link *l = &g->links[k];
 			size_t v;
 			int64_t offset;
@@ -250,20 +385,20 @@ static void search(graph *g, size_t from)
 			if (l->a == u) {
 				v = l->b;
 				offset = tl_span_ns(l->offset, g->offset[u]);
-			} else if (l->b == u) {
+			} else {
 				v = l->a;
 				offset = tl_add_ns(g->offset[u], l->offset);
-			} else {
-				continue;
 			}
 			if (!done[v] && g->dist[u] + l->error < g->dist[v]) {
 				g->dist[v] = g->dist[u] + l->error;
 				g->offset[v] = offset;
 				g->via[v] = k;
+				heap_push(heap, &nheap, (reached){g->dist[v], v});
 			}
 		}
 	}
 	free(done);
+	free(heap);
 }
 
 static int all_reached(const graph *g)
@@ -335,7 +470,7 @@ static const char *clock_word(tl_trace_clock clock)
 }
 
 /* What a trace says about its clock, and what it lacks, for a refusal. */
-static void describe_trace(const graph *g, size_t trace, char *buf, size_t size)
+static void describe_trace(graph *g, size_t trace, char *buf, size_t size)
 {
 	const tl_align_trace *t = &g->traces[trace];
 	if (t->clock != TL_TRACE_CLOCK_UNKNOWN)
@@ -373,6 +508,13 @@ static void describe_trace(const graph *g, size_t trace, char *buf, size_t size)
 static void graph_free(graph *g)
 {
 	free(g->procs);
+	tl_id_map_free(&g->proc_by_pid);
+	tl_id_map_free(&g->linked);
+	for (size_t i = 0; g->tids && i < g->ntraces; i++)
+		tl_id_map_free(&g->tids[i].pid_by_tid);
+	free(g->tids);
+	free(g->adjacent);
+	free(g->at_node);
 	free(g->links);
 	free(g->dist);
 	free(g->offset);
@@ -384,6 +526,8 @@ int tl_clock_align(const tl_align_trace *traces, size_t n, tl_align_result *out,
 {
 	graph g = {.traces = traces, .ntraces = n};
 	build(&g);
+	if (!g.nomem)
+		list_adjacent(&g);
 	size_t nodes = node_count(&g);
 	g.dist = calloc(nodes, sizeof *g.dist);
 	g.offset = calloc(nodes, sizeof *g.offset);

@@ -515,8 +515,12 @@ void tl_ftrace_reader_finish(tl_ftrace_reader *r, const char *rest, size_t len)
 		return;
 	if (r->first_line && first_line_is_cpus(r, rest, len))
 		return;
-	/* Dropped, as Perfetto does; counted unless it is only blanks. */
-	r->unterminated = trimmed(rest, len).len != 0;
+	if (r->state == HTML_BEFORE_DATA || r->state == HTML_IN_DATA)
+		return; /* HTML around the trace data */
+	/* Dropped, as Perfetto does; counted unless it is only blanks or a
+	 * comment, which no reading would have kept. */
+	r->unterminated = trimmed(rest, len).len != 0 && rest[0] != '#';
+	r->unterminated_line = r->unterminated ? r->line_no : 0;
 }
 
 static int append_line(tl_ftrace_text *out, size_t *cap, const tl_ftrace_line *line)
@@ -561,6 +565,7 @@ int tl_ftrace_text_read(const char *data, size_t len, unsigned flags, tl_ftrace_
 	out->first_failure_line = r.first_failure_line;
 	memcpy(out->first_failure_text, r.first_failure_text, sizeof out->first_failure_text);
 	out->unterminated = r.unterminated;
+	out->unterminated_line = r.unterminated_line;
 	out->html = r.html;
 	out->trace_cmd = r.trace_cmd;
 	out->clock = r.clock;

@@ -110,6 +110,7 @@ typedef struct tl_ftrace_text {
 	size_t first_failure_line; /* line number of the first of them, 0 when none */
 	char first_failure_text[TL_FTRACE_FAILURE_TEXT]; /* its first bytes */
 	uint64_t unterminated;     /* 1 when the last line had no '\n': not read */
+	size_t unterminated_line;  /* its line number, 0 when none */
 	int html;                  /* the text came from an HTML systrace file */
 	int trace_cmd;             /* `trace-cmd report` output: its first line is "cpus=N" */
 	tl_trace_clock clock;      /* from a "# timeline: ... clock=NAME" comment line */
@@ -157,6 +158,7 @@ typedef struct tl_ftrace_reader {
 	size_t first_failure_line;
 	char first_failure_text[TL_FTRACE_FAILURE_TEXT];
 	uint64_t unterminated;
+	size_t unterminated_line;
 	int html;
 	int trace_cmd;
 	tl_trace_clock clock;
@@ -177,7 +179,8 @@ size_t tl_ftrace_reader_start(tl_ftrace_reader *reader, unsigned flags, const ch
 int tl_ftrace_reader_line(tl_ftrace_reader *reader, const char *line, size_t len,
                           tl_ftrace_line *out, tl_read_error *err);
 
-/* The bytes after the last '\n': an unterminated line is not read, only counted. */
+/* The bytes after the last '\n': an unterminated line is not read (as
+ * Perfetto does not), only counted, with its line number, for a warning. */
 void tl_ftrace_reader_finish(tl_ftrace_reader *reader, const char *rest, size_t len);
 
 #endif /* TIMELINE_FTRACE_TEXT_H */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recorder/hash_map.h"
 #include "tools/readers/spill_sort.h"
 
 void tl_import_print_string(FILE *out, const char *s, size_t len)
@@ -69,8 +70,28 @@ static const char *scope_name(tl_import_scope scope)
 	                                          : "thread";
 }
 
-static const char *process_name(const tl_import *imp, uint32_t pid)
+/* Indexes imp's processes by pid, the first entry of each, into *by_pid
+ * (zeroed first): 0, or -ENOMEM with *by_pid empty. */
+static int index_processes(const tl_import *imp, tl_id_map *by_pid)
 {
+	*by_pid = (tl_id_map){0};
+	for (size_t i = 0; i < imp->nprocesses; i++) {
+		if (!tl_id_map_add(by_pid, imp->processes[i].pid, i, NULL)) {
+			tl_id_map_free(by_pid);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* The name of process pid: from by_pid (index_processes), or searched
+ * for when by_pid is NULL. */
+static const char *process_name(const tl_import *imp, const tl_id_map *by_pid, uint32_t pid)
+{
+	if (by_pid) {
+		const uint64_t *i = tl_id_map_get(by_pid, pid);
+		return i ? imp->processes[*i].name : NULL;
+	}
 	for (size_t i = 0; i < imp->nprocesses; i++) {
 		if (imp->processes[i].pid == pid)
 			return imp->processes[i].name;
@@ -78,9 +99,10 @@ static const char *process_name(const tl_import *imp, uint32_t pid)
 	return NULL;
 }
 
-/* A slice's line; t is its track (a streamed slice's, as it was). */
-static void print_slice(const tl_import *imp, const tl_import_slice *s, const tl_import_track *t,
-                        int64_t thread_ts, int64_t thread_dur, FILE *out)
+/* A slice's line; t is its track (a streamed slice's, as it was);
+ * processes: imp's by pid, or NULL. */
+static void print_slice(const tl_import *imp, const tl_id_map *processes, const tl_import_slice *s,
+                        const tl_import_track *t, int64_t thread_ts, int64_t thread_dur, FILE *out)
 {
 	const tl_import_thread *th = t->thread != TL_IMPORT_NONE ? &imp->threads[t->thread] : NULL;
 	uint32_t pid = th ? th->pid : t->pid;
@@ -95,7 +117,7 @@ static void print_slice(const tl_import *imp, const tl_import_slice *s, const tl
 		print_opt_i64(out, "thread_ts", thread_ts);
 		print_opt_i64(out, "thread_dur", thread_dur);
 		print_str_key(out, "thread_name", th->name);
-		print_str_key(out, "process_name", pid ? process_name(imp, pid) : NULL);
+		print_str_key(out, "process_name", pid ? process_name(imp, processes, pid) : NULL);
 		fprintf(out, " track=%s scope=thread\n",
 		        t->kind == TL_TRACK_OVERFLOW ? "\"overflow\"" : "null");
 		return;
@@ -189,13 +211,16 @@ static const unsigned kind_bits[] = {TL_PRINT_SLICE, TL_PRINT_INSTANT, TL_PRINT_
 
 void tl_import_print(const tl_import *imp, unsigned kinds, FILE *out)
 {
+	tl_id_map by_pid;
+	const tl_id_map *processes = index_processes(imp, &by_pid) == 0 ? &by_pid : NULL;
 	for (size_t i = 0; i < imp->nslices; i++) {
 		const tl_import_slice *s = &imp->slices[i];
 		if (kinds & kind_bits[s->kind])
-			print_slice(imp, s, &imp->tracks[s->track],
+			print_slice(imp, processes, s, &imp->tracks[s->track],
 			            tl_import_slice_thread_ts(imp, i),
 			            tl_import_slice_thread_dur(imp, i), out);
 	}
+	tl_id_map_free(&by_pid);
 	for (size_t i = 0; (kinds & TL_PRINT_COUNTER) && i < imp->ncounters; i++)
 		print_counter(imp, &imp->counters[i], out);
 	for (size_t i = 0; (kinds & TL_PRINT_FLOW) && i < imp->nflows; i++)
@@ -286,6 +311,7 @@ struct tl_import_printer {
 	size_t rec_len, rec_cap;
 	char *text[3]; /* a record's strings read back */
 	size_t text_cap[3];
+	tl_id_map processes; /* while writing: the import's by pid */
 };
 
 /* Starts a record with its fixed part; 0 or -ENOMEM. */
@@ -525,7 +551,7 @@ static int print_record(tl_import_printer *p, int group, uint64_t seq, const voi
 		if (filter && (rc = note_passed(p, seq)) == 0)
 			p->passing++;
 		if (rc == 0 && (p->kinds & kind_bits[s.kind]))
-			print_slice(imp, &s, &t, r.thread_ts, r.thread_dur, out);
+			print_slice(imp, &p->processes, &s, &t, r.thread_ts, r.thread_dur, out);
 	} else if (group == GROUP_COUNTERS) {
 		tl_import_counter c;
 		rec_fixed(rec, &c, sizeof c, &at);
@@ -589,11 +615,14 @@ int tl_import_printer_write(tl_import_printer *p, const tl_import *imp,
                             const tl_import_print_filter *filter, FILE *out)
 {
 	int rc = filter && !p->filtered ? -EINVAL : 0;
+	if (rc == 0)
+		rc = index_processes(imp, &p->processes);
 	p->passing = 0;
 	for (int g = 0; g < GROUPS && rc == 0; g++)
 		rc = print_group(p, g, imp, filter, out);
 	if (rc == 0)
 		print_tables(imp, p->kinds, filter, out);
+	tl_id_map_free(&p->processes);
 	return rc;
 }
 

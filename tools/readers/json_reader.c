@@ -8,6 +8,7 @@
 #include "tools/readers/json_reader.h"
 
 #include <errno.h>
+#include <float.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -276,6 +277,9 @@ typedef struct parser {
 	void *ctx;
 	int hook_rc;          /* on_event's refusal, returned by the scan */
 	size_t since_release; /* events since the strings were last freed */
+	int in_event;         /* an event is being read, from its '{' at event_start */
+	size_t event_start;
+	int whole_string; /* the next string read may be any length (systemTraceEvents) */
 } parser;
 
 /* A scan forgets the strings of the events it handed on every so many
@@ -406,23 +410,55 @@ static int is_tolerated_control(char c)
 	return c == '\t' || c == '\n' || c == '\r';
 }
 
-/* A string at p->pos (the opening quote), unescaped into p->scratch. */
-static int read_string(parser *p)
+static int fail_event_too_large(parser *p)
 {
+	return fail(p, p->event_start, "event larger than %zu MiB (the limit for one event)",
+	            TL_JSON_EVENT_MAX >> 20);
+}
+
+/* Whether the event being read has grown past TL_JSON_EVENT_MAX at p->pos. */
+static int event_too_large(const parser *p)
+{
+	return p->in_event && p->pos - p->event_start > TL_JSON_EVENT_MAX;
+}
+
+/*
+ * A string at p->pos (the opening quote), unescaped into p->scratch when
+ * copy is set, else only checked. Copied or not, a string is read no
+ * further than its event's limit (TL_JSON_EVENT_MAX, from the event's
+ * '{'); a copied string outside an event no longer than that limit either,
+ * unless p->whole_string says so. A string only checked costs no memory:
+ * the pages of a mapped input are given back behind it as it is read.
+ */
+static int scan_string(parser *p, int copy)
+{
+	size_t start = p->pos;
+	size_t end = p->len; /* how far the string may be read */
+	if (p->in_event && end - p->event_start > TL_JSON_EVENT_MAX + 1)
+		end = p->event_start + TL_JSON_EVENT_MAX + 1;
+	else if (copy && !p->in_event && !p->whole_string && end - start > TL_JSON_EVENT_MAX + 2)
+		end = start + TL_JSON_EVENT_MAX + 2;
 	p->pos++;
 	p->scratch_len = 0;
-	if (scratch_put(p, "", 0))
+	if (copy && scratch_put(p, "", 0))
 		return P_NOMEM;
 	for (;;) {
 		size_t run = p->pos;
-		while (run < p->len && p->s[run] != '"' && p->s[run] != '\\' &&
-		       ((unsigned char)p->s[run] >= 0x20 || is_tolerated_control(p->s[run])))
+		while (run < end && p->s[run] != '"' && p->s[run] != '\\' &&
+		       ((unsigned char)p->s[run] >= 0x20 || is_tolerated_control(p->s[run]))) {
 			run++;
-		if (scratch_put(p, p->s + p->pos, run - p->pos))
+			if (!copy && !(run & (RELEASE_STEP - 1)))
+				release_before(p, run);
+		}
+		if (copy && scratch_put(p, p->s + p->pos, run - p->pos))
 			return P_NOMEM;
 		p->pos = run;
 		if (p->pos >= p->len)
 			return P_EOF;
+		if (p->pos >= end)
+			return p->in_event ? fail_event_too_large(p)
+			                   : fail(p, start, "string longer than %zu MiB",
+			                          TL_JSON_EVENT_MAX >> 20);
 		char c = p->s[p->pos];
 		if (c == '"') {
 			p->pos++;
@@ -466,7 +502,7 @@ static int read_string(parser *p)
 			return fail(p, p->pos, "invalid escape '\\%c' in a string", e);
 		}
 		if (out) {
-			if (scratch_put(p, out, 1))
+			if (copy && scratch_put(p, out, 1))
 				return P_NOMEM;
 			p->pos += 2;
 			continue;
@@ -499,10 +535,20 @@ static int read_string(parser *p)
 			utf8[2] = (char)(0x80 | (cp & 0x3f));
 			n = 3;
 		}
-		if (scratch_put(p, utf8, n))
+		if (copy && scratch_put(p, utf8, n))
 			return P_NOMEM;
 		p->pos += 6;
 	}
+}
+
+static int read_string(parser *p)
+{
+	return scan_string(p, 1);
+}
+
+static int skip_string(parser *p)
+{
+	return scan_string(p, 0);
 }
 
 static int is_number_char(char c)
@@ -529,6 +575,10 @@ static int read_number(parser *p, tl_json_value *v)
 	}
 	if (text[0] == '+' || !tl_json_parse_double(text, &v->d))
 		return fail(p, start, "invalid number '%s'", text);
+	/* beyond a double, as Perfetto's parser refuses it too (a value too
+	 * small for one is 0, as there) */
+	if (v->d > DBL_MAX || v->d < -DBL_MAX)
+		return fail(p, start, "number out of range '%s'", text);
 	v->type = TL_JSON_DOUBLE;
 	return P_OK;
 }
@@ -569,6 +619,8 @@ static int skip_container(parser *p)
 		int c = peek(p);
 		if (c < 0)
 			return P_EOF;
+		if (event_too_large(p))
+			return fail_event_too_large(p);
 		if (c == close) {
 			p->pos++;
 			p->depth--;
@@ -578,7 +630,7 @@ static int skip_container(parser *p)
 		if (close == '}') {
 			if (c != '"')
 				return fail(p, p->pos, "expected a key string");
-			if ((rc = read_string(p)))
+			if ((rc = skip_string(p)))
 				return rc;
 			if ((c = peek(p)) < 0)
 				return P_EOF;
@@ -629,8 +681,11 @@ static int read_value(parser *p, tl_json_value *v, int keep)
 	return read_literal(p, v);
 }
 
+/* A value passed over: a string is checked, not copied (scan_string). */
 static int skip_value(parser *p)
 {
+	if (peek(p) == '"')
+		return skip_string(p);
 	tl_json_value v;
 	return read_value(p, &v, 0);
 }
@@ -679,6 +734,8 @@ static int read_args_container(parser *p, int top_level)
 		int c = peek(p);
 		if (c < 0)
 			return P_EOF;
+		if (event_too_large(p))
+			return fail_event_too_large(p);
 		if (c == close) {
 			p->pos++;
 			p->depth--;
@@ -799,11 +856,41 @@ static int read_id2(parser *p, tl_json_event *ev)
 	}
 }
 
-static uint32_t coerce_u32(const tl_json_value *v)
+/*
+ * A pid or tid: an integer in [0, 2^32) (an integral float too, as
+ * Perfetto truncates one); 0 for a value that is no number (a string is
+ * the caller's). A number that is not such an integer is an error at its
+ * position `at`: Perfetto would make it 0, a process or thread the trace
+ * does not have.
+ */
+static int coerce_u32(parser *p, const char *key, const tl_json_value *v, size_t at, uint32_t *out)
 {
+	*out = 0;
 	if (v->type == TL_JSON_INT && v->i >= 0 && v->i <= (int64_t)UINT32_MAX)
-		return (uint32_t)v->i;
-	return 0;
+		*out = (uint32_t)v->i;
+	else if (v->type == TL_JSON_DOUBLE && v->d >= 0 && v->d <= (double)UINT32_MAX &&
+	         v->d == (double)(uint32_t)v->d)
+		*out = (uint32_t)v->d;
+	else if (v->type == TL_JSON_INT || v->type == TL_JSON_DOUBLE)
+		return fail(p, at, "%s %.*s is not an integer from 0 to 4294967295", key,
+		            (int)(p->pos - at), p->s + at);
+	return P_OK;
+}
+
+/*
+ * A time (ts, dur, tts, tdur) into *ns: *valid says whether it is one. A
+ * number whose nanoseconds do not fit in 64 bits is an error at `at`; a
+ * string that is no time is only not valid (its event is then counted
+ * where it lacks what it needs, as Perfetto skips it).
+ */
+static int coerce_time(parser *p, const char *key, const tl_json_value *v, size_t at, int64_t *ns,
+                       int *valid)
+{
+	*valid = tl_json_coerce_ts(v, ns);
+	if (!*valid && (v->type == TL_JSON_INT || v->type == TL_JSON_DOUBLE))
+		return fail(p, at, "%s %.*s is out of range (beyond 2^63 nanoseconds)", key,
+		            (int)(p->pos - at), p->s + at);
+	return P_OK;
 }
 
 /* One member of an event object: the key is in p->scratch. */
@@ -841,8 +928,14 @@ static int read_event_member(parser *p, tl_json_event *ev)
 		if (key_is(p, names[i]))
 			k = (int)i;
 	}
-	if ((rc = read_value(p, &v, k != K_OTHER)))
+	if (k == K_OTHER)
+		return skip_value(p);
+	if (peek(p) < 0)
+		return P_EOF;
+	size_t at = p->pos; /* the value's, for its errors */
+	if ((rc = read_value(p, &v, 1)))
 		return rc;
+	int valid;
 	switch (k) {
 	case K_PH:
 		if (v.type == TL_JSON_STRING && v.s[0])
@@ -857,31 +950,41 @@ static int read_event_member(parser *p, tl_json_event *ev)
 			ev->cat = v.s;
 		break;
 	case K_TS:
-		if (tl_json_coerce_ts(&v, &ev->ts))
+		if ((rc = coerce_time(p, "ts", &v, at, &ev->ts, &valid)))
+			return rc;
+		if (valid)
 			ev->has = (ev->has | TL_JSON_HAS_TS) & ~(unsigned)TL_JSON_BAD_TS;
 		else
 			ev->has = (ev->has | TL_JSON_BAD_TS) & ~(unsigned)TL_JSON_HAS_TS;
 		break;
 	case K_DUR:
-		if (tl_json_coerce_ts(&v, &ev->dur))
+		if ((rc = coerce_time(p, "dur", &v, at, &ev->dur, &valid)))
+			return rc;
+		if (valid)
 			ev->has |= TL_JSON_HAS_DUR;
 		break;
 	case K_TTS:
-		if (tl_json_coerce_ts(&v, &ev->tts))
+		if ((rc = coerce_time(p, "tts", &v, at, &ev->tts, &valid)))
+			return rc;
+		if (valid)
 			ev->has |= TL_JSON_HAS_TTS;
 		break;
 	case K_TDUR:
-		if (tl_json_coerce_ts(&v, &ev->tdur))
+		if ((rc = coerce_time(p, "tdur", &v, at, &ev->tdur, &valid)))
+			return rc;
+		if (valid)
 			ev->has |= TL_JSON_HAS_TDUR;
 		break;
 	case K_PID:
 		ev->has |= TL_JSON_HAS_PID;
-		ev->pid = coerce_u32(&v);
+		if ((rc = coerce_u32(p, "pid", &v, at, &ev->pid)))
+			return rc;
 		ev->pid_name = v.type == TL_JSON_STRING ? v.s : NULL;
 		break;
 	case K_TID:
 		ev->has |= TL_JSON_HAS_TID;
-		ev->tid = coerce_u32(&v);
+		if ((rc = coerce_u32(p, "tid", &v, at, &ev->tid)))
+			return rc;
 		ev->tid_name = v.type == TL_JSON_STRING ? v.s : NULL;
 		break;
 	case K_ID:
@@ -940,11 +1043,15 @@ static int read_event(parser *p)
 	size_t args_before = p->t->nargs;
 	tl_json_event ev = {0};
 	int members = 0;
+	p->in_event = 1;
+	p->event_start = start;
 	p->pos++;
 	for (;;) {
 		int c = peek(p);
 		if (c < 0)
 			return P_EOF;
+		if (event_too_large(p))
+			return fail_event_too_large(p);
 		if (c == '}') {
 			p->pos++;
 			break;
@@ -969,6 +1076,7 @@ static int read_event(parser *p)
 		else if (c != '}')
 			return fail(p, p->pos, "expected ',' or '}' in an event");
 	}
+	p->in_event = 0;
 	if (!members) {
 		p->t->empty_events++;
 		return P_OK;
@@ -1016,7 +1124,9 @@ static int read_system_text(parser *p)
 {
 	size_t start = p->pos;
 	tl_json_value v;
+	p->whole_string = 1; /* the text of a whole trace: read whole (docs/reading.md) */
 	int rc = read_value(p, &v, 0);
+	p->whole_string = 0;
 	if (rc || v.type != TL_JSON_STRING)
 		return rc;
 	const char *text = tl_str_arena_copy(&p->t->strings, p->scratch, p->scratch_len);
@@ -1031,6 +1141,9 @@ static int read_system_text(parser *p)
 	if (rc)
 		return fail(p, start, "systemTraceEvents, line %zu of the string: %s", sub.line,
 		            sub.message);
+	/* an unterminated last line is counted, but its number is the string's,
+	 * not the file's (tl_import's unterminated_line is the file's) */
+	p->t->system.unterminated_line = 0;
 	p->t->has_system_text = 1;
 	return P_OK;
 }
@@ -1082,15 +1195,27 @@ static int read_metadata(parser *p)
 		if (c != ':')
 			return fail(p, p->pos, "expected ':' after a key");
 		p->pos++;
-		tl_json_value v;
-		if ((rc = read_value(p, &v, 0)))
-			return rc;
-		if (is_clock && v.type == TL_JSON_STRING)
-			p->t->clock = key_is(p, "boot")   ? TL_TRACE_CLOCK_BOOT
-			              : key_is(p, "mono") ? TL_TRACE_CLOCK_MONO
-			                                  : TL_TRACE_CLOCK_UNKNOWN;
-		if (clock_value && v.type == TL_JSON_INT)
-			*clock_value = v.i;
+		if (!is_clock && !clock_value) {
+			if ((rc = skip_value(p)))
+				return rc;
+		} else {
+			if (peek(p) < 0)
+				return P_EOF;
+			size_t at = p->pos;
+			tl_json_value v;
+			if ((rc = read_value(p, &v, 0)))
+				return rc;
+			if (is_clock && v.type == TL_JSON_STRING)
+				p->t->clock = key_is(p, "boot")   ? TL_TRACE_CLOCK_BOOT
+				              : key_is(p, "mono") ? TL_TRACE_CLOCK_MONO
+				                                  : TL_TRACE_CLOCK_UNKNOWN;
+			if (clock_value && v.type == TL_JSON_INT)
+				*clock_value = v.i;
+			else if (clock_value && v.type == TL_JSON_DOUBLE)
+				return fail(p, at,
+				            "metadata %s %.*s is not an integer of nanoseconds",
+				            p->scratch, (int)(p->pos - at), p->s + at);
+		}
 		if ((c = peek(p)) < 0)
 			return P_EOF;
 		if (c == ',')

@@ -5,7 +5,11 @@
  * array that was never closed; trailing commas; empty {} elements skipped.
  * A surrogate escape (\uD800-\uDFFF) or a raw control character in a string
  * (other than tab, line feed and carriage return, which Perfetto's own tests
- * accept) is a hard error with its line and column.
+ * accept) is a hard error with its line and column, and so is a number out
+ * of range: beyond a double anywhere, or beyond the field it gives (ts,
+ * dur, tts, tdur past 2^63 nanoseconds; a pid or tid that is not an integer
+ * in [0, 2^32); a metadata clock value that is not an integer), and an
+ * event larger than TL_JSON_EVENT_MAX.
  *
  * The reader does not interpret events beyond their fields: each element of
  * traceEvents becomes one tl_json_event with times already in nanoseconds.
@@ -18,6 +22,15 @@
 #include <stdint.h>
 
 #include "tools/readers/ftrace_text.h"
+
+/*
+ * The most bytes one event object may take, and a string outside one
+ * (systemTraceEvents excepted: the text of a whole trace, read whole):
+ * past it the read stops with an error at the event's '{' (the string's
+ * '"'), having held no more than that. A value no field reads (an unknown
+ * key's, outside the events) is passed over in no memory, whatever its size.
+ */
+#define TL_JSON_EVENT_MAX ((size_t)64 << 20)
 
 /* Strings copied once and freed together. */
 typedef struct tl_str_arena {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "recorder/export/perfetto_proto.h"
+#include "recorder/hash_map.h"
 
 enum { WIRE_VARINT = 0, WIRE_FIXED64 = 1, WIRE_LENGTH = 2, WIRE_FIXED32 = 5 };
 
@@ -111,25 +112,11 @@ typedef struct interned_slot {
 	const char *s;
 } interned_slot;
 
-typedef struct uuid_slot {
-	int used;
-	uint64_t uuid;
-	size_t track;
-} uuid_slot;
-
-/* The incremental-state generation of one packet sequence. */
-typedef struct sequence_gen {
-	uint32_t sequence;
-	uint32_t generation;
-} sequence_gen;
-
 struct tl_perfetto_state {
 	interned_slot *interned;
 	size_t interned_cap, interned_used;
-	uuid_slot *uuids;
-	size_t uuids_cap, uuids_used;
-	sequence_gen *sequences;
-	size_t nsequences, sequences_cap;
+	tl_id_map track_by_uuid;
+	tl_id_map generation_by_sequence; /* of its incremental state; none: 0 */
 	size_t events_cap, tracks_cap, args_cap, flows_cap;
 };
 
@@ -142,16 +129,6 @@ typedef struct reader {
 	char *scratch; /* joined categories */
 	size_t scratch_cap;
 } reader;
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
 
 static void *grow(reader *r, void *array, size_t *cap, size_t need, size_t elem)
 {
@@ -171,35 +148,24 @@ static void *grow(reader *r, void *array, size_t *cap, size_t need, size_t elem)
 
 static uint32_t generation_of(reader *r, uint32_t sequence)
 {
-	struct tl_perfetto_state *st = r->st;
-	for (size_t i = 0; i < st->nsequences; i++) {
-		if (st->sequences[i].sequence == sequence)
-			return st->sequences[i].generation;
-	}
-	return 0;
+	const uint64_t *g = tl_id_map_get(&r->st->generation_by_sequence, sequence);
+	return g ? (uint32_t)*g : 0;
 }
 
 static void clear_sequence(reader *r, uint32_t sequence)
 {
-	struct tl_perfetto_state *st = r->st;
-	for (size_t i = 0; i < st->nsequences; i++) {
-		if (st->sequences[i].sequence == sequence) {
-			st->sequences[i].generation++;
-			return;
-		}
-	}
-	sequence_gen *s =
-	    grow(r, st->sequences, &st->sequences_cap, st->nsequences + 1, sizeof *st->sequences);
-	if (!s)
+	uint64_t *g = tl_id_map_add(&r->st->generation_by_sequence, sequence, 0, NULL);
+	if (!g) {
+		r->nomem = 1;
 		return;
-	st->sequences = s;
-	st->sequences[st->nsequences++] = (sequence_gen){sequence, 1};
+	}
+	*g = (uint32_t)(*g + 1);
 }
 
 static size_t interned_hash(uint32_t sequence, uint32_t generation, int kind, uint64_t iid)
 {
-	return (size_t)mix64(iid * 31 + ((uint64_t)sequence << 32 | generation) * 7 +
-	                     (uint64_t)kind);
+	return (size_t)tl_mix64(iid * 31 + ((uint64_t)sequence << 32 | generation) * 7 +
+	                        (uint64_t)kind);
 }
 
 static interned_slot *interned_find(const struct tl_perfetto_state *st, uint32_t sequence,
@@ -262,66 +228,32 @@ static const char *intern_get(reader *r, uint32_t sequence, int kind, uint64_t i
 	return s ? s->s : NULL;
 }
 
-static uuid_slot *uuid_find(const struct tl_perfetto_state *st, uint64_t uuid)
-{
-	if (!st->uuids_cap)
-		return NULL;
-	size_t mask = st->uuids_cap - 1;
-	for (size_t i = (size_t)mix64(uuid) & mask; st->uuids[i].used; i = (i + 1) & mask) {
-		if (st->uuids[i].uuid == uuid)
-			return &st->uuids[i];
-	}
-	return NULL;
-}
-
 /* The track of uuid, created when new; NULL when out of memory. */
 static tl_perfetto_track *track_for(reader *r, uint64_t uuid)
 {
 	struct tl_perfetto_state *st = r->st;
 	tl_perfetto_trace *t = r->t;
-	uuid_slot *found = uuid_find(st, uuid);
+	const uint64_t *found = tl_id_map_get(&st->track_by_uuid, uuid);
 	if (found)
-		return &t->tracks[found->track];
-	if ((st->uuids_used + 1) * 2 > st->uuids_cap) {
-		size_t cap = st->uuids_cap ? st->uuids_cap * 2 : 64;
-		uuid_slot *slots = calloc(cap, sizeof *slots);
-		if (!slots) {
-			r->nomem = 1;
-			return NULL;
-		}
-		for (size_t i = 0; i < st->uuids_cap; i++) {
-			if (!st->uuids[i].used)
-				continue;
-			size_t j = (size_t)mix64(st->uuids[i].uuid) & (cap - 1);
-			while (slots[j].used)
-				j = (j + 1) & (cap - 1);
-			slots[j] = st->uuids[i];
-		}
-		free(st->uuids);
-		st->uuids = slots;
-		st->uuids_cap = cap;
-	}
+		return &t->tracks[*found];
 	tl_perfetto_track *tracks =
 	    grow(r, t->tracks, &st->tracks_cap, t->ntracks + 1, sizeof *t->tracks);
 	if (!tracks)
 		return NULL;
 	t->tracks = tracks;
-	tl_perfetto_track *track = &t->tracks[t->ntracks];
+	if (tl_id_map_put(&st->track_by_uuid, uuid, t->ntracks)) {
+		r->nomem = 1;
+		return NULL;
+	}
+	tl_perfetto_track *track = &t->tracks[t->ntracks++];
 	*track = (tl_perfetto_track){.uuid = uuid, .kind = TL_PERFETTO_TRACK_ROOT};
-	size_t mask = st->uuids_cap - 1;
-	size_t i = (size_t)mix64(uuid) & mask;
-	while (st->uuids[i].used)
-		i = (i + 1) & mask;
-	st->uuids[i] = (uuid_slot){1, uuid, t->ntracks};
-	st->uuids_used++;
-	t->ntracks++;
 	return track;
 }
 
 const tl_perfetto_track *tl_perfetto_track_find(const tl_perfetto_trace *trace, uint64_t uuid)
 {
-	const uuid_slot *s = trace->state ? uuid_find(trace->state, uuid) : NULL;
-	return s ? &trace->tracks[s->track] : NULL;
+	const uint64_t *i = trace->state ? tl_id_map_get(&trace->state->track_by_uuid, uuid) : NULL;
+	return i ? &trace->tracks[*i] : NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -773,8 +705,8 @@ void tl_perfetto_trace_free(tl_perfetto_trace *trace)
 {
 	if (trace->state) {
 		free(trace->state->interned);
-		free(trace->state->uuids);
-		free(trace->state->sequences);
+		tl_id_map_free(&trace->state->track_by_uuid);
+		tl_id_map_free(&trace->state->generation_by_sequence);
 		free(trace->state);
 	}
 	free(trace->events);

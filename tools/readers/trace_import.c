@@ -12,10 +12,13 @@
 
 #include "recorder/export/export_stream.h"
 #include "recorder/export/snapshot_read.h"
+#include "recorder/hash_map.h"
+#include "recorder/snapshot_format.h"
 #include "tools/readers/spill_sort.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -53,18 +56,12 @@ const char *const tl_import_stat_names[TL_STAT_COUNT] = {
 };
 
 /* ------------------------------------------------------------------------ */
-/* String-keyed map: key bytes -> index */
+/* String-keyed map: key bytes -> index (recorder/hash_map.h) */
 
-typedef struct map_slot {
-	const char *key; /* NULL: free */
-	size_t len;
-	uint64_t hash;
-	size_t value;
-} map_slot;
+typedef tl_str_slot map_slot;
 
 typedef struct strmap {
-	map_slot *slots;
-	size_t cap, used;
+	tl_str_map map;
 	int owned; /* keys are allocated one by one (map_delete frees them), not in the arena */
 } strmap;
 
@@ -79,52 +76,23 @@ struct tl_import_maps {
 	strmap names;         /* with a sink: one copy of each name, category, arg key */
 };
 
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 static map_slot *map_find_slot(const strmap *m, const char *key, size_t len, uint64_t hash)
 {
-	size_t mask = m->cap - 1;
-	for (size_t i = (size_t)hash & mask;; i = (i + 1) & mask) {
-		map_slot *s = &m->slots[i];
-		if (!s->key || (s->hash == hash && s->len == len && memcmp(s->key, key, len) == 0))
-			return s;
-	}
+	return tl_str_map_find(&m->map, key, len, hash);
 }
 
-static size_t *map_get(const strmap *m, const char *key, size_t len)
+static uint64_t *map_get(const strmap *m, const char *key, size_t len)
 {
-	if (!m->cap)
-		return NULL;
-	map_slot *s = map_find_slot(m, key, len, hash_bytes(key, len));
-	return s->key ? &s->value : NULL;
+	map_slot *s = map_find_slot(m, key, len, tl_hash_bytes(key, len));
+	return s ? &s->value : NULL;
 }
 
 static int map_set(strmap *m, tl_str_arena *arena, const char *key, size_t len, size_t value)
 {
-	if ((m->used + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		map_slot *slots = calloc(cap, sizeof *slots);
-		if (!slots)
-			return -ENOMEM;
-		strmap grown = {slots, cap, m->used};
-		for (size_t i = 0; i < m->cap; i++) {
-			if (m->slots[i].key)
-				*map_find_slot(&grown, m->slots[i].key, m->slots[i].len,
-				               m->slots[i].hash) = m->slots[i];
-		}
-		free(m->slots);
-		*m = grown;
-	}
-	uint64_t hash = hash_bytes(key, len);
-	map_slot *s = map_find_slot(m, key, len, hash);
+	uint64_t hash = tl_hash_bytes(key, len);
+	map_slot *s = tl_str_map_place(&m->map, key, len, hash);
+	if (!s)
+		return -ENOMEM;
 	if (!s->key) {
 		const char *copy;
 		if (m->owned) {
@@ -139,44 +107,29 @@ static int map_set(strmap *m, tl_str_arena *arena, const char *key, size_t len, 
 		}
 		if (!copy)
 			return -ENOMEM;
-		*s = (map_slot){copy, len, hash, value};
-		m->used++;
+		tl_str_map_fill(&m->map, s, copy, len, hash, value);
 	}
 	s->value = value;
 	return 0;
 }
 
-/* Removes key (an owned map's copy is freed); the entries after it that
- * probed past its slot move back, so that no lookup stops early. */
+/* Removes key (an owned map's copy is freed). */
 static void map_delete(strmap *m, const char *key, size_t len)
 {
-	if (!m->cap)
-		return;
-	map_slot *s = map_find_slot(m, key, len, hash_bytes(key, len));
-	if (!s->key)
+	map_slot *s = map_find_slot(m, key, len, tl_hash_bytes(key, len));
+	if (!s)
 		return;
 	if (m->owned)
 		free((char *)s->key);
-	size_t mask = m->cap - 1, hole = (size_t)(s - m->slots);
-	for (size_t i = (hole + 1) & mask; m->slots[i].key; i = (i + 1) & mask) {
-		size_t home = (size_t)m->slots[i].hash & mask;
-		/* stays when its home lies cyclically in (hole, i] */
-		int stays = hole < i ? hole < home && home <= i : hole < home || home <= i;
-		if (stays)
-			continue;
-		m->slots[hole] = m->slots[i];
-		hole = i;
-	}
-	m->slots[hole].key = NULL;
-	m->used--;
+	tl_str_map_remove(&m->map, s);
 }
 
 static void map_free(strmap *m)
 {
-	for (size_t i = 0; m->owned && i < m->cap; i++)
-		free((char *)m->slots[i].key);
-	free(m->slots);
-	memset(m, 0, sizeof *m);
+	for (size_t i = 0; m->owned && i < m->map.cap; i++)
+		free((char *)m->map.slots[i].key);
+	tl_str_map_free(&m->map);
+	m->owned = 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -188,10 +141,16 @@ enum close_mode {
 	CLOSE_FOR_FLOW,   /* flows: slices ending exactly at ts still enclose */
 };
 
+/* A v1 'f' flow end waiting for the next slice of its thread: in its
+ * thread's list, in the order they came (pending_list), or free. */
 typedef struct pending_flow {
-	size_t thread;
-	size_t out;
+	size_t out;  /* the slice the flow comes from */
+	size_t next; /* the next of the thread's list, or of the free entries */
 } pending_flow;
+
+typedef struct pending_list {
+	size_t first, last; /* TL_IMPORT_NONE: none */
+} pending_list;
 
 /*
  * With a sink, out->slices is a pool of slots: a slice takes one when it
@@ -247,7 +206,9 @@ typedef struct importer {
 	size_t key_len, key_cap;
 	uint32_t next_synthetic_id;
 	pending_flow *pending; /* v1 'f' waiting for the next slice of a thread */
-	size_t npending, pending_cap;
+	size_t npending, pending_cap, free_pending, waiting;
+	pending_list *pending_of; /* by thread */
+	size_t pending_of_cap;
 	size_t slices_cap, tracks_cap, threads_cap, processes_cap, counters_cap, flows_cap,
 	    args_cap, clock_syncs_cap;
 	stream *st; /* NULL: a whole import */
@@ -328,16 +289,16 @@ static const char *name_str(importer *im, const char *s, size_t len)
 	if (nul)
 		len = (size_t)(nul - s);
 	strmap *m = &im->maps->names;
-	uint64_t hash = hash_bytes(s, len);
-	map_slot *slot = m->cap ? map_find_slot(m, s, len, hash) : NULL;
-	if (!slot || !slot->key) {
+	uint64_t hash = tl_hash_bytes(s, len);
+	map_slot *slot = map_find_slot(m, s, len, hash);
+	if (!slot) {
 		if (map_set(m, &im->out->strings, s, len, 0)) {
 			im->nomem = 1;
 			return NULL;
 		}
 		slot = map_find_slot(m, s, len, hash);
-		if (m->used > im->out->held_names)
-			im->out->held_names = m->used;
+		if (m->map.used > im->out->held_names)
+			im->out->held_names = m->map.used;
 	}
 	slot->value++;
 	return slot->key;
@@ -350,7 +311,7 @@ static void name_release(importer *im, const char *s)
 		return;
 	strmap *m = &im->maps->names;
 	size_t len = strlen(s);
-	map_slot *slot = m->cap ? map_find_slot(m, s, len, hash_bytes(s, len)) : NULL;
+	map_slot *slot = map_find_slot(m, s, len, tl_hash_bytes(s, len));
 	if (!slot || slot->key != s)
 		return;
 	if (--slot->value == 0)
@@ -397,7 +358,7 @@ static size_t get_process(importer *im, uint32_t pid)
 	tl_import *out = im->out;
 	if (key_printf(im, "%u", (unsigned)pid))
 		return TL_IMPORT_NONE;
-	size_t *found = map_get(&im->maps->process_by_pid, im->key, im->key_len);
+	uint64_t *found = map_get(&im->maps->process_by_pid, im->key, im->key_len);
 	if (found)
 		return *found;
 	tl_import_process *p = APPEND(im, out->processes, out->nprocesses, processes_cap);
@@ -438,7 +399,7 @@ static size_t thread_exact(importer *im, uint32_t tid, uint32_t pid)
 	tl_import *out = im->out;
 	if (key_printf(im, "%u/%u", (unsigned)pid, (unsigned)tid))
 		return TL_IMPORT_NONE;
-	size_t *found = map_get(&im->maps->thread_by_key, im->key, im->key_len);
+	uint64_t *found = map_get(&im->maps->thread_by_key, im->key, im->key_len);
 	size_t index;
 	if (found) {
 		index = *found;
@@ -469,7 +430,7 @@ static size_t thread_current(importer *im, uint32_t tid)
 {
 	if (key_printf(im, "%u", (unsigned)tid))
 		return TL_IMPORT_NONE;
-	size_t *found = map_get(&im->maps->current_thread, im->key, im->key_len);
+	uint64_t *found = map_get(&im->maps->current_thread, im->key, im->key_len);
 	return found ? *found : TL_IMPORT_NONE;
 }
 
@@ -503,7 +464,7 @@ static size_t thread_for(importer *im, uint32_t tid, uint32_t pid)
 static size_t keyed_track(importer *im, tl_import_track_kind kind, tl_import_scope scope,
                           const char *name, size_t name_len, uint32_t pid)
 {
-	size_t *found = map_get(&im->maps->track_by_key, im->key, im->key_len);
+	uint64_t *found = map_get(&im->maps->track_by_key, im->key, im->key_len);
 	if (found)
 		return *found;
 	char *key = malloc(im->key_len + 1);
@@ -855,7 +816,7 @@ static void add_flow(importer *im, size_t out_slice, size_t in_slice)
  * (TL_IMPORT_NONE: a whole import keeps the key, which reads the same). */
 static void set_flow_source(importer *im, strmap *m, size_t slice)
 {
-	size_t *had = map_get(m, im->key, im->key_len);
+	uint64_t *had = map_get(m, im->key, im->key_len);
 	size_t old = had ? *had : TL_IMPORT_NONE;
 	if (slice == TL_IMPORT_NONE && im->st)
 		map_delete(m, im->key, im->key_len);
@@ -867,19 +828,53 @@ static void set_flow_source(importer *im, strmap *m, size_t slice)
 	slice_release(im, old);
 }
 
+/* A v1 flow end from slice out, to wait for the next slice of thread. */
+static void add_pending_flow(importer *im, size_t thread, size_t out)
+{
+	if (thread >= im->pending_of_cap) {
+		size_t had = im->pending_of_cap;
+		pending_list *lists =
+		    grow_array(im, im->pending_of, &im->pending_of_cap, thread + 1, sizeof *lists);
+		if (!lists)
+			return;
+		for (size_t i = had; i < im->pending_of_cap; i++)
+			lists[i] = (pending_list){TL_IMPORT_NONE, TL_IMPORT_NONE};
+		im->pending_of = lists;
+	}
+	size_t e = im->free_pending;
+	if (e != TL_IMPORT_NONE) {
+		im->free_pending = im->pending[e].next;
+	} else {
+		if (!APPEND(im, im->pending, im->npending, pending_cap))
+			return;
+		e = im->npending - 1;
+	}
+	im->pending[e] = (pending_flow){out, TL_IMPORT_NONE};
+	pending_list *l = &im->pending_of[thread];
+	if (l->last == TL_IMPORT_NONE)
+		l->first = e;
+	else
+		im->pending[l->last].next = e;
+	l->last = e;
+	im->waiting++;
+	slice_hold(im, out);
+}
+
 /* v1 flow ends waiting for the next slice of this thread. */
 static void bind_pending_flows(importer *im, size_t thread, size_t slice)
 {
-	size_t kept = 0;
-	for (size_t i = 0; i < im->npending; i++) {
-		if (im->pending[i].thread == thread) {
-			add_flow(im, im->pending[i].out, slice);
-			slice_release(im, im->pending[i].out);
-		} else {
-			im->pending[kept++] = im->pending[i];
-		}
+	if (thread >= im->pending_of_cap)
+		return;
+	pending_list *l = &im->pending_of[thread];
+	for (size_t e = l->first, next; e != TL_IMPORT_NONE; e = next) {
+		next = im->pending[e].next;
+		add_flow(im, im->pending[e].out, slice);
+		slice_release(im, im->pending[e].out);
+		im->pending[e].next = im->free_pending;
+		im->free_pending = e;
+		im->waiting--;
 	}
-	im->npending = kept;
+	*l = (pending_list){TL_IMPORT_NONE, TL_IMPORT_NONE};
 }
 
 typedef struct slice_spec {
@@ -948,7 +943,7 @@ static size_t begin_slice(importer *im, size_t track, const slice_spec *spec)
 	if (push(im, track, index))
 		return TL_IMPORT_NONE;
 	size_t thread = out->tracks[track].thread;
-	if (thread != TL_IMPORT_NONE && im->npending)
+	if (thread != TL_IMPORT_NONE && im->waiting)
 		bind_pending_flows(im, thread, index);
 	return index;
 }
@@ -1083,10 +1078,13 @@ static void marker_failed(importer *im, const tl_ftrace_line *line)
  * without '\n', and the clock. */
 static void add_reader_counts(tl_import *out, uint64_t failures, size_t first_failure_line,
                               const char *first_failure_text, uint64_t unterminated,
-                              tl_trace_clock clock, const tl_clock_values *values)
+                              size_t unterminated_line, tl_trace_clock clock,
+                              const tl_clock_values *values)
 {
 	out->stats[TL_STAT_SYSTRACE_PARSE_FAILURE] += failures;
 	out->stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE] += unterminated;
+	if (unterminated_line && !out->unterminated_line)
+		out->unterminated_line = unterminated_line;
 	if (failures)
 		note_failure(out, first_failure_line, first_failure_text,
 		             strlen(first_failure_text));
@@ -1243,7 +1241,7 @@ static uint32_t synthetic_id(importer *im, char what, const char *name)
 {
 	if (key_printf(im, "%c%s", what, name))
 		return 0;
-	size_t *found = map_get(&im->maps->synthetic_ids, im->key, im->key_len);
+	uint64_t *found = map_get(&im->maps->synthetic_ids, im->key, im->key_len);
 	if (found)
 		return (uint32_t)*found;
 	uint32_t id = im->next_synthetic_id--;
@@ -1321,8 +1319,8 @@ static int flow_id(const tl_json_value *v, uint64_t *id)
 		        : (*s >= 'a' && *s <= 'f') ? *s - 'a' + 10
 		        : (*s >= 'A' && *s <= 'F') ? *s - 'A' + 10
 		                                   : -1;
-		if (h < 0)
-			return 0;
+		if (h < 0 || r >> 60)
+			return 0; /* not hex, or beyond 64 bits */
 		r = r << 4 | (uint64_t)h;
 	}
 	*id = r;
@@ -1347,7 +1345,7 @@ static void json_flow_v2(importer *im, const tl_json_event *e, size_t slice)
 		return;
 	strmap *m = &im->maps->flow_v2;
 	if (e->flow_in) {
-		size_t *from = map_get(m, im->key, im->key_len);
+		uint64_t *from = map_get(m, im->key, im->key_len);
 		if (from && *from != TL_IMPORT_NONE)
 			add_flow(im, *from, slice);
 		else if (!e->flow_out)
@@ -1371,7 +1369,7 @@ static void json_flow_v1(importer *im, const tl_json_event *e, size_t thread)
 	               (unsigned long long)id))
 		return;
 	strmap *m = &im->maps->flow_v1;
-	size_t *from = map_get(m, im->key, im->key_len);
+	uint64_t *from = map_get(m, im->key, im->key_len);
 	size_t prev = from ? *from : TL_IMPORT_NONE;
 	if (e->ph != 's' && prev == TL_IMPORT_NONE) {
 		stat_add(im, e->ph == 't' ? TL_STAT_FLOW_STEP_WITHOUT_START
@@ -1379,11 +1377,7 @@ static void json_flow_v1(importer *im, const tl_json_event *e, size_t thread)
 		return;
 	}
 	if (e->ph == 'f' && !e->bp_enclosing) {
-		pending_flow *pf = APPEND(im, im->pending, im->npending, pending_cap);
-		if (pf) {
-			*pf = (pending_flow){thread, prev};
-			slice_hold(im, prev);
-		}
+		add_pending_flow(im, thread, prev);
 		set_flow_source(im, m, TL_IMPORT_NONE);
 		return;
 	}
@@ -1424,7 +1418,8 @@ static void json_counter(importer *im, const tl_json_trace *json, const tl_json_
 		else if (a->value.type == TL_JSON_DOUBLE)
 			value = a->value.d;
 		else if (a->value.type != TL_JSON_STRING ||
-		         !tl_json_parse_double(a->value.s, &value)) {
+		         !tl_json_parse_double(a->value.s, &value) || !isfinite(value)) {
+			/* (a string "inf" or "nan" too: no format written holds one) */
 			stat_add(im, TL_STAT_JSON_COUNTER_INVALID_VALUE);
 			continue;
 		}
@@ -1716,8 +1711,8 @@ static void add_lines(const tl_ftrace_text *text, work_item *items, size_t *n, s
 		    (work_item){.ts = l->ts_ns, .order = base + i, .cls = ORDER_OTHER, .line = l};
 	}
 	add_reader_counts(out, text->parse_failures, text->first_failure_line,
-	                  text->first_failure_text, text->unterminated, text->clock,
-	                  &text->clock_values);
+	                  text->first_failure_text, text->unterminated, text->unterminated_line,
+	                  text->clock, &text->clock_values);
 }
 
 /* An empty import and the importer that fills it, handing its items to
@@ -1725,7 +1720,8 @@ static void add_lines(const tl_ftrace_text *text, work_item *items, size_t *n, s
 static int importer_start(importer *im, tl_import *out, const tl_import_sink *sink)
 {
 	memset(out, 0, sizeof *out);
-	*im = (importer){.out = out, .next_synthetic_id = UINT32_MAX};
+	*im =
+	    (importer){.out = out, .next_synthetic_id = UINT32_MAX, .free_pending = TL_IMPORT_NONE};
 	out->maps = calloc(1, sizeof *out->maps);
 	im->maps = out->maps;
 	if (out->maps && sink) {
@@ -1762,6 +1758,7 @@ static int importer_finish(importer *im, int rc)
 	}
 	free(im->key);
 	free(im->pending);
+	free(im->pending_of);
 	if (rc == 0 && im->nomem)
 		rc = -ENOMEM;
 	/* a clock sync's writer: the process its thread turned out to be in */
@@ -2168,14 +2165,16 @@ static int grow_room(void **a, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-static int import_snapshot(const void *data, size_t len, const tl_import_sink *sink, tl_import *out,
-                           char *err, size_t errlen)
+static int import_snapshot(const void *data, size_t len, const tl_import_sink *sink,
+                           const tl_symbol_options *symbols, tl_import *out, char *err,
+                           size_t errlen)
 {
 	tl_model meta;
 	tl_snapshot_read r;
 	int rc = tl_snapshot_read_open(&r, data, len, &meta, err, errlen);
 	if (rc < 0)
 		return rc;
+	r.symbols = symbols;
 	snapshot_events se = {.r = &r};
 	model_place *places = NULL;
 	size_t n = 0, cap_recs = 0, cap_tids = 0, cap_places = 0;
@@ -2217,7 +2216,7 @@ static int import_snapshot(const void *data, size_t len, const tl_import_sink *s
 
 int tl_import_snapshot(const void *data, size_t len, tl_import *out, char *err, size_t errlen)
 {
-	return import_snapshot(data, len, NULL, out, err, errlen);
+	return import_snapshot(data, len, NULL, NULL, out, err, errlen);
 }
 
 int tl_import_is_empty(const tl_import *imp)
@@ -2256,7 +2255,7 @@ static void perfetto_flows(importer *im, const tl_perfetto_trace *t, const tl_pe
 		const tl_perfetto_flow *f = &t->flows[e->first_flow + i];
 		if (key_printf(im, "P%llx", (unsigned long long)f->id))
 			return;
-		size_t *prev = map_get(m, im->key, im->key_len);
+		uint64_t *prev = map_get(m, im->key, im->key_len);
 		int open = prev && *prev != TL_IMPORT_NONE;
 		if (open)
 			add_flow(im, *prev, slice);
@@ -2477,30 +2476,33 @@ uint32_t tl_import_slice_tid(const tl_import *imp, const tl_import_slice *s)
 /* ------------------------------------------------------------------------ */
 /* Files */
 
-/* Whether tl_model_read_binary would read data: its chunks are read, not
- * its events (they are counted as lost where they do not decode, not
- * refused). */
-static int is_snapshot(const char *data, size_t len)
+/* Whether data holds a byte that text does not: a control character other
+ * than white space (a Perfetto trace's tags and lengths have them). */
+static int has_binary_byte(const char *data, size_t len)
 {
-	tl_model meta;
-	tl_snapshot_read r;
-	if (tl_snapshot_read_open(&r, data, len, &meta, NULL, 0) != 0)
-		return 0;
-	tl_snapshot_read_close(&r);
-	tl_model_free(&meta);
-	return 1;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)data[i];
+		if ((c < 0x20 && (c < '\t' || c > '\r')) || c == 0x7f)
+			return 1;
+	}
+	return 0;
 }
 
 tl_trace_format tl_trace_format_sniff(const char *data, size_t len)
 {
+	if (len >= TL_SNAPSHOT_MAGIC_LEN &&
+	    memcmp(data, TL_SNAPSHOT_MAGIC, TL_SNAPSHOT_MAGIC_LEN) == 0)
+		return TL_TRACE_FORMAT_BINARY;
 	if (tl_json_sniff(data, len))
 		return TL_TRACE_FORMAT_JSON;
 	if (tl_perfetto_sniff(data, len))
 		return TL_TRACE_FORMAT_PERFETTO;
 	if (tl_ftrace_text_sniff(data, len))
 		return TL_TRACE_FORMAT_FTRACE;
-	if (is_snapshot(data, len))
-		return TL_TRACE_FORMAT_BINARY;
+	/* Perfetto's own rule, after text as there: a Trace.packet tag first.
+	 * What is not well-formed after it is the Perfetto reader's error. */
+	if (len && data[0] == 0x0a && has_binary_byte(data, len < 4096 ? len : 4096))
+		return TL_TRACE_FORMAT_PERFETTO;
 	return TL_TRACE_FORMAT_UNKNOWN;
 }
 
@@ -2642,17 +2644,15 @@ static int read_some(int fd, char *buf, size_t want, size_t *filled, int *eof)
 /*
  * Whether the first bytes of a file are ftrace text by
  * tl_trace_format_sniff's rules. Undecided (so not streamed) when they
- * could still begin a JSON trace that the rest of the file would confirm.
+ * are only blanks and brackets: the rest of the file could still make
+ * them a JSON trace, or the file holds nothing (import_loaded says so).
  */
-static int head_is_ftrace(const char *head, size_t len, int eof)
+static int head_is_ftrace(const char *head, size_t len)
 {
 	size_t i = 0;
 	while (i < len && strchr(" \t\r\n[{", head[i]) && head[i])
 		i++;
-	if (i == len && !eof)
-		return 0;
-	return !tl_json_sniff(head, len) && !tl_perfetto_sniff(head, len) &&
-	       tl_ftrace_text_sniff(head, len);
+	return i < len && tl_trace_format_sniff(head, len) == TL_TRACE_FORMAT_FTRACE;
 }
 
 /* Imports the marker lines of buf[*start..filled) that end with '\n'. */
@@ -2689,7 +2689,7 @@ static int stream_ftrace(int fd, const tl_import_sink *sink, tl_import *out)
 	if (!buf)
 		return -ENOMEM;
 	int rc = read_some(fd, buf, TL_FTRACE_HEAD_BYTES, &filled, &eof);
-	if (rc == 0 && !head_is_ftrace(buf, filled, eof))
+	if (rc == 0 && !head_is_ftrace(buf, filled))
 		rc = STREAM_NOT_TEXT;
 	if (rc) {
 		free(buf);
@@ -2723,8 +2723,8 @@ static int stream_ftrace(int fd, const tl_import_sink *sink, tl_import *out)
 	if (rc == 0) {
 		tl_ftrace_reader_finish(&reader, buf + start, filled - start);
 		add_reader_counts(out, reader.parse_failures, reader.first_failure_line,
-		                  reader.first_failure_text, reader.unterminated, reader.clock,
-		                  &reader.clock_values);
+		                  reader.first_failure_text, reader.unterminated,
+		                  reader.unterminated_line, reader.clock, &reader.clock_values);
 	}
 	free(buf);
 	return importer_finish(&im, rc);
@@ -3351,12 +3351,13 @@ static void sink_restart(const tl_import_sink *sink)
 		sink->restart(sink->ctx);
 }
 
-static int import_loaded(file_bytes *loaded, const tl_import_sink *sink, tl_import *out,
-                         tl_trace_format *format, tl_read_error *err);
+static int import_loaded(file_bytes *loaded, const tl_import_sink *sink,
+                         const tl_symbol_options *symbols, tl_import *out, tl_trace_format *format,
+                         tl_read_error *err);
 
 /* The file at path (a regular file's text streamed, the rest loaded). */
-static int read_file(const char *path, const tl_import_sink *sink, tl_import *out,
-                     tl_trace_format *format, tl_read_error *err)
+static int read_file(const char *path, const tl_import_sink *sink, const tl_symbol_options *symbols,
+                     tl_import *out, tl_trace_format *format, tl_read_error *err)
 {
 	int rc = stream_ftrace_file(path, sink, out);
 	if (rc <= 0) {
@@ -3369,19 +3370,24 @@ static int read_file(const char *path, const tl_import_sink *sink, tl_import *ou
 	file_bytes file;
 	if (load_file(path, &file) != 0)
 		return -errno;
-	return import_loaded(&file, sink, out, format, err);
+	return import_loaded(&file, sink, symbols, out, format, err);
 }
 
 /* Imports a file's bytes, whatever their format, and gives them back. */
-static int import_loaded(file_bytes *loaded, const tl_import_sink *sink, tl_import *out,
-                         tl_trace_format *format, tl_read_error *err)
+static int import_loaded(file_bytes *loaded, const tl_import_sink *sink,
+                         const tl_symbol_options *symbols, tl_import *out, tl_trace_format *format,
+                         tl_read_error *err)
 {
 	file_bytes file = *loaded;
 	const char *data = file.data;
 	size_t len = file.len;
 	int rc;
 
-	tl_trace_format kind = tl_trace_format_sniff(data, len);
+	size_t blanks = 0;
+	while (blanks < len && strchr(" \t\n\v\f\r", data[blanks]) && data[blanks])
+		blanks++;
+	tl_trace_format kind =
+	    blanks == len ? TL_TRACE_FORMAT_UNKNOWN : tl_trace_format_sniff(data, len);
 	if (format)
 		*format = kind;
 	switch (kind) {
@@ -3423,12 +3429,21 @@ static int import_loaded(file_bytes *loaded, const tl_import_sink *sink, tl_impo
 		break;
 	}
 	case TL_TRACE_FORMAT_BINARY:
-		rc = import_snapshot(data, len, sink, out, err->message, sizeof err->message);
+		rc = import_snapshot(data, len, sink, symbols, out, err->message,
+		                     sizeof err->message);
 		break;
 	default:
-		snprintf(err->message, sizeof err->message,
-		         "not a trace: neither Chrome JSON, a Perfetto trace, ftrace text nor a "
-		         "timeline snapshot");
+		if (len == 0)
+			snprintf(err->message, sizeof err->message,
+			         "empty file: it holds no events");
+		else if (blanks == len)
+			snprintf(err->message, sizeof err->message,
+			         "nothing but white space (%zu bytes): it holds no events", len);
+		else
+			snprintf(
+			    err->message, sizeof err->message,
+			    "not a trace: neither Chrome JSON, a Perfetto trace, ftrace text nor "
+			    "a timeline snapshot");
 		rc = -EINVAL;
 		break;
 	}
@@ -3442,7 +3457,8 @@ static int import_loaded(file_bytes *loaded, const tl_import_sink *sink, tl_impo
  * err (may be NULL) says what went wrong, the sink's error too.
  */
 static int read_source(const char *path, char *data, size_t len, const tl_import_sink *sink,
-                       tl_import *out, tl_trace_format *format, tl_read_error *err)
+                       const tl_symbol_options *symbols, tl_import *out, tl_trace_format *format,
+                       tl_read_error *err)
 {
 	tl_read_error scratch;
 	if (!err)
@@ -3450,8 +3466,8 @@ static int read_source(const char *path, char *data, size_t len, const tl_import
 	memset(err, 0, sizeof *err);
 	memset(out, 0, sizeof *out);
 	file_bytes file = {.data = data, .len = len, .fd = -1};
-	int rc = data ? import_loaded(&file, sink, out, format, err)
-	              : read_file(path, sink, out, format, err);
+	int rc = data ? import_loaded(&file, sink, symbols, out, format, err)
+	              : read_file(path, sink, symbols, out, format, err);
 	if (rc && out->sink_failed)
 		snprintf(err->message, sizeof err->message, "%s: %s",
 		         sink->what ? sink->what : "handing the items on", strerror(-rc));
@@ -3461,19 +3477,21 @@ static int read_source(const char *path, char *data, size_t len, const tl_import
 int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *format,
                         tl_read_error *err)
 {
-	return read_source(path, NULL, 0, NULL, out, format, err);
+	return read_source(path, NULL, 0, NULL, NULL, out, format, err);
 }
 
-int tl_import_read_file_to(const char *path, const tl_import_sink *sink, tl_import *out,
+int tl_import_read_file_to(const char *path, const tl_import_sink *sink,
+                           const tl_symbol_options *symbols, tl_import *out,
                            tl_trace_format *format, tl_read_error *err)
 {
-	return read_source(path, NULL, 0, sink, out, format, err);
+	return read_source(path, NULL, 0, sink, symbols, out, format, err);
 }
 
-int tl_import_read_bytes_to(char *data, size_t len, const tl_import_sink *sink, tl_import *out,
+int tl_import_read_bytes_to(char *data, size_t len, const tl_import_sink *sink,
+                            const tl_symbol_options *symbols, tl_import *out,
                             tl_trace_format *format, tl_read_error *err)
 {
-	return read_source(NULL, data, len, sink, out, format, err);
+	return read_source(NULL, data, len, sink, symbols, out, format, err);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -192,6 +192,11 @@ typedef struct tl_import {
 	 */
 	size_t first_failure_line;
 	char first_failure_text[TL_FTRACE_FAILURE_TEXT];
+	/* The last line of a text, not read because no '\n' ends it (as
+	 * Perfetto does not read it; stats[TL_STAT_SYSTRACE_UNTERMINATED_LINE]):
+	 * 1-based, 0 when none or when it is the last of a JSON trace's
+	 * systemTraceEvents (counted all the same). */
+	size_t unterminated_line;
 	tl_trace_clock clock;         /* what the input says its clock is */
 	tl_clock_values clock_values; /* the clocks at one instant, when the input gives them */
 	tl_import_clock_sync *clock_syncs; /* in time order */
@@ -282,8 +287,9 @@ int tl_import_model(const tl_model *model, tl_import *out);
  * read in place, 36 bytes of each kept for their order (time and place,
  * record and thread) where the model took 64 and the order 24 more, and
  * each decoded from its record just before it is imported. Returns 0,
- * -EINVAL (not a snapshot) or -ENOMEM; err (may be NULL) gets what
- * tl_model_read_binary would write, a truncated snapshot's note included.
+ * -EINVAL (not a snapshot), -ENODATA (cut before any event) or -ENOMEM;
+ * err (may be NULL) gets what tl_model_read_binary would write, a
+ * truncated snapshot's note included.
  */
 int tl_import_snapshot(const void *data, size_t len, tl_import *out, char *err, size_t errlen);
 
@@ -312,14 +318,22 @@ typedef enum tl_trace_format {
 	TL_TRACE_FORMAT_PERFETTO, /* Perfetto's protobuf trace (tl_perfetto_sniff) */
 } tl_trace_format;
 
-/* What data[0..len) is: JSON first, then a Perfetto trace, ftrace text,
- * a snapshot. */
+/*
+ * What data[0..len) is (its first 64 KiB are enough): a snapshot by its
+ * magic first, then JSON, a Perfetto trace whose first packet parses,
+ * ftrace text, then a Perfetto trace by Perfetto's own rule (byte 0x0a
+ * first) when its first 4 KiB hold a control byte text does not: a damaged
+ * file of a known format is that format, for that reader's error. Pure.
+ */
 tl_trace_format tl_trace_format_sniff(const char *data, size_t len);
 
 /*
  * Reads the file at path, whatever its format, and imports it. Returns 0,
  * -errno when the file cannot be read, -ENOMEM, or -EINVAL with err (may be
- * NULL) saying what is wrong and where (line and column for text formats).
+ * NULL) saying what is wrong and where (line and column for text formats;
+ * an empty file, one of white space only, a snapshot cut before any event
+ * are errors too). On success err->message is empty, or says what a
+ * snapshot read in part lost (cut short, blocks that do not decode).
  * *format (may be NULL) receives the format found.
  *
  * ftrace text in a regular file is read a chunk at a time and imported as
@@ -354,9 +368,16 @@ int tl_import_read_file(const char *path, tl_import *out, tl_trace_format *forma
  * import left in *out holds no item: its threads, processes, stats, clock
  * and counts (streamed, held_*). Returns what tl_import_read_file returns,
  * or the sink's error (out->sink_failed set, err->message saying
- * sink->what and the error).
+ * sink->what and the error). sink NULL: every item is kept, as
+ * tl_import_read_file keeps them.
+ *
+ * A binary snapshot's function records are named from the files symbols
+ * allows (recorder/export/symbolize.h; NULL: the defaults, as
+ * tl_import_read_file names them): a trace from elsewhere names paths of
+ * its writer's choosing.
  */
-int tl_import_read_file_to(const char *path, const tl_import_sink *sink, tl_import *out,
+int tl_import_read_file_to(const char *path, const tl_import_sink *sink,
+                           const struct tl_symbol_options *symbols, tl_import *out,
                            tl_trace_format *format, tl_read_error *err);
 
 /*
@@ -365,7 +386,8 @@ int tl_import_read_file_to(const char *path, const tl_import_sink *sink, tl_impo
  * as the import no longer needs it). Read whole, as tl_import_read_file
  * reads a file that is not regular.
  */
-int tl_import_read_bytes_to(char *data, size_t len, const tl_import_sink *sink, tl_import *out,
+int tl_import_read_bytes_to(char *data, size_t len, const tl_import_sink *sink,
+                            const struct tl_symbol_options *symbols, tl_import *out,
                             tl_trace_format *format, tl_read_error *err);
 
 /*
