@@ -3,8 +3,9 @@
 # from tests/fuzz/seeds/<target>/ and, for the text and JSON readers, from
 # the conformance inputs (and the text reader from the trace-cmd fixtures); the
 # snapshot and Perfetto readers get the demo's trace; the streamed import
-# all of the text and JSON ones. Exits non-zero when the
-# fuzzer finds a crash.
+# all of the text and JSON ones, and every other target's seeds, the file
+# recorder's streams (.tl) and the damaged inputs among them, since it reads
+# every format. Exits non-zero when the fuzzer finds a crash.
 # Usage: run-fuzzer.sh FUZZER SECONDS WORKDIR
 set -euo pipefail
 fuzzer=$1 seconds=$2 work=$3
@@ -26,6 +27,9 @@ fuzz_json_reader)
 fuzz_import_stream)
 	[ -d "$conformance" ] && cp "$conformance"/json_*.input "$conformance"/systrace_*.input "$work/seeds/"
 	cp "$src"/tests/fixtures/trace-cmd/*.txt "$work/seeds/"
+	for target in fuzz_json_reader fuzz_ftrace_text fuzz_perfetto_reader fuzz_binary_snapshot; do
+		cp "$src/tests/fuzz/seeds/$target"/* "$work/seeds/"
+	done
 	"${TIMELINE_CLI:?}" demo --seconds 0.05 --recorder ring -o "$work/seeds/demo.json" >/dev/null ;;
 fuzz_binary_snapshot)
 	"${TIMELINE_CLI:?}" demo --seconds 0.05 --recorder ring -o "$work/seeds/demo.tlsnap" >/dev/null ;;
