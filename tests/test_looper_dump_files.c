@@ -3,7 +3,8 @@
  * directory made private when missing and refused when others may write it
  * or when it is a link, dumps and reports created 0600, and a FIFO planted
  * at the predictable name anr-<pid>-<n>.* neither written to nor able to
- * block the watchdog.
+ * block the watchdog; and the snapshot path forms, with the same names
+ * planted at theirs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -199,6 +200,58 @@ static void test_the_dump_signal_refuses_a_directory_others_may_write(void **sta
 	assert_int_equal(tl_uninstall_dump_signal(), 0);
 }
 
+/* The snapshot path forms, with each kind of name another user could
+ * plant (as nobody, in a directory of nobody's, when this is root):
+ * nothing written through it, nothing blocked, the planted name left. */
+static void test_snapshots_by_path_write_through_nothing_planted(void **state)
+{
+	(void)state;
+	tl_test_init(TL_RECORDER_RING, 1 << 20);
+	char root_dir[4096], user_dir[4096], victim[4200];
+	snprintf(root_dir, sizeof root_dir, "%s", new_path("snap-root"));
+	assert_int_equal(mkdir(root_dir, 0700), 0);
+	snprintf(user_dir, sizeof user_dir, "%s", new_path("snap-user"));
+	assert_int_equal(mkdir(user_dir, 0755), 0);
+	snprintf(victim, sizeof victim, "%s/victim", root_dir);
+	int fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "root's data\n", 12), 12);
+	close(fd);
+	const char *as = "";
+	if (geteuid() == 0 && tl_test_run("command -v setpriv >/dev/null") == 0) {
+		assert_int_equal(chown(user_dir, 65534, 65534), 0);
+		as = "setpriv --reuid=nobody --regid=nogroup --clear-groups ";
+	}
+	int (*const writers[])(const char *) = {tl_snapshot_json, tl_snapshot_ftrace,
+	                                         tl_snapshot_perfetto, tl_snapshot_binary};
+	const char *plants[] = {"ln -s '%s' '%s'", "ln -s '%s.nowhere' '%s'", "mkfifo '%2$s'",
+	                        "mkdir '%2$s'"};
+	const int expected[] = {-ELOOP, -ELOOP, -ENXIO, -EISDIR};
+	for (size_t w = 0; w < sizeof writers / sizeof writers[0]; w++) {
+		for (size_t k = 0; k < sizeof plants / sizeof plants[0]; k++) {
+			char path[4300], planted[9000];
+			snprintf(path, sizeof path, "%s/%zu-%zu.trace", user_dir, w, k);
+			snprintf(planted, sizeof planted, plants[k], victim, path);
+			assert_int_equal(tl_test_run("%s%s", as, planted), 0);
+			alarm(10); /* a writer that opened the FIFO would block */
+			int rc = writers[w](path);
+			alarm(0);
+			assert_int_equal(rc, expected[k]);
+			struct stat st;
+			assert_int_equal(lstat(path, &st), 0);
+			assert_false(S_ISREG(st.st_mode));
+		}
+	}
+	char *data = tl_test_read_file(victim, NULL);
+	assert_string_equal(data, "root's data\n");
+	free(data);
+	char nowhere[4300];
+	snprintf(nowhere, sizeof nowhere, "%s.nowhere", victim);
+	struct stat st;
+	assert_int_equal(lstat(nowhere, &st), -1);
+	tl_shutdown();
+}
+
 static int stop_session(void **state)
 {
 	(void)state;
@@ -220,6 +273,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_a_dump_directory_opened_to_others_later_gets_no_dump,
 	                              stop_session),
 	    cmocka_unit_test(test_the_dump_signal_refuses_a_directory_others_may_write),
+	    cmocka_unit_test_teardown(test_snapshots_by_path_write_through_nothing_planted,
+	                              stop_session),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
