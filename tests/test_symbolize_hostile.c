@@ -24,6 +24,13 @@
 
 #include "support/test_support.h"
 
+#ifndef TL_OBJCOPY /* the build's binutils (tests/CMakeLists.txt), else the host's */
+#define TL_OBJCOPY "objcopy"
+#endif
+#ifndef TL_STRIP
+#define TL_STRIP "strip"
+#endif
+
 #include "recorder/export/symbolize.h"
 #include "recorder/export/trace_model.h"
 #include "recorder/snapshot_format.h"
@@ -277,11 +284,22 @@ static void skip_without_symbols(void)
 	skip();
 }
 
-/* A copy of this test program at a fresh path (malloc'd). */
+/* A copy of this test program at a fresh path (malloc'd). Its path is read
+ * here, not by the shell: under qemu-user, /proc/PID/exe of another process
+ * is the emulator, while this process's own link names the program. */
+static const char *own_executable(void)
+{
+	static char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	return exe;
+}
+
 static char *copy_of_executable(const char *stem)
 {
 	char *copy = fresh_path(stem, "");
-	assert_int_equal(tl_test_run("cp /proc/%d/exe '%s'", (int)getpid(), copy), 0);
+	assert_int_equal(tl_test_run("cp '%s' '%s'", own_executable(), copy), 0);
 	return copy;
 }
 
@@ -315,12 +333,15 @@ static char *stripped_copy_with_debug_tree(const char *dir)
 	char id[160];
 	build_id_path(id, sizeof id);
 	char *stripped = fresh_path("hostile-stripped", "");
+	const char *exe = own_executable();
+	/* the build's own binutils: a cross build's program is not the host's kind */
 	if (tl_test_run("mkdir -p '%s/.build-id/%.2s' && "
-	                "objcopy --only-keep-debug /proc/%d/exe '%s/program.debug' && "
+	                "'%s' --only-keep-debug '%s' '%s/program.debug' && "
 	                "ln -s ../../program.debug '%s/.build-id/%s.debug' && "
-	                "strip --strip-all -o '%s' /proc/%d/exe",
-	                dir, id, (int)getpid(), dir, dir, id, stripped, (int)getpid()) != 0) {
-		print_message("skipped: objcopy and strip could not make a debug file\n");
+	                "'%s' --strip-all -o '%s' '%s'",
+	                dir, id, TL_OBJCOPY, exe, dir, dir, id, TL_STRIP, stripped, exe) != 0) {
+		print_message("skipped: %s and %s could not make a debug file\n", TL_OBJCOPY,
+		              TL_STRIP);
 		skip();
 	}
 	return stripped;
